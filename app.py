@@ -1,0 +1,15 @@
+"""Renders the fleet into dist/: ``python app.py`` (or ``npx cdk8s synth``)."""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+if __name__ == "__main__":
+    # cdk8s-cli runs this with the project as the working directory and deletes its own
+    # output folder (.cdk8s.out, see cdk8s.yaml) first; dist/ is always written here.
+    os.chdir(ROOT)
+    from fleet.cli import main
+
+    sys.exit(main(["--root", str(ROOT), "synth", *sys.argv[1:]]))

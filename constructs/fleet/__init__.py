@@ -1,0 +1,38 @@
+"""Fleet-as-code: declare Magnum and OKE clusters in Python, render plain manifests.
+
+This module only re-exports the public API.
+"""
+
+from fleet import _node  # noqa: F401  (must run before cdk8s is imported)
+from fleet.cluster import FleetCluster, NodePoolSummary
+from fleet.cluster_template import ClusterTemplate
+from fleet.config import FleetConfig
+from fleet.environment import Environment
+from fleet.errors import DefinitionError, DefinitionErrors, FleetError
+from fleet.fleet import Fleet
+from fleet.fleet_construct import FleetConstruct
+from fleet.magnum_cluster import MagnumCluster, NodeGroup
+from fleet.manifest import Manifest
+from fleet.openstack_project import OpenStackProject
+from fleet.values import JsonPatch, PerEnv, SecretKeyRef, per_env
+
+__all__ = [
+    "ClusterTemplate",
+    "DefinitionError",
+    "DefinitionErrors",
+    "Environment",
+    "Fleet",
+    "FleetCluster",
+    "FleetConfig",
+    "FleetConstruct",
+    "FleetError",
+    "JsonPatch",
+    "MagnumCluster",
+    "Manifest",
+    "NodeGroup",
+    "NodePoolSummary",
+    "OpenStackProject",
+    "PerEnv",
+    "SecretKeyRef",
+    "per_env",
+]

@@ -1,0 +1,99 @@
+"""The ``fleet`` command line: ``fleet synth``, and the subcommands other modules add."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from fleet.config import FleetConfig
+from fleet.errors import DefinitionErrors, FleetError
+
+EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
+
+Handler = Callable[[argparse.Namespace, FleetConfig], int]
+
+
+def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
+    from fleet import synth as pipeline
+
+    started = time.perf_counter()
+    result = pipeline.synthesize(config, args.env or None)
+    if args.check:
+        differing = pipeline.drift(config, result)
+        if differing:
+            print(f"dist/ is not what the sources render ({len(differing)} files differ):")
+            for path in differing:
+                print(f"  {config.dist}/{path}")
+            print("run `fleet synth` and commit dist/")
+            return EXIT_CHECK
+        print(f"dist/ is up to date ({result.object_count} objects)")
+        return EXIT_OK
+    pipeline.write(config, result)
+    elapsed = time.perf_counter() - started
+    print(
+        f"wrote {result.object_count} objects in {len(result.files)} environments "
+        f"to {config.dist}/ in {elapsed:.1f} s"
+    )
+    return EXIT_OK
+
+
+def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("synth", help="render the fleet into dist/")
+    p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
+    p.add_argument("--check", action="store_true", help="exit 1 if dist/ differs from the sources")
+    p.set_defaults(handler=_synth)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg]
+    _add_synth,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="fleet", description="Fleet-as-code for Kubernetes.")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(os.environ.get("FLEET_ROOT", ".")),
+        help="the fleet project (default: the current folder)",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in SUBCOMMANDS:
+        add(sub)
+    for name, p in sub.choices.items():
+        if name != "help":
+            p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = FleetConfig.load(args.root)
+        handler: Handler = args.handler
+        return handler(args, config)
+    except DefinitionErrors as e:
+        if args.debug:
+            traceback.print_exc()
+        for error in e.errors:
+            print(f"error: {error.line()}", file=sys.stderr)
+        return EXIT_INPUT
+    except FleetError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

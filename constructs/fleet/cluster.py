@@ -1,0 +1,124 @@
+"""What every fleet cluster has, whatever its cloud: the hybrid API.
+
+``FleetCluster`` is the common base of :class:`~fleet.MagnumCluster` and
+:class:`~fleet.OciManagedCluster`: fleet-wide code (registration, inventory,
+packages) works with it and never needs to know the cloud.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from fleet.errors import DefinitionError
+from fleet.fleet import Fleet
+from fleet.fleet_construct import FleetConstruct, sync_options
+from fleet.manifest import Manifest
+from fleet.names import check_dns_label
+from fleet.values import PerEnv, SecretKeyRef, resolve
+
+PROTECT = ("Prune=false", "Delete=false")
+"""ArgoCD sync options that keep a cluster alive when its definition disappears."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodePoolSummary:
+    """A node pool as fleet-wide code sees it, whatever the cloud calls it."""
+
+    name: str
+    machine_size: str
+    node_count: int | None
+    min_node_count: int | None
+    max_node_count: int | None
+    placement: tuple[str, ...]
+
+
+class FleetCluster(FleetConstruct):
+    """A Kubernetes cluster of the fleet, placed in one or more environments.
+
+    ``name`` may differ per environment (a :class:`PerEnv`, or a string with an
+    ``{env}`` placeholder such as ``"k8s-ais-batch-{env}-multi-v25"``); it names every
+    object of the cluster and must never change once the cluster exists.
+    """
+
+    cloud: ClassVar[str] = ""
+    bearing_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(apiVersion, kind) of the objects whose deletion would delete the real cluster."""
+
+    def __init__(
+        self,
+        scope: Fleet,
+        construct_id: str,
+        *,
+        name: str | PerEnv[str],
+        environments: Sequence[str],
+        fleet_labels: Mapping[str, str] | None = None,
+        deletion_protection: bool = True,
+        register_in_argocd: bool = True,
+        retired: bool = False,
+    ) -> None:
+        super().__init__(scope, construct_id, environments=environments)
+        self._names: dict[str, str] = {}
+        for env in self.environments:
+            value = resolve(name, env, where=self.context, field="name")
+            if isinstance(value, str) and "{env}" in value:
+                value = value.replace("{env}", env)
+            self._names[env] = check_dns_label(value, where=self.context, field="name")
+        self.fleet_labels: dict[str, str] = dict(fleet_labels or {})
+        for key, value in self.fleet_labels.items():
+            if not isinstance(value, str):
+                raise DefinitionError(
+                    f"label values are strings, got {value!r} for {key!r}",
+                    where=self.context,
+                    field="fleet_labels",
+                )
+        self.deletion_protection = deletion_protection
+        self.register_in_argocd = register_in_argocd
+        self.retired = retired
+
+    def cluster_name(self, environment: str) -> str:
+        """The cluster's name in ``environment``."""
+        return self._names[environment]
+
+    def folder(self, environment: str) -> str:
+        """The cluster's folder inside ``dist/<environment>/``."""
+        return f"clusters/{self.cluster_name(environment)}"
+
+    def kubernetes_version(self, environment: str) -> str:
+        """The Kubernetes version the cluster runs in ``environment`` (``v1.30.1``)."""
+        raise NotImplementedError
+
+    def region(self, environment: str) -> str:
+        """The cloud region (Magnum: the OpenStack region; OKE: the OCI region)."""
+        raise NotImplementedError
+
+    def template_name(self, environment: str) -> str | None:
+        """The Magnum template, or None where the cloud has no templates."""
+        return None
+
+    def account(self, environment: str) -> str:
+        """The OpenStack project or OCI compartment the cluster is billed to."""
+        raise NotImplementedError
+
+    def node_pools(self, environment: str) -> list[NodePoolSummary]:
+        """The node pools (Magnum node groups, OKE node pools) in ``environment``."""
+        raise NotImplementedError
+
+    def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
+        """Where the cluster's kubeconfig appears once the cluster exists."""
+        raise NotImplementedError
+
+    def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
+        """(apiVersion, kind, namespace, name) of the object that writes the kubeconfig."""
+        raise NotImplementedError
+
+    def protection_annotations(self) -> dict[str, str]:
+        """The sync-options annotation every cluster-bearing object carries."""
+        return sync_options(PROTECT if self.deletion_protection else ())
+
+    def manifests(self, environment: str) -> list[Manifest]:
+        """Rendered objects; a retired cluster renders nothing (see docs: retiring)."""
+        if self.retired:
+            return []
+        return super().manifests(environment)

@@ -1,0 +1,29 @@
+"""One environment of the fleet: a cdk8s Chart whose output lands in ``dist/<env>/``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import cdk8s
+
+if TYPE_CHECKING:
+    from fleet.fleet import Fleet
+
+
+class Environment(cdk8s.Chart):
+    """The cdk8s Chart of one environment (``dev``, ``test``, ``prod``, ...).
+
+    Fleet constructs render into it at synth time; any other cdk8s construct a user
+    adds to it (``cdk8s.ApiObject(fleet.environment("dev"), "x", ...)``) lands in
+    ``dist/<env>/extra/``.
+    """
+
+    def __init__(self, scope: Fleet, name: str) -> None:
+        super().__init__(scope, name, disable_resource_name_hashes=True)
+        self.env_name = name
+
+    def user_objects(self) -> list[dict[str, Any]]:
+        """The objects of cdk8s constructs a user added to this chart (one bridge call)."""
+        if not self.node.children:
+            return []
+        return list(self.to_json())
