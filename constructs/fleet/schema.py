@@ -75,7 +75,7 @@ def _is_date_time(value: str) -> bool:
     return bool(_DATE_TIME.match(value))
 
 
-_FORMATS: dict[str, Callable[[str], bool]] = {"byte": _is_byte, "date-time": _is_date_time}
+FORMATS: dict[str, Callable[[str], bool]] = {"byte": _is_byte, "date-time": _is_date_time}
 
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _STRING_LIST = {"type": "array", "items": {"type": "string"}}
@@ -365,7 +365,7 @@ class _Converter:
             low, high = _INT_RANGES[fmt]
             out.setdefault("minimum", low)
             out.setdefault("maximum", high)
-        elif fmt in _FORMATS:
+        elif fmt in FORMATS:
             out["format"] = fmt
         if "properties" in src:
             out["properties"] = {
@@ -391,6 +391,10 @@ class _Converter:
                 props.setdefault("metadata", {"type": "object"})
             out["additionalProperties"] = False
         for key in ("allOf", "anyOf", "oneOf"):
+            if key == "anyOf" and src.get("x-kubernetes-int-or-string"):
+                # controller-gen's anyOf [{type: integer}, {type: string}] repeats the type above.
+                if all(set(branch) <= {"type"} for branch in src.get("anyOf") or []):
+                    continue
             if key in src:
                 out[key] = [self.node(sub, None) for sub in src[key]]
         if "not" in src and isinstance(src["not"], dict):
@@ -453,7 +457,7 @@ class _Compiled:
 
 
 def _compile(schema: dict[str, Any], registry: Any = None) -> Any:
-    kwargs: dict[str, Any] = {"validate_formats": True, "formats": _FORMATS}
+    kwargs: dict[str, Any] = {"validate_formats": True, "formats": FORMATS}
     if registry is not None:
         kwargs["registry"] = registry
         return jsonschema_rs.validator_for(schema, **kwargs)

@@ -1,0 +1,228 @@
+"""CRD loading, folder resolution, and `fleet crds pull` against a local HTTP server."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from crd_samples import crds_dir
+
+from fleet.crds import (
+    ENV_VAR,
+    CrdPullError,
+    load_crds,
+    pull,
+    read_lock,
+    resolve_crds_dir,
+)
+from fleet.errors import FleetError
+
+REPO = Path(__file__).resolve().parents[1]
+shared = pytest.mark.skipif(not crds_dir().is_dir(), reason="shared CRDs not available")
+
+
+@shared
+def test_load_indexes_served_versions_with_scope() -> None:
+    index = load_crds(crds_dir())
+    cluster = index.get("containerinfra.openstack.crossplane.io/v1alpha1", "ClusterV1")
+    assert cluster is not None and cluster.scope == "Cluster"
+    assert "spec" in cluster.schema["properties"]
+    namespaced = index.get("containerinfra.openstack.m.crossplane.io/v1alpha1", "ClusterV1")
+    assert namespaced is not None and namespaced.scope == "Namespaced"
+    assert index.get("external-secrets.io/v1", "ExternalSecret") is not None
+    assert index.get("external-secrets.io/v1beta1", "ExternalSecret") is None  # served: false
+    assert index.get("cluster.x-k8s.io/v1beta1", "MachinePool") is not None
+    assert index.get("cluster.x-k8s.io/v1beta2", "MachinePool") is not None
+
+
+def _crd(group: str, kind: str, versions: list[tuple[str, bool]]) -> dict[str, object]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{kind.lower()}s.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": f"{kind.lower()}s"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": name,
+                    "served": served,
+                    "storage": served,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+                for name, served in versions
+            ],
+        },
+    }
+
+
+def test_load_multi_document_files_and_nested_folders(tmp_path: Path) -> None:
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    docs = [
+        _crd("example.org", "Widget", [("v1", True), ("v1beta1", False)]),
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored"}},
+        _crd("example.org", "Gadget", [("v2", True)]),
+    ]
+    (nested / "bundle.yaml").write_text(yaml.safe_dump_all(docs))
+    index = load_crds(tmp_path)
+    assert sorted(index.schemas) == [("example.org/v1", "Widget"), ("example.org/v2", "Gadget")]
+
+
+def test_duplicate_definitions_are_an_error(tmp_path: Path) -> None:
+    crd = _crd("example.org", "Widget", [("v1", True)])
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(crd))
+    (tmp_path / "two.yaml").write_text(yaml.safe_dump(crd))
+    with pytest.raises(FleetError, match="example.org/v1 Widget is defined twice"):
+        load_crds(tmp_path)
+
+
+def test_resolve_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    explicit, env, root = tmp_path / "explicit", tmp_path / "env", tmp_path / "project"
+    for folder in (explicit, env, root / ".fleet" / "crds"):
+        folder.mkdir(parents=True)
+    (root / "crds.lock.yaml").write_text("crds: []\n")
+    monkeypatch.setenv(ENV_VAR, str(env))
+    assert resolve_crds_dir(explicit, root=root) == explicit
+    assert resolve_crds_dir(None, root=root) == env
+    monkeypatch.delenv(ENV_VAR)
+    assert resolve_crds_dir(None, root=root / "sub") == (root / ".fleet" / "crds").resolve()
+    with pytest.raises(FleetError, match="run `fleet crds pull`"):
+        resolve_crds_dir(tmp_path / "missing")
+
+
+@shared
+def test_committed_lock_matches_the_shared_upstream_files() -> None:
+    entries = read_lock(REPO / "crds.lock.yaml")
+    shared_files = sorted(
+        str(p.relative_to(crds_dir())) for p in crds_dir().rglob("*.yaml") if p.is_file()
+    )
+    assert sorted(e.path for e in entries) == shared_files
+    for entry in entries:
+        assert entry.url.startswith("https://raw.githubusercontent.com/"), entry.name
+        data = (crds_dir() / entry.path).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry.sha256, entry.name
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A folder served by http.server on 127.0.0.1, and its base URL."""
+    root = tmp_path / "upstream"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _lock(path: Path, entries: list[dict[str, str]]) -> Path:
+    path.write_text(yaml.safe_dump({"crds": entries}))
+    return path
+
+
+def test_pull_writes_files_whose_hash_matches(served: tuple[Path, str], tmp_path: Path) -> None:
+    root, base = served
+    content = b"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+    (root / "widgets.yaml").write_bytes(content)
+    lock = _lock(
+        tmp_path / "crds.lock.yaml",
+        [
+            {
+                "name": "widgets",
+                "url": f"{base}/widgets.yaml",
+                "release": "v1.0.0",
+                "sha256": hashlib.sha256(content).hexdigest(),
+                "path": "example/widgets.yaml",
+            }
+        ],
+    )
+    cache = tmp_path / "cache"
+    result = pull(lock, cache)
+    assert (cache / "example" / "widgets.yaml").read_bytes() == content
+    assert result.written == [cache / "example" / "widgets.yaml"]
+    again = pull(lock, cache)
+    assert again.written == [] and again.unchanged == [cache / "example" / "widgets.yaml"]
+
+
+def test_pull_refuses_a_file_whose_hash_differs(served: tuple[Path, str], tmp_path: Path) -> None:
+    root, base = served
+    (root / "good.yaml").write_bytes(b"good")
+    (root / "bad.yaml").write_bytes(b"tampered")
+    lock = _lock(
+        tmp_path / "crds.lock.yaml",
+        [
+            {
+                "name": "bad",
+                "url": f"{base}/bad.yaml",
+                "release": "v1",
+                "sha256": hashlib.sha256(b"original").hexdigest(),
+                "path": "bad.yaml",
+            },
+            {
+                "name": "good",
+                "url": f"{base}/good.yaml",
+                "release": "v1",
+                "sha256": hashlib.sha256(b"good").hexdigest(),
+                "path": "good.yaml",
+            },
+        ],
+    )
+    cache = tmp_path / "cache"
+    with pytest.raises(CrdPullError, match="bad: sha256 of .* is ") as raised:
+        pull(lock, cache)
+    assert not (cache / "bad.yaml").exists()
+    assert (cache / "good.yaml").read_bytes() == b"good"
+    assert len(raised.value.result.refused) == 1
+    assert sorted(p.name for p in cache.iterdir()) == ["good.yaml"]  # no temp files left
+
+
+def test_pull_reports_missing_upstream_file(served: tuple[Path, str], tmp_path: Path) -> None:
+    _, base = served
+    lock = _lock(
+        tmp_path / "crds.lock.yaml",
+        [
+            {
+                "name": "gone",
+                "url": f"{base}/gone.yaml",
+                "release": "v1",
+                "sha256": "0" * 64,
+                "path": "gone.yaml",
+            }
+        ],
+    )
+    with pytest.raises(CrdPullError, match="gone: download of .* failed"):
+        pull(lock, tmp_path / "cache")
+
+
+def test_lock_paths_must_stay_inside_the_cache(tmp_path: Path) -> None:
+    lock = _lock(
+        tmp_path / "crds.lock.yaml",
+        [
+            {
+                "name": "x",
+                "url": "http://127.0.0.1/x",
+                "release": "v1",
+                "sha256": "0" * 64,
+                "path": "../outside.yaml",
+            }
+        ],
+    )
+    with pytest.raises(FleetError, match="path must stay inside the cache"):
+        read_lock(lock)
