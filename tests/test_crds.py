@@ -80,7 +80,7 @@ def test_duplicate_definitions_are_an_error(tmp_path: Path) -> None:
     crd = _crd("example.org", "Widget", [("v1", True)])
     (tmp_path / "one.yaml").write_text(yaml.safe_dump(crd))
     (tmp_path / "two.yaml").write_text(yaml.safe_dump(crd))
-    with pytest.raises(FleetError, match="example.org/v1 Widget is defined twice"):
+    with pytest.raises(FleetError, match=r"example\.org/v1 Widget is defined twice"):
         load_crds(tmp_path)
 
 
@@ -185,7 +185,7 @@ def test_pull_refuses_a_file_whose_hash_differs(served: tuple[Path, str], tmp_pa
         ],
     )
     cache = tmp_path / "cache"
-    with pytest.raises(CrdPullError, match="bad: sha256 of .* is ") as raised:
+    with pytest.raises(CrdPullError, match=r"bad: sha256 of .* is ") as raised:
         pull(lock, cache)
     assert not (cache / "bad.yaml").exists()
     assert (cache / "good.yaml").read_bytes() == b"good"
@@ -207,7 +207,7 @@ def test_pull_reports_missing_upstream_file(served: tuple[Path, str], tmp_path: 
             }
         ],
     )
-    with pytest.raises(CrdPullError, match="gone: download of .* failed"):
+    with pytest.raises(CrdPullError, match=r"gone: download of .* failed"):
         pull(lock, tmp_path / "cache")
 
 

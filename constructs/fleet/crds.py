@@ -233,7 +233,8 @@ def pull(lock_path: Path, cache_dir: Path, *, fetch: Fetch = _urlopen_fetch) -> 
         got = _sha256(data)
         if got != entry.sha256:
             refused.append(
-                f"{entry.name}: sha256 of {entry.url} is {got}, the lock file expects {entry.sha256}"
+                f"{entry.name}: sha256 of {entry.url} is {got}, "
+                f"the lock file expects {entry.sha256}"
             )
             continue
         _write_atomically(target, data)

@@ -391,10 +391,13 @@ class _Converter:
                 props.setdefault("metadata", {"type": "object"})
             out["additionalProperties"] = False
         for key in ("allOf", "anyOf", "oneOf"):
-            if key == "anyOf" and src.get("x-kubernetes-int-or-string"):
-                # controller-gen's anyOf [{type: integer}, {type: string}] repeats the type above.
-                if all(set(branch) <= {"type"} for branch in src.get("anyOf") or []):
-                    continue
+            # controller-gen's anyOf [{type: integer}, {type: string}] repeats the type above.
+            if (
+                key == "anyOf"
+                and src.get("x-kubernetes-int-or-string")
+                and all(set(branch) <= {"type"} for branch in src.get("anyOf") or [])
+            ):
+                continue
             if key in src:
                 out[key] = [self.node(sub, None) for sub in src[key]]
         if "not" in src and isinstance(src["not"], dict):
