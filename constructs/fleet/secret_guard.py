@@ -1,0 +1,151 @@
+"""Refuse credential material in rendered objects: dist/ is committed to git.
+
+Flagged:
+
+* a core ``Secret`` with ``data`` or ``stringData`` (use an ExternalSecret or a reference);
+* any string holding a PEM private key block (``-----BEGIN ... PRIVATE KEY-----``), also
+  when base64-encoded;
+* any string that is a kubeconfig with credentials (``client-key-data`` or a ``token:``
+  entry), also when base64-encoded;
+* a field named like a credential (``password``, ``passwd``, ``secret``, ``token``,
+  ``apiKey``, ``privateKey``, ``clientSecret``, ``accessKey``, ... or ending in one of
+  those) whose value is a non-empty literal string.
+
+Not flagged: references. A field whose value is an object (``passwordSecretRef: {name,
+key}``) is not a literal, and names ending in ``Ref``, ``Selector``, ``Name``, ``Key``,
+``Path`` ... (``tokenSecretRef``, ``secretName``, ``secretKey``) name a secret rather than
+hold one; ``key: attribute.kubeconfig.raw_config`` is a key name, not a value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from fleet.manifest import Manifest
+from fleet.schema import Problem, format_path
+
+_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_KUBECONFIG_TOKEN = re.compile(r"(?m)^\s*(?:-\s*)?\"?token\"?\s*:\s*\"?[^\s\"{}]")
+_BASE64_PEM_OR_YAML = ("LS0tLS1CRUdJT", "YXBpVmVyc2lvbj", "Y2xpZW50LWtleS1kYXRh")
+"""base64 of '-----BEGI', 'apiVersion', 'client-key-data' (prefix-aligned only)."""
+
+CREDENTIAL_WORDS = (
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "apikey",
+    "privatekey",
+    "clientsecret",
+    "accesskey",
+    "secretaccesskey",
+    "credentials",
+)
+"""Normalised (lower case, no ``-``/``_``) field names, or name endings, that hold credentials."""
+
+REFERENCE_ENDINGS = (
+    "ref",
+    "refs",
+    "selector",
+    "name",
+    "names",
+    "key",
+    "keys",
+    "path",
+    "file",
+    "namespace",
+    "type",
+    "field",
+    "enabled",
+    "policy",
+)
+"""Name endings that mark a field naming a secret (or describing one) rather than holding it."""
+
+
+def _normalise(name: str) -> str:
+    return name.replace("-", "").replace("_", "").lower()
+
+
+def _is_credential_field(name: str) -> bool:
+    norm = _normalise(name)
+    if any(norm.endswith(word) for word in ("apikey", "privatekey", "accesskey")):
+        return True
+    if norm.endswith(REFERENCE_ENDINGS):
+        return False
+    return norm.endswith(CREDENTIAL_WORDS)
+
+
+def _decoded(value: str) -> str | None:
+    compact = "".join(value.split())
+    if not any(marker in compact for marker in _BASE64_PEM_OR_YAML):
+        return None
+    try:
+        return base64.b64decode(compact, validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _content_problem(value: str) -> str | None:
+    for text, how in ((value, ""), (_decoded(value), "base64-encoded ")):
+        if not text:
+            continue
+        if _PEM.search(text):
+            return f"{how}PEM private key block; reference a Secret instead of inlining the key"
+        if "client-key-data" in text or (
+            "clusters" in text and "users" in text and _KUBECONFIG_TOKEN.search(text)
+        ):
+            return f"{how}kubeconfig with credentials; reference the Secret that holds it"
+    return None
+
+
+def _walk(value: Any, path: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            child = [*path, str(key)]
+            if isinstance(item, str) and item.strip() and _is_credential_field(str(key)):
+                yield (
+                    child,
+                    (
+                        f"literal value in credential field {key!r}; "
+                        "use a secret reference (for example a *SecretRef) instead"
+                    ),
+                )
+            else:
+                yield from _walk(item, child)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _walk(item, [*path, i])
+    elif isinstance(value, str):
+        problem = _content_problem(value)
+        if problem:
+            yield path, problem
+
+
+def find_secret_material(manifests: Sequence[Manifest]) -> list[Problem]:
+    """Every place in ``manifests`` that holds credential material, one Problem each."""
+    problems: list[Problem] = []
+    for m in manifests:
+        body = m.body
+        skip: set[str] = set()
+        if m.group == "core" and m.kind == "Secret":
+            for field in ("data", "stringData"):
+                if body.get(field):
+                    skip.add(field)
+                    problems.append(
+                        Problem.of(
+                            m,
+                            field,
+                            f"Secret with {field}: secret values must never be rendered into "
+                            "dist/; use an ExternalSecret or a connection-secret reference",
+                        )
+                    )
+        for key, item in body.items():
+            if key in skip:
+                continue
+            for path, message in _walk({key: item}, []):
+                problems.append(Problem.of(m, format_path(path), message))
+    return problems
