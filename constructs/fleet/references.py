@@ -198,6 +198,20 @@ class _Environment:
             if produced:
                 ns, name, keys = produced
                 self.secrets[(ns, name)].append(keys)
+        self._field_values: dict[tuple[int, str], set[Any]] = {}
+
+    def field_values(self, rule: int, namespace: str) -> set[Any]:
+        """Values the targets of ``FIELD_REFS[rule]`` (in ``namespace``, if set) can be named by."""
+        key = (rule, namespace)
+        if key not in self._field_values:
+            spec = FIELD_REFS[rule]
+            self._field_values[key] = {
+                _get(t.body, match)
+                for t in self.by_kind.get((spec.target_group, spec.target_kind), [])
+                if not namespace or t.namespace == namespace
+                for match in spec.match
+            }
+        return self._field_values[key]
 
 
 def _provider_config_group(group: str) -> str | None:
@@ -231,19 +245,13 @@ def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
 
 
 def _check_field_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
-    for rule in FIELD_REFS:
+    for i, rule in enumerate(FIELD_REFS):
         if (rule.group, rule.kind) != (m.group, m.kind):
             continue
-        candidates = [
-            t
-            for t in env.by_kind.get((rule.target_group, rule.target_kind), [])
-            if not rule.same_namespace or t.namespace == m.namespace
-        ]
+        known = env.field_values(i, m.namespace if rule.same_namespace else "")
         for path in rule.paths:
             value = _get(m.body, path)
-            if not isinstance(value, str) or not value:
-                continue
-            if any(_get(t.body, match) == value for t in candidates for match in rule.match):
+            if not isinstance(value, str) or not value or value in known:
                 continue
             by = " or ".join(".".join(p) for p in rule.match)
             scope = f" in namespace {m.namespace}" if rule.same_namespace else ""

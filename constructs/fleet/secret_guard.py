@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -32,6 +33,9 @@ _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 _KUBECONFIG_TOKEN = re.compile(r"(?m)^\s*(?:-\s*)?\"?token\"?\s*:\s*\"?[^\s\"{}]")
 _BASE64_PEM_OR_YAML = ("LS0tLS1CRUdJT", "YXBpVmVyc2lvbj", "Y2xpZW50LWtleS1kYXRh")
 """base64 of '-----BEGI', 'apiVersion', 'client-key-data' (prefix-aligned only)."""
+
+_MARKERS = ("PRIVATE KEY", "client-key-data", "token", *_BASE64_PEM_OR_YAML)
+"""Substrings without which a string cannot hold a key or kubeconfig (a cheap first test)."""
 
 CREDENTIAL_WORDS = (
     "password",
@@ -70,6 +74,7 @@ def _normalise(name: str) -> str:
     return name.replace("-", "").replace("_", "").lower()
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_credential_field(name: str) -> bool:
     norm = _normalise(name)
     if any(norm.endswith(word) for word in ("apikey", "privatekey", "accesskey")):
@@ -90,6 +95,8 @@ def _decoded(value: str) -> str | None:
 
 
 def _content_problem(value: str) -> str | None:
+    if len(value) < 24 or not any(marker in value for marker in _MARKERS):
+        return None
     for text, how in ((value, ""), (_decoded(value), "base64-encoded ")):
         if not text:
             continue

@@ -1,0 +1,91 @@
+"""Time schema validation, reference checks and the secret guard over a large fleet.
+
+Usage: ``python benchmarks/validate_bench.py [--objects N] [--crds DIR]``. Builds N objects
+(default 15,000) shaped like the real ones: seed ClusterV1 (~50 labels), NodegroupV1,
+provider-argocd Cluster, and CAPOCI Cluster/OCIManagedCluster/.../MachinePool, spread over
+three environments, then prints timings and objects per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "constructs"))
+
+from crd_samples import (
+    argocd_cluster,
+    argocd_provider_config,
+    capoci_managed,
+    cluster_v1,
+    crds_dir,
+    manifest,
+    nodegroup_v1,
+    openstack_provider_config,
+)
+
+from fleet.manifest import Manifest
+from fleet.references import check_references
+from fleet.schema import validate_manifests
+from fleet.secret_guard import find_secret_material
+
+
+def build(count: int) -> list[Manifest]:
+    """About ``count`` manifests over dev/test/prod, each environment self-consistent."""
+    environments = ("dev", "test", "prod")
+    out: list[Manifest] = []
+    for env in environments:
+        out += [manifest(openstack_provider_config(), env), manifest(argocd_provider_config(), env)]
+    i = 0
+    while len(out) < count:
+        env = environments[i % 3]
+        if i % 2 == 0:
+            name = f"magnum-{i:05d}"
+            bodies = [
+                cluster_v1(name),
+                nodegroup_v1(name, f"{name}-zone-a"),
+                nodegroup_v1(name, f"{name}-zone-b"),
+                argocd_cluster(name),
+            ]
+            for body in bodies[1:3]:
+                body["spec"]["forProvider"]["clusterId"] = name
+        else:
+            bodies = capoci_managed(f"oke-{i:05d}", "oke")
+        out += [manifest(body, env) for body in bodies]
+        i += 1
+    return out[:count]
+
+
+def main() -> None:
+    """Run the benchmark and print the numbers."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--objects", type=int, default=15_000)
+    parser.add_argument("--crds", type=Path, default=crds_dir())
+    args = parser.parse_args()
+    manifests = build(args.objects)
+    n = len(manifests)
+
+    start = time.perf_counter()
+    validate_manifests(manifests[:1], crds_dir=args.crds)
+    warm = time.perf_counter() - start
+
+    timings: list[tuple[str, float, int]] = []
+    for label, run in (
+        ("schema (compiled)", lambda: validate_manifests(manifests, crds_dir=args.crds)),
+        ("references", lambda: check_references(manifests)),
+        ("secret guard", lambda: find_secret_material(manifests)),
+    ):
+        start = time.perf_counter()
+        problems = run()
+        timings.append((label, time.perf_counter() - start, len(problems)))
+
+    print(f"{n} objects; CRD load + first compile: {warm:.2f} s")
+    for label, seconds, found in timings:
+        print(f"{label:18} {seconds:6.2f} s  {n / seconds:10.0f} objects/s  problems: {found}")
+
+
+if __name__ == "__main__":
+    main()
