@@ -1,0 +1,344 @@
+"""``fleet ls``: inventory rows from the definitions, and the table/JSON/CSV output."""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import json
+import os
+import pty
+import shutil
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from fleet import (
+    ClusterTemplate,
+    DefinitionError,
+    Fleet,
+    FleetConfig,
+    MagnumCluster,
+    NodeGroup,
+    NodePoolSummary,
+    OpenStackProject,
+    per_env,
+)
+from fleet.cli import main
+from fleet.cli_ls import default_format, render_table
+from fleet.discovery import load_fleet
+from fleet.inventory import NodeTotals, clusters, inventory, node_totals, to_csv, to_json
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATE = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+
+
+def _tiny(tmp_path: Path) -> Fleet:
+    """Two environments; a plain, an autoscaled, an unregistered and a retired cluster."""
+    fleet = Fleet(FleetConfig(root=tmp_path, environments=("dev", "prod")))
+    project = OpenStackProject(fleet, "proj", project_name="PROJ")
+    common = dict(project=project, template=TEMPLATE, flavor="m1", keypair="k")
+    MagnumCluster(
+        fleet,
+        "web",
+        name="web-{env}",
+        environments=["dev", "prod"],
+        node_count=1,
+        node_groups=[
+            NodeGroup(name="a", flavor="m2", node_count=per_env(dev=1, prod=3)),
+            NodeGroup(name="burst", flavor="m3", node_count=0, min_node_count=0, max_node_count=5),
+        ],
+        **common,  # type: ignore[arg-type]
+    )
+    MagnumCluster(
+        fleet,
+        "lab",
+        name="lab",
+        environments=["dev"],
+        node_count=1,
+        node_groups=[NodeGroup(name="a", flavor="m2", node_count=2)],
+        register_in_argocd=False,
+        deletion_protection=False,
+        **common,  # type: ignore[arg-type]
+    )
+    MagnumCluster(
+        fleet,
+        "old",
+        name="old",
+        environments=["prod"],
+        node_count=1,
+        retired=True,
+        **common,  # type: ignore[arg-type]
+    )
+    return fleet
+
+
+def _pool(
+    name: str, count: int | None, low: int | None = None, high: int | None = None
+) -> NodePoolSummary:
+    return NodePoolSummary(
+        name=name,
+        machine_size="m",
+        node_count=count,
+        min_node_count=low,
+        max_node_count=high,
+        placement=(),
+    )
+
+
+def test_node_totals_fixed_pools() -> None:
+    totals = node_totals([_pool("a", 1), _pool("b", 2)])
+    assert totals == NodeTotals(nodes=3, min_nodes=None, max_nodes=None)
+    assert totals.text() == "3"
+
+
+def test_node_totals_autoscaled_pool_counts_fixed_pools_in_both_bounds() -> None:
+    totals = node_totals([_pool("a", 2), _pool("b", 1, 0, 5)])
+    assert totals == NodeTotals(nodes=3, min_nodes=2, max_nodes=7)
+    assert totals.text() == "3 (2-7)"
+
+
+def test_node_totals_unknown_count_left_to_the_autoscaler() -> None:
+    totals = node_totals([_pool("a", 2), _pool("b", None, 1, 4)])
+    assert totals == NodeTotals(nodes=None, min_nodes=3, max_nodes=6)
+    assert totals.text() == "? (3-6)"
+
+
+def test_node_totals_no_pools() -> None:
+    assert node_totals([]).text() == "0"
+
+
+def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
+    rows = inventory(_tiny(tmp_path))
+    assert [(r.environment, r.cluster) for r in rows] == [
+        ("dev", "web-dev"),
+        ("dev", "lab"),
+        ("prod", "web-prod"),
+        ("prod", "old"),
+    ]
+    assert [r.cells() for r in rows] == [
+        {
+            "environment": "dev",
+            "cluster": "web-dev",
+            "cloud": "magnum",
+            "version": "k8s-1.30",
+            "node_pools": "2",
+            "nodes": "1 (1-6)",
+            "account": "PROJ",
+            "argocd": "yes",
+            "protected": "yes",
+        },
+        {
+            "environment": "dev",
+            "cluster": "lab",
+            "cloud": "magnum",
+            "version": "k8s-1.30",
+            "node_pools": "1",
+            "nodes": "2",
+            "account": "PROJ",
+            "argocd": "no",
+            "protected": "no",
+        },
+        {
+            "environment": "prod",
+            "cluster": "web-prod",
+            "cloud": "magnum",
+            "version": "k8s-1.30",
+            "node_pools": "2",
+            "nodes": "3 (3-8)",
+            "account": "PROJ",
+            "argocd": "yes",
+            "protected": "yes",
+        },
+        {
+            "environment": "prod",
+            "cluster": "old (retired)",
+            "cloud": "magnum",
+            "version": "k8s-1.30",
+            "node_pools": "0",
+            "nodes": "0",
+            "account": "PROJ",
+            # retired: renders nothing, so nothing registers it
+            "argocd": "no",
+            "protected": "yes",
+        },
+    ]
+
+
+def test_rows_for_one_environment(tmp_path: Path) -> None:
+    rows = inventory(_tiny(tmp_path), environments=["prod"])
+    assert [r.cluster for r in rows] == ["web-prod", "old"]
+
+
+def test_fails_unknown_environment(tmp_path: Path) -> None:
+    with pytest.raises(DefinitionError, match="unknown environment 'stage'"):
+        inventory(_tiny(tmp_path), environments=["stage"])
+
+
+def test_json_has_every_field(tmp_path: Path) -> None:
+    data = json.loads(to_json(inventory(_tiny(tmp_path), environments=["dev"])))
+    assert data[0] == {
+        "environment": "dev",
+        "cluster": "web-dev",
+        "id": "web",
+        "cloud": "magnum",
+        "template": "k8s-1.30",
+        "kubernetes_version": "v1.30.1",
+        "node_pools": [
+            {
+                "name": "a",
+                "machine_size": "m2",
+                "node_count": 1,
+                "min_node_count": None,
+                "max_node_count": None,
+                "placement": [],
+            },
+            {
+                "name": "burst",
+                "machine_size": "m3",
+                "node_count": 0,
+                "min_node_count": 0,
+                "max_node_count": 5,
+                "placement": [],
+            },
+        ],
+        "nodes": 1,
+        "min_nodes": 1,
+        "max_nodes": 6,
+        "account": "PROJ",
+        "registered_in_argocd": True,
+        "deletion_protection": True,
+        "retired": False,
+        "source": data[0]["source"],
+    }
+    assert "test_inventory.py:" in data[0]["source"]
+
+
+def test_csv_exact(tmp_path: Path) -> None:
+    assert to_csv(inventory(_tiny(tmp_path))) == (
+        "environment,cluster,cloud,template,kubernetes_version,node_pools,nodes,min_nodes,"
+        "max_nodes,account,registered_in_argocd,deletion_protection,retired\n"
+        "dev,web-dev,magnum,k8s-1.30,v1.30.1,a burst,1,1,6,PROJ,true,true,false\n"
+        "dev,lab,magnum,k8s-1.30,v1.30.1,a,2,,,PROJ,false,false,false\n"
+        "prod,web-prod,magnum,k8s-1.30,v1.30.1,a burst,3,3,8,PROJ,true,true,false\n"
+        "prod,old,magnum,k8s-1.30,v1.30.1,,0,,,PROJ,false,true,true\n"
+    )
+
+
+def test_table_shows_every_row(tmp_path: Path) -> None:
+    out = io.StringIO()
+    render_table(inventory(_tiny(tmp_path)), stream=out, width=200)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == [
+        "env",
+        "cluster",
+        "cloud",
+        "template/version",
+        "pools",
+        "nodes",
+        "project/compartment",
+        "argocd",
+        "protected",
+    ]
+    assert lines[1].split() == [
+        "dev",
+        "web-dev",
+        "magnum",
+        "k8s-1.30",
+        "2",
+        "1",
+        "(1-6)",
+        "PROJ",
+        "yes",
+        "yes",
+    ]
+    assert lines[4].split()[:3] == ["prod", "old", "(retired)"]
+    assert len(lines) == 5
+
+
+def test_default_format_is_table_only_on_a_terminal() -> None:
+    assert default_format(io.StringIO()) == "json"
+    master, slave = pty.openpty()
+    try:
+        with os.fdopen(slave, "w", closefd=False) as tty:
+            assert default_format(tty) == "table"
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    root = tmp_path / "example"
+    root.mkdir()
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    shutil.copytree(
+        REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return root
+
+
+def test_cli_piped_output_is_json(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--root", str(example), "ls", "--env", "test"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [row["cluster"] for row in data] == [
+        "k8s-ais-batch-test-multi-v25",
+        "k8s-ais-web-test-v25",
+        "k8s-ais-ci-test-v25",
+        "k8s-edh-app-test-multi-v25",
+    ]
+    assert {row["environment"] for row in data} == {"test"}
+
+
+def test_cli_csv(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--root", str(example), "ls", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    fleet = load_fleet(FleetConfig.load(example))
+    expected = [
+        (env, c.cluster_name(env))
+        for env in fleet.environment_names
+        for c in clusters(fleet)
+        if env in c.environments
+    ]
+    assert [(r["environment"], r["cluster"]) for r in rows] == expected
+    assert {r["cloud"] for r in rows} <= {"magnum", "oke"}
+
+
+def test_cli_unknown_environment_is_bad_input(
+    example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--root", str(example), "ls", "--env", "stage"]) == 2
+    assert "unknown environment 'stage'" in capsys.readouterr().err
+
+
+def test_cli_on_a_terminal_prints_a_table(example: Path) -> None:
+    """A real pseudo-terminal: no --format gives the rich table, not JSON."""
+    master, slave = pty.openpty()
+    # a wide terminal, so that no column is cut
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "fleet"), "--root", str(example), "ls", "--env", "prod"],
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        env={k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")},
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal closes when the process exits
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    text = b"".join(chunks).decode()
+    assert not text.lstrip().startswith("[")
+    assert "template/version" in text
+    assert "k8s-ais-batch-prod-multi-v25" in text
