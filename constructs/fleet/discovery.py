@@ -11,6 +11,7 @@ from fleet.cluster_template import catalog
 from fleet.config import FleetConfig
 from fleet.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.fleet import Fleet
+from fleet.values import set_location_root
 
 
 def discover(config: FleetConfig) -> list[Path]:
@@ -36,6 +37,7 @@ def load_fleet(config: FleetConfig) -> Fleet:
         sys.path.insert(0, root)
     importlib.invalidate_caches()
     catalog().clear()
+    set_location_root(str(config.root))
     fleet = Fleet(config)
     errors: list[DefinitionError] = []
     for path in discover(config):
@@ -52,7 +54,10 @@ def load_fleet(config: FleetConfig) -> Fleet:
             raise
         except SyntaxError as e:
             errors.append(
-                DefinitionError(f"syntax error: {e.msg}", where=f"{_rel(e.filename)}:{e.lineno}")
+                DefinitionError(
+                    f"syntax error: {e.msg}",
+                    where=f"{_rel(e.filename, config)}:{e.lineno}",
+                )
             )
         except Exception as e:  # user code: report where it failed, one line
             errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=_user_frame(e, config)))
@@ -61,11 +66,11 @@ def load_fleet(config: FleetConfig) -> Fleet:
     return fleet
 
 
-def _rel(filename: str | None) -> str:
+def _rel(filename: str | None, config: FleetConfig) -> str:
     if not filename:
         return "?"
     try:
-        return str(Path(filename).resolve().relative_to(Path.cwd()))
+        return str(Path(filename).resolve().relative_to(config.root))
     except ValueError:
         return filename
 
@@ -76,5 +81,5 @@ def _user_frame(error: BaseException, config: FleetConfig) -> str:
     where = "?"
     for frame in traceback.extract_tb(error.__traceback__):
         if str(Path(frame.filename).resolve()).startswith(folder):
-            where = f"{_rel(frame.filename)}:{frame.lineno}"
+            where = f"{_rel(frame.filename, config)}:{frame.lineno}"
     return where

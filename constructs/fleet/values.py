@@ -14,6 +14,8 @@ from fleet.errors import DefinitionError
 T = TypeVar("T")
 
 _FLEET_DIR = os.path.dirname(os.path.abspath(__file__))
+# Frames of these packages sit between a user's declaration and our constructors.
+_LIBRARY_DIRS = (_FLEET_DIR, os.sep + "jsii" + os.sep, os.sep + "typeguard" + os.sep)
 
 
 @dataclass(frozen=True)
@@ -98,14 +100,26 @@ class JsonPatch:
         return {"op": self.op, "path": self.path, "value": self.value}
 
 
+_location_root: list[str] = []
+
+
+def set_location_root(root: str) -> None:
+    """Make definition locations relative to ``root`` (the project), not the cwd."""
+    _location_root[:] = [os.path.abspath(root)]
+
+
 def caller_location() -> str:
     """``file:line`` of the first caller outside the fleet package (the user's definition)."""
     frame = sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_FLEET_DIR):
+    while frame.f_back is not None and _is_library(frame.f_code.co_filename):
         frame = frame.f_back
     filename = frame.f_code.co_filename
     with contextlib.suppress(ValueError):  # another drive on Windows
-        filename = os.path.relpath(filename)
+        filename = os.path.relpath(filename, *_location_root)
     if filename.startswith(".."):
         filename = os.path.basename(filename)
     return f"{filename}:{frame.f_lineno}"
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith(_FLEET_DIR) or any(d in filename for d in _LIBRARY_DIRS[1:])

@@ -1,0 +1,59 @@
+"""Shared fixtures: the repository, and small throw-away fleet projects."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import REPO
+
+from fleet import Fleet, FleetConfig
+
+PYPROJECT = """\
+[tool.fleet]
+environments = ["dev", "test", "prod"]
+"""
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Fleet:
+    """An empty fleet with the default environments, rooted in a temp folder."""
+    return Fleet(FleetConfig(root=tmp_path))
+
+
+ProjectFactory = Callable[[dict[str, str]], Path]
+
+
+@pytest.fixture
+def make_project(tmp_path: Path) -> ProjectFactory:
+    """Writes a minimal fleet project: ``{"clusters/x.py": source, ...}`` -> its root."""
+
+    def make(files: dict[str, str]) -> Path:
+        root = tmp_path / "project"
+        (root / "clusters").mkdir(parents=True, exist_ok=True)
+        (root / "pyproject.toml").write_text(PYPROJECT)
+        (root / "clusters" / "__init__.py").write_text("")
+        for relpath, source in files.items():
+            path = root / relpath
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(source))
+        return root
+
+    return make
+
+
+@pytest.fixture
+def example_project(tmp_path: Path) -> Path:
+    """A copy of the repository's example fleet (declarations, config and dist/)."""
+    root = tmp_path / "example"
+    root.mkdir()
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    shutil.copytree(
+        REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    if (REPO / "dist").is_dir():
+        shutil.copytree(REPO / "dist", root / "dist")
+    return root

@@ -1,0 +1,17 @@
+"""Paths and helpers the tests share (importable as ``support``)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tree_hash(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` (hidden ones included), by relative path."""
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }

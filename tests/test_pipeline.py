@@ -1,0 +1,219 @@
+"""The synth pipeline end to end: discovery, uniqueness, determinism, atomic writes, entry points."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import REPO, tree_hash
+
+from fleet import FleetConfig
+from fleet.cli import main
+from fleet.synth import synthesize
+from fleet.writer import read_tree, write_environment
+
+CLUSTER = """\
+from fleet import ClusterTemplate, Fleet, MagnumCluster, OpenStackProject
+
+T = ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"})
+
+
+def define(fleet: Fleet) -> None:
+    p = OpenStackProject(fleet, "proj-{suffix}", project_name="P")
+    MagnumCluster(fleet, "{id}", name="{name}", environments=["dev"], project=p, template=T,
+                  flavor="m2.small", keypair="k", node_count={count})
+"""
+
+
+def cluster_module(*, id: str = "c1", name: str = "c1", count: str = "1", suffix: str = "a") -> str:
+    values = {"{id}": id, "{name}": name, "{count}": count, "{suffix}": suffix}
+    out = CLUSTER
+    for key, value in values.items():
+        out = out.replace(key, value)
+    return out
+
+
+def run(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(args), cwd=cwd, capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def test_render_is_deterministic() -> None:
+    config = FleetConfig.load(REPO)
+    assert synthesize(config).files == synthesize(config).files
+
+
+def test_committed_dist_is_what_the_sources_render() -> None:
+    config = FleetConfig.load(REPO)
+    rendered = synthesize(config).files
+    for env in config.environments:
+        assert read_tree(REPO / "dist" / env) == rendered[env], env
+
+
+def test_app_py_from_another_directory_gives_the_same_bytes(example_project: Path) -> None:
+    shutil.copy(REPO / "app.py", example_project / "app.py")
+    before = tree_hash(example_project / "dist")
+    shutil.rmtree(example_project / "dist")
+    result = run(sys.executable, str(example_project / "app.py"), cwd=Path("/"))
+    assert result.returncode == 0, result.stderr
+    assert tree_hash(example_project / "dist") == before
+    assert "Traceback" not in result.stderr and "end-of-life" not in result.stderr.lower()
+
+
+def test_constructs_folder_does_not_shadow_the_constructs_library() -> None:
+    # constructs/ (the source root of `fleet`) has no __init__.py, so from the repo root
+    # `import constructs` still finds the upstream library that cdk8s needs.
+    assert not (REPO / "constructs" / "__init__.py").exists()
+    code = "import constructs, cdk8s; print(constructs.__file__); cdk8s.App()"
+    result = run(sys.executable, "-c", code, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert "site-packages" in result.stdout
+
+
+def test_app_py_runs_from_a_copy_with_a_constructs_folder(example_project: Path) -> None:
+    shutil.copy(REPO / "app.py", example_project / "app.py")
+    shutil.copytree(
+        REPO / "constructs",
+        example_project / "constructs",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    result = run(sys.executable, "app.py", cwd=example_project)
+    assert result.returncode == 0, result.stderr
+    assert "No module named 'constructs._jsii'" not in result.stderr
+
+
+def test_synth_check_passes_then_reports_drift(
+    example_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--root", str(example_project), "synth", "--check"]) == 0
+    victim = next((example_project / "dist" / "dev").rglob("clusterv1_*.yaml"))
+    victim.write_text(victim.read_text().replace("nodeCount: 1", "nodeCount: 7"))
+    extra = example_project / "dist" / "dev" / "stray.yaml"
+    extra.write_text("kind: Stray\n")
+    capsys.readouterr()
+    assert main(["--root", str(example_project), "synth", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert str(victim.relative_to(example_project)) in out
+    assert "dist/dev/stray.yaml" in out
+
+
+def test_failed_synth_leaves_dist_untouched(
+    example_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_hash(example_project / "dist")
+    (example_project / "clusters" / "zz_broken.py").write_text(
+        cluster_module(id="broken", name="broken", count="-3")
+    )
+    assert main(["--root", str(example_project), "synth"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "error: clusters/zz_broken.py:8 (broken): node_count: must be 0 or more, got -3 (dev)"
+    ]
+    assert tree_hash(example_project / "dist") == before
+
+
+def test_duplicate_identity_names_both_definitions(
+    make_project, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_project(
+        {
+            "clusters/a.py": cluster_module(id="one", name="same", suffix="a"),
+            "clusters/b.py": cluster_module(id="two", name="same", suffix="b"),
+        }
+    )
+    assert main(["--root", str(root), "synth"]) == 2
+    err = capsys.readouterr().err
+    assert "two objects ClusterV1 same in dev" in err
+    assert "clusters/a.py" in err and "clusters/b.py" in err
+    assert not (root / "dist").exists()
+
+
+def test_unknown_keyword_is_reported_at_its_line(
+    make_project, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_project({"clusters/a.py": cluster_module().replace("node_count=", "node_cont=")})
+    assert main(["--root", str(root), "synth"]) == 2
+    err = capsys.readouterr().err
+    assert "clusters/a.py:8" in err and "node_cont" in err
+    assert "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(make_project, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    root = make_project({"clusters/a.py": cluster_module(count="-1")})
+    assert main(["--root", str(root), "synth", "--debug"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_new_module_is_discovered_without_registration(make_project) -> None:  # type: ignore[no-untyped-def]
+    root = make_project({"clusters/a.py": cluster_module()})
+    assert main(["--root", str(root), "synth"]) == 0
+    (root / "clusters" / "b.py").write_text(cluster_module(id="c2", name="c2", suffix="b"))
+    assert main(["--root", str(root), "synth"]) == 0
+    files = read_tree(root / "dist" / "dev")
+    assert any("c2" in path for path in files) and any("c1" in path for path in files)
+
+
+def test_user_cdk8s_constructs_land_in_their_environment(make_project) -> None:  # type: ignore[no-untyped-def]
+    extra = """\
+    import cdk8s
+    from fleet import Fleet
+
+
+    def define(fleet: Fleet) -> None:
+        cdk8s.ApiObject(fleet.environment("test"), "ns", api_version="v1", kind="Namespace",
+                        metadata={"name": "crossplane-clusters"})
+    """
+    root = make_project({"clusters/a.py": cluster_module(), "clusters/extra.py": extra})
+    assert main(["--root", str(root), "synth"]) == 0
+    test_files = read_tree(root / "dist" / "test")
+    assert test_files == {
+        "extra/namespace_core_crossplane-clusters.yaml": (
+            b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: crossplane-clusters\n"
+        )
+    }
+    assert "extra/namespace_core_crossplane-clusters.yaml" not in read_tree(root / "dist" / "dev")
+
+
+def test_writer_replaces_the_environment_and_removes_stale_files(tmp_path: Path) -> None:
+    write_environment(tmp_path, "dev", {"a/x.yaml": b"1", "b.yaml": b"2"})
+    write_environment(tmp_path, "dev", {"a/y.yaml": b"3"})
+    assert read_tree(tmp_path / "dev") == {"a/y.yaml": b"3"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev"]
+
+
+def test_unconfigured_environment_folder_is_removed(example_project: Path) -> None:
+    (example_project / "dist" / "staging").mkdir()
+    (example_project / "dist" / "staging" / "x.yaml").write_text("a: 1\n")
+    assert main(["--root", str(example_project), "synth", "--check"]) == 1
+    assert main(["--root", str(example_project), "synth"]) == 0
+    assert not (example_project / "dist" / "staging").exists()
+
+
+def test_single_environment_synth_leaves_the_others(example_project: Path) -> None:
+    before = tree_hash(example_project / "dist" / "prod")
+    shutil.rmtree(example_project / "dist" / "dev")
+    assert main(["--root", str(example_project), "synth", "--env", "dev"]) == 0
+    assert (example_project / "dist" / "dev").is_dir()
+    assert tree_hash(example_project / "dist" / "prod") == before
+
+
+@pytest.mark.skipif(shutil.which("npx") is None, reason="npm is part of make setup")
+def test_cdk8s_cli_synth_yields_the_same_dist(example_project: Path) -> None:
+    for name in ("app.py", "cdk8s.yaml", "package.json", "package-lock.json"):
+        shutil.copy(REPO / name, example_project / name)
+    os.symlink(REPO / "node_modules", example_project / "node_modules")
+    os.symlink(REPO / ".venv", example_project / ".venv")
+    expected = tree_hash(example_project / "dist")
+    shutil.rmtree(example_project / "dist")
+    env = {**os.environ, "CDK8S_CHECK_UPGRADE": "false"}
+    result = run("npx", "--no-install", "cdk8s", "synth", cwd=example_project, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert tree_hash(example_project / "dist") == expected
+    assert "end-of-life" not in (result.stdout + result.stderr).lower()
