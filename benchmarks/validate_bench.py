@@ -1,7 +1,7 @@
 """Time schema validation, reference checks and the secret guard over a large fleet.
 
 Usage: ``python benchmarks/validate_bench.py [--objects N] [--crds DIR]``. Builds N objects
-(default 15,000) shaped like the real ones: seed ClusterV1 (~50 labels), NodegroupV1,
+(default 15,000) shaped like the real ones: seed ClusterV1 (60 labels), NodegroupV1,
 provider-argocd Cluster, and CAPOCI Cluster/OCIManagedCluster/.../MachinePool, spread over
 three environments, then prints timings and objects per second.
 """
@@ -52,6 +52,8 @@ def build(count: int) -> list[Manifest]:
             ]
             for body in bodies[1:3]:
                 body["spec"]["forProvider"]["clusterId"] = name
+            labels = bodies[0]["spec"]["forProvider"]["labels"]
+            labels.update({f"extra_label_{k}": f"value-{k}" for k in range(60 - len(labels))})
         else:
             bodies = capoci_managed(f"oke-{i:05d}", "oke")
         out += [manifest(body, env) for body in bodies]

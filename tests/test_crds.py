@@ -76,6 +76,19 @@ def test_load_multi_document_files_and_nested_folders(tmp_path: Path) -> None:
     assert sorted(index.schemas) == [("example.org/v1", "Widget"), ("example.org/v2", "Gadget")]
 
 
+def test_index_cache_is_used_and_invalidated(tmp_path: Path) -> None:
+    crds, cache = tmp_path / "crds", tmp_path / "cache"
+    crds.mkdir()
+    (crds / "w.yaml").write_text(yaml.safe_dump(_crd("example.org", "Widget", [("v1", True)])))
+    first = load_crds(crds, cache_dir=cache)
+    [cache_file] = cache.iterdir()
+    assert load_crds(crds, cache_dir=cache).schemas == first.schemas
+    cache_file.write_text("not json")
+    assert load_crds(crds, cache_dir=cache).schemas == first.schemas  # damaged: rebuilt
+    (crds / "w.yaml").write_text(yaml.safe_dump(_crd("example.org", "Widget", [("v2", True)])))
+    assert sorted(load_crds(crds, cache_dir=cache).schemas) == [("example.org/v2", "Widget")]
+
+
 def test_duplicate_definitions_are_an_error(tmp_path: Path) -> None:
     crd = _crd("example.org", "Widget", [("v1", True)])
     (tmp_path / "one.yaml").write_text(yaml.safe_dump(crd))

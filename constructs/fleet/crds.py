@@ -8,7 +8,9 @@ upstream URLs in ``crds.lock.yaml`` after checking each file's sha256.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import tempfile
 import urllib.request
@@ -97,14 +99,8 @@ def _documents(path: Path) -> Iterator[dict[str, Any]]:
         raise FleetError(f"{path}: not valid YAML: {exc}") from exc
 
 
-def load_crds(directory: Path) -> CrdIndex:
-    """Read every ``*.yaml``/``*.yml`` under ``directory`` and index the served CRD versions.
-
-    Non-CRD documents are ignored. Two files defining the same served apiVersion/kind
-    are an error, since which one wins would depend on file order.
-    """
+def _parse_crds(directory: Path, files: list[Path]) -> dict[tuple[str, str], CrdSchema]:
     schemas: dict[tuple[str, str], CrdSchema] = {}
-    files = sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
     for path in files:
         for doc in _documents(path):
             if doc.get("kind") != "CustomResourceDefinition":
@@ -126,6 +122,44 @@ def load_crds(directory: Path) -> CrdIndex:
                         f"{api_version} {kind} is defined twice: {schemas[key].source} and {path}"
                     )
                 schemas[key] = CrdSchema(api_version, kind, scope, schema, str(path))
+    return schemas
+
+
+def index_cache_dir(start: Path | None = None) -> Path | None:
+    """``.fleet/cache/`` of the project (the folder holding crds.lock.yaml), else None."""
+    root = project_root(start)
+    return root / ".fleet" / "cache" if (root / LOCK_FILE).is_file() else None
+
+
+def load_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
+    """Read every ``*.yaml``/``*.yml`` under ``directory`` and index the served CRD versions.
+
+    Non-CRD documents are ignored. Two files defining the same served apiVersion/kind
+    are an error, since which one wins would depend on file order. With ``cache_dir``, the
+    parsed index is kept there as JSON, keyed by the files' paths, sizes and mtimes
+    (parsing the YAML takes about a second; reading the JSON about 30 ms).
+    """
+    files = sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    cache_file = None
+    if cache_dir is not None:
+        stamp = hashlib.sha256(str(directory.resolve()).encode())
+        for path in files:
+            stat = path.stat()
+            stamp.update(
+                f"\0{path.relative_to(directory)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
+            )
+        cache_file = cache_dir / f"crd-index-{stamp.hexdigest()[:32]}.json"
+        if cache_file.is_file():
+            try:
+                cached = json.loads(cache_file.read_bytes())
+                return CrdIndex({(c[0], c[1]): CrdSchema(*c) for c in cached}, directory)
+            except (OSError, ValueError, TypeError):
+                pass  # a damaged cache is rebuilt below
+    schemas = _parse_crds(directory, files)
+    if cache_file is not None:
+        rows = [[c.api_version, c.kind, c.scope, c.schema, c.source] for c in schemas.values()]
+        with contextlib.suppress(OSError):  # the cache is an optimisation only
+            _write_atomically(cache_file, json.dumps(rows).encode())
     return CrdIndex(schemas, directory)
 
 

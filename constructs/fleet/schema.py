@@ -47,7 +47,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from fleet.crds import CrdIndex, load_crds, resolve_crds_dir
+from fleet.crds import CrdIndex, index_cache_dir, load_crds, resolve_crds_dir
 from fleet.errors import FleetError
 from fleet.manifest import Manifest
 
@@ -469,7 +469,7 @@ def _compile(schema: dict[str, Any], registry: Any = None) -> Any:
 
 @cache
 def _load_crds_cached(directory: Path) -> CrdIndex:
-    return load_crds(directory)
+    return load_crds(directory, cache_dir=index_cache_dir())
 
 
 _COMPILED: dict[tuple[Path, str, str], _Compiled | None] = {}
