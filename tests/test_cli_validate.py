@@ -1,0 +1,77 @@
+"""``fleet crds pull`` and ``fleet validate`` wiring (no network: a local http.server)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from crd_samples import argocd_application, crds_dir, manifest, nodegroup_v1
+
+from fleet.cli_validate import add_parsers, check_all
+from fleet.config import FleetConfig
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_parsers(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(argv)
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    root = tmp_path / "upstream"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(root))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_crds_pull_into_the_project_cache(
+    upstream: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served, base = upstream
+    (served / "a.yaml").write_bytes(b"a")
+    (served / "b.yaml").write_bytes(b"tampered")
+    project = tmp_path / "project"
+    project.mkdir()
+    entries = [
+        {"name": n, "url": f"{base}/{n}.yaml", "release": "v1", "path": f"x/{n}.yaml", "sha256": h}
+        for n, h in (("a", hashlib.sha256(b"a").hexdigest()), ("b", "0" * 64))
+    ]
+    (project / "crds.lock.yaml").write_text(yaml.safe_dump({"crds": entries}))
+    args = parse(["crds", "pull"])
+    assert args.handler(args, FleetConfig(root=project)) == 1
+    assert (project / ".fleet" / "crds" / "x" / "a.yaml").read_bytes() == b"a"
+    assert not (project / ".fleet" / "crds" / "x" / "b.yaml").exists()
+    assert "error: b: sha256 of" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not crds_dir().is_dir(), reason="shared CRDs not available")
+def test_check_all_runs_every_check() -> None:
+    group = nodegroup_v1()
+    group["spec"]["forProvider"]["password"] = "hunter2"
+    found = check_all([manifest(group), manifest(argocd_application())], crds_dir=crds_dir())
+    assert [p.field_path for p in found] == [
+        "spec.forProvider.password",  # unknown field (schema)
+        "spec.providerConfigRef.name",  # no ProviderConfig (references)
+        "spec.forProvider.clusterId",  # no ClusterV1 (references)
+        "spec.forProvider.password",  # literal credential (secret guard)
+    ]
