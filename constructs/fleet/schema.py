@@ -17,14 +17,23 @@ Each CRD's ``openAPIV3Schema`` is turned into a JSON Schema (Draft 4, whose bool
   ``name``, ``namespace``, ``labels`` and ``annotations`` (and the list/string fields) are
   type-checked; CRDs do not describe ObjectMeta.
 * ``x-kubernetes-validations`` (CEL): rules built only from ``has(self.a.b)``,
-  ``'lit' in self.a``, ``!``, ``&&``, ``||``, ``==``/``!=`` between those, parentheses and
-  ``true``/``false`` are evaluated by a small evaluator here, after applying schema defaults
-  along the paths the rule reads (the API server defaults first; for example upjet's
-  ``managementPolicies`` defaults to ``["*"]``). This covers upjet's
-  ``spec.forProvider.X is a required parameter`` rules and the ``has() != has()`` /
-  ``has() || has()`` shapes. Any other rule (``oldSelf`` transition rules, ``size()``,
-  ``exists_one``, ``filter``, comparisons against fields, ...) is skipped and recorded in
-  ``skipped_rules()``; ``tests/test_schema.py`` lists the skipped ones for the pinned CRDs.
+  ``'lit' in self[.a]``, ``!``, ``&&``, ``||``, ``==``/``!=`` between those, parentheses,
+  ``true``/``false``, and the counting shapes ``[has(self.a), has(self.b)].exists_one(x,x)``
+  and ``[has(...), ...].filter(x,x==true).size() <= N`` are evaluated by a small evaluator
+  here, after applying schema defaults along the paths the rule reads (the API server
+  defaults first; upjet's ``managementPolicies`` defaults to ``["*"]``). This covers upjet's
+  ``spec.forProvider.X is a required parameter`` rules and the one-of/at-most-one-of rules
+  of external-secrets and cluster-api-operator. Any other rule is skipped and recorded in
+  ``skipped_rules()``. In the pinned CRDs (``crds.lock.yaml``) these are skipped, and
+  ``tests/test_schema.py`` asserts exactly this list:
+
+  - ``!(self in ['Ready', ...])`` (list literal; Cluster API Cluster and ClusterClass,
+    machine health check condition types);
+  - ``self.matches('^...$')`` (regex call; crossplane Provider ``spec.package``);
+  - ``size(self) > 0`` (crossplane ImageConfig ``matchImages``);
+  - ``!has(self.remoteKey) || !has(self.rewrite) || size(self.rewrite) == 0``
+    (external-secrets PushSecret);
+  - any rule mentioning ``oldSelf`` (transition rules apply to updates only; none pinned).
 
 Core Kubernetes kinds (Namespace, Secret, ConfigMap, ServiceAccount, ...) are checked against
 the strict JSON schemas bundled in the ``kubernetes-validate`` package (Kubernetes 1.37),
@@ -188,7 +197,7 @@ def is_schemaless(api_version: str, kind: str) -> bool:
 _TOKEN = re.compile(
     r"\s*(?:(?P<str>'[^'\\]*'|\"[^\"\\]*\")|(?P<op>&&|\|\||==|!=|!|\(|\))"
     r"|has\(\s*self(?P<has>(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\)"
-    r"|self(?P<self>(?:\.[A-Za-z_][A-Za-z0-9_]*)+)|(?P<kw>true|false|in))"
+    r"|self(?P<self>(?:\.[A-Za-z_][A-Za-z0-9_]*)*)|(?P<kw>true|false|in))"
 )
 
 Expr = tuple[Any, ...]
@@ -220,8 +229,36 @@ def _tokenize(rule: str) -> list[tuple[str, Any]]:
     return tokens
 
 
+_HAS_LIST = re.compile(
+    r"^\[\s*(?P<items>has\(self(?:\.\w+)+\)(?:\s*,\s*has\(self(?:\.\w+)+\))*)\s*\]\."
+    r"(?:(?P<one>exists_one\(\s*(?P<v1>\w+)\s*,\s*(?P=v1)\s*\))"
+    r"|filter\(\s*(?P<v2>\w+)\s*,\s*(?P=v2)\s*==\s*true\s*\)\.size\(\)\s*"
+    r"(?P<op><=|==|>=|<|>)\s*(?P<n>\d+))$"
+)
+_COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    ">=": lambda a, b: a >= b,
+    "<": lambda a, b: a < b,
+    ">": lambda a, b: a > b,
+}
+
+
 def parse_rule(rule: str) -> Expr:
-    """Parse a CEL rule of the supported subset; raises ValueError for any other shape."""
+    """Parse a CEL rule of the supported subset; raises ValueError for any other shape.
+
+    Besides the boolean expressions above, ``[has(self.a), has(self.b)].exists_one(x,x)``
+    and ``[has(...), ...].filter(x,x==true).size() <= N`` (any comparison) are understood.
+    """
+    counted = _HAS_LIST.match(" ".join(rule.split()))
+    if counted:
+        paths = tuple(
+            tuple(item.strip()[len("has(self.") : -1].split("."))
+            for item in counted.group("items").split(",")
+        )
+        if counted.group("one"):
+            return ("count", paths, "==", 1)
+        return ("count", paths, counted.group("op"), int(counted.group("n")))
     try:
         tokens = _tokenize(rule)
         expr, pos = _parse_or(tokens, 0)
@@ -311,6 +348,9 @@ def evaluate_rule(expr: Expr, value: Any, schema: dict[str, Any]) -> bool:
         return bool(expr[1])
     if op == "has":
         return _lookup(value, schema, expr[1]) is not _MISSING
+    if op == "count":
+        present = sum(_lookup(value, schema, path) is not _MISSING for path in expr[1])
+        return _COMPARE[expr[2]](present, expr[3])
     if op == "in":
         container = _lookup(value, schema, expr[2])
         return isinstance(container, (list, dict)) and expr[1] in container
