@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from fleet.cli_graph import add_parser as _add_graph
 from fleet.cli_ls import add_parser as _add_ls
 from fleet.config import FleetConfig
 from fleet.errors import DefinitionErrors, FleetError
@@ -53,6 +54,7 @@ def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg]
     _add_synth,
     _add_ls,
+    _add_graph,
 ]
 
 

@@ -1,0 +1,594 @@
+"""The fleet as a diagram: bootstrap order and structure, in Mermaid or Graphviz DOT.
+
+Pure: a :class:`Graph` is built from the rendered manifests (and, when given, the
+loaded :class:`~fleet.Fleet` for cluster details), then written as text. The bootstrap
+order comes from the ArgoCD ``Application`` objects in the manifests, their sync-wave
+annotations and the folders their sources point at, so it is true to ``dist/``
+whatever the bootstrap constructs choose to render.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fleet.cluster import FleetCluster, NodePoolSummary
+from fleet.fleet import Fleet
+from fleet.inventory import node_totals
+from fleet.manifest import Identity, Manifest
+
+ARGO_GROUP = "argoproj.io"
+REGISTRATION_GROUP = "cluster.argocd.crossplane.io"
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+CLUSTERS_FOLDER = "clusters/"
+
+FORMATS = ("mermaid", "dot")
+
+# shape name -> (Mermaid opening, closing), Graphviz shape
+_SHAPES: dict[str, tuple[str, str, str]] = {
+    "box": ("[", "]", "box"),
+    "round": ("(", ")", "box"),
+    "app": ("([", "])", "box"),
+    "wave": ("((", "))", "circle"),
+    "registration": ("{{", "}}", "hexagon"),
+    "package": ("[[", "]]", "component"),
+    "object": ("[", "]", "note"),
+}
+
+
+@dataclass(frozen=True)
+class Node:
+    """A box in the diagram; ``lines`` are shown one under the other."""
+
+    id: str
+    lines: tuple[str, ...]
+    shape: str = "box"
+    dashed: bool = False
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An arrow; dashed arrows are relations rather than steps."""
+
+    source: str
+    target: str
+    label: str = ""
+    dashed: bool = False
+
+
+@dataclass
+class Group:
+    """A labelled box around nodes and nested groups (a Mermaid subgraph, a DOT cluster)."""
+
+    id: str
+    label: str
+    nodes: list[Node] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        """No node here or below."""
+        return not self.nodes and all(g.is_empty() for g in self.groups)
+
+
+@dataclass
+class Graph:
+    """Groups, loose nodes and edges, in the order they are written."""
+
+    groups: list[Group] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+
+class _Ids:
+    """Readable, unique, deterministic ids (``[A-Za-z0-9_]``) for arbitrary keys."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, str] = {}
+        self._used: set[str] = set()
+
+    def __call__(self, *parts: str) -> str:
+        key = "\0".join(parts)
+        found = self._by_key.get(key)
+        if found is not None:
+            return found
+        base = re.sub(r"[^A-Za-z0-9]+", "_", "_".join(parts)).strip("_") or "n"
+        if base[0].isdigit():
+            base = "n" + base
+        candidate, n = base, 2
+        while candidate in self._used:
+            candidate, n = f"{base}_{n}", n + 1
+        self._used.add(candidate)
+        self._by_key[key] = candidate
+        return candidate
+
+
+# --- reading the rendered ArgoCD objects ---------------------------------------------
+
+
+def _annotations(m: Manifest) -> Mapping[str, Any]:
+    annotations = m.body.get("metadata", {}).get("annotations") or {}
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def sync_wave(m: Manifest) -> int:
+    """The object's ArgoCD sync wave (0 when not annotated or not a number)."""
+    try:
+        return int(str(_annotations(m).get(SYNC_WAVE, "0")).strip())
+    except ValueError:
+        return 0
+
+
+def _is_application(m: Manifest) -> bool:
+    return m.group == ARGO_GROUP and m.kind == "Application"
+
+
+def _sources(app: Manifest) -> list[Mapping[str, Any]]:
+    spec = app.body.get("spec") or {}
+    sources = [spec["source"]] if isinstance(spec.get("source"), Mapping) else []
+    sources += [s for s in spec.get("sources") or [] if isinstance(s, Mapping)]
+    return sources
+
+
+def source_paths(app: Manifest) -> list[tuple[str, bool]]:
+    """(path, recurse) of each directory source of an Application, normalised."""
+    out = []
+    for source in _sources(app):
+        path = source.get("path")
+        if not isinstance(path, str):
+            continue
+        path = path.strip().strip("/")
+        while path.startswith("./"):
+            path = path[2:]
+        directory = source.get("directory") or {}
+        out.append((path, bool(directory.get("recurse", False))))
+    return out
+
+
+def repo_path(m: Manifest, *, dist: str) -> str:
+    """Where ``m``'s file sits in the repository (``dist/dev/clusters/x/...yaml``)."""
+    return f"{dist.strip('/')}/{m.environment}/{m.relpath}"
+
+
+def syncs(app: Manifest, m: Manifest, *, dist: str) -> bool:
+    """Whether ``app`` (a directory Application) applies ``m``'s file."""
+    file = repo_path(m, dist=dist)
+    for path, recurse in source_paths(app):
+        prefix = f"{path}/" if path not in ("", ".") else ""
+        if file.startswith(prefix):
+            rest = file[len(prefix) :]
+            if recurse or "/" not in rest:
+                return True
+    return False
+
+
+def _cluster_folder(m: Manifest) -> str | None:
+    """``x`` for an object in ``clusters/x/...``."""
+    if not m.folder.startswith(CLUSTERS_FOLDER):
+        return None
+    return m.folder[len(CLUSTERS_FOLDER) :].split("/", 1)[0] or None
+
+
+def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        present = key in labels
+        if (
+            (op == "In" and labels.get(key) not in values)
+            or (op == "NotIn" and present and labels.get(key) in values)
+            or (op == "Exists" and not present)
+            or (op == "DoesNotExist" and present)
+        ):
+            return False
+    return True
+
+
+def _cluster_selectors(generators: Iterable[Any]) -> list[Mapping[str, Any]]:
+    """The selectors of every ``clusters`` generator, nested matrix/merge ones included."""
+    out: list[Mapping[str, Any]] = []
+    for gen in generators:
+        if not isinstance(gen, Mapping):
+            continue
+        clusters = gen.get("clusters")
+        if isinstance(clusters, Mapping):
+            out.append(clusters.get("selector") or {})
+        for nested in ("matrix", "merge"):
+            inner = gen.get(nested)
+            if isinstance(inner, Mapping):
+                out.extend(_cluster_selectors(inner.get("generators") or []))
+    return out
+
+
+def package_targets(appset: Manifest, registrations: Sequence[Manifest]) -> list[Manifest]:
+    """The registrations an ApplicationSet's ``clusters`` generators select."""
+    selectors = _cluster_selectors((appset.body.get("spec") or {}).get("generators") or [])
+    out = []
+    for reg in registrations:
+        labels = ((reg.body.get("spec") or {}).get("forProvider") or {}).get("labels") or {}
+        if any(_selector_matches(s, labels) for s in selectors):
+            out.append(reg)
+    return out
+
+
+# --- building the graph --------------------------------------------------------------
+
+
+def _pool_line(pool: NodePoolSummary) -> str:
+    totals = node_totals([pool]).text()
+    return f"{pool.name}: {totals} x {pool.machine_size}"
+
+
+def _app_lines(app: Manifest, objects: int) -> tuple[str, ...]:
+    paths = ", ".join(p for p, _ in source_paths(app)) or "(no directory source)"
+    return (f"Application {app.name}", paths, f"{objects} object{'' if objects == 1 else 's'}")
+
+
+def _bootstrap(
+    env: str,
+    manifests: Sequence[Manifest],
+    graph: Graph,
+    group: Group,
+    ids: _Ids,
+    *,
+    dist: str,
+    only: Collection[Identity] | None = None,
+) -> dict[Identity, str]:
+    """Adds root -> waves -> Applications for ``env``; returns the id of each app.
+
+    ``only``: keep just the Applications on the path to these objects.
+    """
+    apps = [m for m in manifests if _is_application(m)]
+    parents: dict[Identity, list[Manifest]] = {}
+    for app in apps:
+        parents[app.identity] = [
+            p for p in apps if p.identity != app.identity and syncs(p, app, dist=dist)
+        ]
+    keep: set[Identity] | None = None
+    if only is not None:
+        keep = set()
+        frontier = [
+            a for a in apps if any(syncs(a, m, dist=dist) for m in _objects(manifests, only))
+        ]
+        while frontier:
+            app = frontier.pop()
+            if app.identity not in keep:
+                keep.add(app.identity)
+                frontier.extend(parents[app.identity])
+    node_ids: dict[Identity, str] = {}
+    for app in apps:
+        if keep is not None and app.identity not in keep:
+            continue
+        count = sum(1 for m in manifests if syncs(app, m, dist=dist))
+        node_id = ids(env, "app", app.namespace, app.name)
+        node_ids[app.identity] = node_id
+        group.nodes.append(Node(node_id, _app_lines(app, count), shape="app"))
+    # children of each app, ordered by wave: app -> wave a -> wave b -> ...
+    for parent in apps:
+        if parent.identity not in node_ids:
+            continue
+        children = [a for a in apps if a.identity in node_ids and parent in parents[a.identity]]
+        by_wave: dict[int, list[Manifest]] = defaultdict(list)
+        for child in children:
+            by_wave[sync_wave(child)].append(child)
+        previous = node_ids[parent.identity]
+        for wave in sorted(by_wave):
+            wave_id = ids(
+                env, "wave", parent.namespace, parent.name, f"m{-wave}" if wave < 0 else str(wave)
+            )
+            group.nodes.append(Node(wave_id, (f"wave {wave}",), shape="wave"))
+            graph.edges.append(Edge(previous, wave_id))
+            previous = wave_id
+            for child in sorted(by_wave[wave], key=lambda a: a.name):
+                graph.edges.append(Edge(wave_id, node_ids[child.identity]))
+    return node_ids
+
+
+def _objects(manifests: Sequence[Manifest], identities: Collection[Identity]) -> list[Manifest]:
+    return [m for m in manifests if m.identity in identities]
+
+
+def _leaf_apps(
+    apps: Mapping[Identity, str], manifests: Sequence[Manifest], m: Manifest, *, dist: str
+) -> list[str]:
+    """Ids of the innermost Applications that apply ``m``.
+
+    An Application that applies another Application which also applies ``m`` (an
+    app-of-apps whose source recurses) is left out: the arrow comes from the step.
+    """
+    syncing = [
+        a
+        for a in manifests
+        if a.identity in apps and a.identity != m.identity and syncs(a, m, dist=dist)
+    ]
+    return [
+        apps[a.identity]
+        for a in syncing
+        if not any(b is not a and syncs(a, b, dist=dist) for b in syncing)
+    ]
+
+
+def fleet_graph(
+    manifests: Mapping[str, Sequence[Manifest]],
+    *,
+    fleet: Fleet | None = None,
+    dist: str = "dist",
+) -> Graph:
+    """The bootstrap order and structure of each environment in ``manifests``.
+
+    Per environment: root Application -> sync waves -> Applications; clusters (with
+    cloud, template or version, node pools from ``fleet`` when given), their ArgoCD
+    registrations, and the packages (ApplicationSets) with the clusters they select.
+    """
+    graph = Graph()
+    ids = _Ids()
+    clusters: list[FleetCluster] = (
+        [c for c in fleet.declarations() if isinstance(c, FleetCluster)] if fleet else []
+    )
+    for env, rendered in manifests.items():
+        env_group = Group(ids(env), env)
+        graph.groups.append(env_group)
+        bootstrap = Group(ids(env, "bootstrap"), "bootstrap")
+        app_ids = _bootstrap(env, rendered, graph, bootstrap, ids, dist=dist)
+        env_group.groups.append(bootstrap)
+
+        folders: dict[str, list[Manifest]] = defaultdict(list)
+        for m in rendered:
+            folder = _cluster_folder(m)
+            if folder:
+                folders[folder].append(m)
+        cluster_ids: dict[str, str] = {}
+        declared = {c.cluster_name(env): c for c in clusters if env in c.environments}
+        names = list(declared) + [f for f in folders if f not in declared]
+        for name in names:
+            cluster = declared.get(name)
+            node_id = ids(env, "cluster", name)
+            cluster_ids[name] = node_id
+            group = Group(ids(env, "clusters", name), name)
+            env_group.groups.append(group)
+            if cluster is not None:
+                version = cluster.template_name(env) or cluster.kubernetes_version(env)
+                # the group's title is the name; the node says what the cluster is
+                lines = [f"{cluster.cloud} {version}"]
+                if cluster.retired:
+                    lines.append("retired: renders nothing")
+                else:
+                    lines.append(f"{node_totals(cluster.node_pools(env)).text()} nodes")
+                group.nodes.append(Node(node_id, tuple(lines), dashed=cluster.retired))
+                for pool in cluster.node_pools(env) if not cluster.retired else []:
+                    pool_id = ids(env, "pool", name, pool.name)
+                    group.nodes.append(Node(pool_id, (_pool_line(pool),), shape="round"))
+                    graph.edges.append(Edge(node_id, pool_id))
+            else:
+                group.nodes.append(Node(node_id, (name,)))
+            for m in folders.get(name, []):
+                if m.group == REGISTRATION_GROUP and m.kind == "Cluster":
+                    reg_id = ids(env, "registration", m.namespace, m.name)
+                    group.nodes.append(
+                        Node(reg_id, (f"ArgoCD Cluster {m.name}",), shape="registration")
+                    )
+                    graph.edges.append(Edge(node_id, reg_id, "registered", dashed=True))
+            for app_id in _apps_for(app_ids, rendered, folders.get(name, []), dist=dist):
+                graph.edges.append(Edge(app_id, node_id, dashed=True))
+
+        registrations = [
+            m for m in rendered if m.group == REGISTRATION_GROUP and m.kind == "Cluster"
+        ]
+        packages = [m for m in rendered if m.group == ARGO_GROUP and m.kind == "ApplicationSet"]
+        if packages:
+            group = Group(ids(env, "packages"), "packages")
+            env_group.groups.append(group)
+            for appset in packages:
+                pkg_id = ids(env, "package", appset.namespace, appset.name)
+                group.nodes.append(
+                    Node(pkg_id, (f"ApplicationSet {appset.name}",), shape="package")
+                )
+                for app_id in _apps_for(app_ids, rendered, [appset], dist=dist):
+                    graph.edges.append(Edge(app_id, pkg_id, dashed=True))
+                for reg in package_targets(appset, registrations):
+                    target = _cluster_folder(reg)
+                    if target in cluster_ids:
+                        graph.edges.append(
+                            Edge(pkg_id, cluster_ids[target], "deploys to", dashed=True)
+                        )
+    return graph
+
+
+def _apps_for(
+    app_ids: Mapping[Identity, str],
+    rendered: Sequence[Manifest],
+    objects: Sequence[Manifest],
+    *,
+    dist: str,
+) -> list[str]:
+    """Ids of the Applications that apply any of ``objects``, in first-seen order."""
+    out: list[str] = []
+    for m in objects:
+        for app_id in _leaf_apps(app_ids, rendered, m, dist=dist):
+            if app_id not in out:
+                out.append(app_id)
+    return out
+
+
+def touched_graph(
+    manifests: Iterable[Manifest] | Mapping[str, Sequence[Manifest]],
+    changed: Collection[tuple[str, Identity]],
+    *,
+    dist: str = "dist",
+) -> Graph:
+    """The part of the bootstrap a change touches: per environment, the changed objects
+    (grouped by cluster folder) and the chain of Applications and waves that applies them.
+
+    ``manifests`` should hold the objects of both sides of the change, so that removed
+    objects can be placed too.
+    """
+    flat = (
+        [m for ms in manifests.values() for m in ms]
+        if isinstance(manifests, Mapping)
+        else list(manifests)
+    )
+    by_env: dict[str, list[Manifest]] = defaultdict(list)
+    seen: set[tuple[str, Identity]] = set()
+    for m in flat:
+        key = (m.environment, m.identity)
+        if key not in seen:  # a changed object is in both sides; place it once
+            seen.add(key)
+            by_env[m.environment].append(m)
+    graph = Graph()
+    ids = _Ids()
+    for env in sorted({env for env, _ in changed}, key=_env_order(by_env)):
+        rendered = by_env.get(env, [])
+        wanted = {identity for e, identity in changed if e == env}
+        env_group = Group(ids(env), env)
+        graph.groups.append(env_group)
+        bootstrap = Group(ids(env, "bootstrap"), "bootstrap")
+        app_ids = _bootstrap(env, rendered, graph, bootstrap, ids, dist=dist, only=wanted)
+        env_group.groups.append(bootstrap)
+        folders: dict[str, Group] = {}
+        for m in _objects(rendered, wanted):
+            if m.identity in app_ids:
+                continue  # a changed Application is already in the bootstrap group
+            folder = m.folder or "(top)"
+            group = folders.get(folder)
+            if group is None:
+                group = folders[folder] = Group(ids(env, "folder", folder), folder)
+                env_group.groups.append(group)
+            node_id = ids(env, m.kind, m.namespace, m.name)
+            ns = f"{m.namespace}/" if m.namespace else ""
+            group.nodes.append(Node(node_id, (m.kind, f"{ns}{m.name}"), shape="object"))
+            for app_id in _leaf_apps(app_ids, rendered, m, dist=dist):
+                graph.edges.append(Edge(app_id, node_id, dashed=True))
+    return graph
+
+
+def _env_order(by_env: Mapping[str, Sequence[Manifest]]) -> Any:
+    order = {env: i for i, env in enumerate(by_env)}
+    return lambda env: (order.get(env, len(order)), env)
+
+
+def touched_subgraph(
+    manifests: Iterable[Manifest] | Mapping[str, Sequence[Manifest]],
+    changed_identities: Collection[tuple[str, Identity]],
+    *,
+    dist: str = "dist",
+) -> str:
+    """A Markdown section with a Mermaid diagram of what a change touches ("" if nothing).
+
+    ``changed_identities`` are ``(environment, (group, kind, namespace, name))`` pairs.
+    """
+    if not changed_identities:
+        return ""
+    diagram = to_mermaid(touched_graph(manifests, changed_identities, dist=dist))
+    return f"### Where the change lands\n\n```mermaid\n{diagram}```\n"
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _mermaid_text(lines: Sequence[str]) -> str:
+    def one(line: str) -> str:
+        return (
+            line.replace("&", "#amp;")
+            .replace('"', "#quot;")
+            .replace("<", "#lt;")
+            .replace(">", "#gt;")
+        )
+
+    return "<br/>".join(one(line) for line in lines)
+
+
+def to_mermaid(graph: Graph) -> str:
+    """A Mermaid flowchart (GitHub and GitLab render it in a ```mermaid block)."""
+    out = ["flowchart LR"]
+    dashed: list[str] = []
+
+    def node(n: Node, indent: str) -> None:
+        opening, closing, _ = _SHAPES[n.shape]
+        out.append(f'{indent}{n.id}{opening}"{_mermaid_text(n.lines)}"{closing}')
+        if n.dashed:
+            dashed.append(n.id)
+
+    def group(g: Group, indent: str) -> None:
+        if g.is_empty():
+            return
+        out.append(f'{indent}subgraph {g.id}["{_mermaid_text([g.label])}"]')
+        out.append(f"{indent}  direction TB")
+        for n in g.nodes:
+            node(n, indent + "  ")
+        for inner in g.groups:
+            group(inner, indent + "  ")
+        out.append(f"{indent}end")
+
+    for g in graph.groups:
+        group(g, "  ")
+    for n in graph.nodes:
+        node(n, "  ")
+    for e in graph.edges:
+        arrow = "-.->" if e.dashed else "-->"
+        label = f'|"{_mermaid_text([e.label])}"|' if e.label else ""
+        out.append(f"  {e.source} {arrow}{label} {e.target}")
+    if dashed:
+        out.append("  classDef retired stroke-dasharray: 5 5")
+        out.append(f"  class {','.join(dashed)} retired")
+    return "\n".join(out) + "\n"
+
+
+def _dot_text(lines: Sequence[str]) -> str:
+    return "\\n".join(line.replace("\\", "\\\\").replace('"', '\\"') for line in lines)
+
+
+def to_dot(graph: Graph) -> str:
+    """A Graphviz digraph (``dot -Tsvg``); groups become clusters."""
+    out = [
+        "digraph fleet {",
+        "  rankdir=LR;",
+        '  node [shape=box, fontname="Helvetica"];',
+        '  edge [fontname="Helvetica"];',
+    ]
+
+    def node(n: Node, indent: str) -> None:
+        style = ', style="dashed"' if n.dashed else ""
+        rounded = ', style="rounded"' if n.shape in ("round", "app") and not n.dashed else ""
+        out.append(
+            f'{indent}{n.id} [label="{_dot_text(n.lines)}", shape={_SHAPES[n.shape][2]}'
+            f"{style}{rounded}];"
+        )
+
+    def group(g: Group, indent: str) -> None:
+        if g.is_empty():
+            return
+        out.append(f"{indent}subgraph cluster_{g.id} {{")
+        out.append(f'{indent}  label="{_dot_text([g.label])}";')
+        for n in g.nodes:
+            node(n, indent + "  ")
+        for inner in g.groups:
+            group(inner, indent + "  ")
+        out.append(f"{indent}}}")
+
+    for g in graph.groups:
+        group(g, "  ")
+    for n in graph.nodes:
+        node(n, "  ")
+    for e in graph.edges:
+        attrs = []
+        if e.label:
+            attrs.append(f'label="{_dot_text([e.label])}"')
+        if e.dashed:
+            attrs.append("style=dashed")
+        suffix = f" [{', '.join(attrs)}]" if attrs else ""
+        out.append(f"  {e.source} -> {e.target}{suffix};")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def render(graph: Graph, fmt: str) -> str:
+    """``graph`` as ``mermaid`` or ``dot`` text."""
+    if fmt == "dot":
+        return to_dot(graph)
+    if fmt == "mermaid":
+        return to_mermaid(graph)
+    raise ValueError(f"unknown graph format {fmt!r} (known: {', '.join(FORMATS)})")
