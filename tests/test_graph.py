@@ -24,6 +24,7 @@ from fleet.discovery import load_fleet
 from fleet.graph import (
     fleet_graph,
     package_targets,
+    registered_cluster,
     render,
     sync_wave,
     syncs,
@@ -136,8 +137,9 @@ MERMAID = (
     "  dev_wave_argocd_root_0 --> dev_wave_argocd_root_1\n"
     "  dev_wave_argocd_root_1 --> dev_app_argocd_packages\n"
     "  dev_cluster_web --> dev_pool_web_a\n"
-    '  dev_cluster_web -.->|"registered"| dev_registration_web\n'
     "  dev_app_argocd_clusters -.-> dev_cluster_web\n"
+    '  dev_cluster_web -.->|"registered"| dev_registration_web\n'
+    "  dev_app_argocd_clusters -.-> dev_registration_web\n"
     "  dev_app_argocd_packages -.-> dev_package_argocd_monitoring\n"
     '  dev_package_argocd_monitoring -.->|"deploys to"| dev_cluster_web\n'
 )
@@ -177,8 +179,9 @@ DOT = (
     "  dev_wave_argocd_root_0 -> dev_wave_argocd_root_1;\n"
     "  dev_wave_argocd_root_1 -> dev_app_argocd_packages;\n"
     "  dev_cluster_web -> dev_pool_web_a;\n"
-    '  dev_cluster_web -> dev_registration_web [label="registered", style=dashed];\n'
     "  dev_app_argocd_clusters -> dev_cluster_web [style=dashed];\n"
+    '  dev_cluster_web -> dev_registration_web [label="registered", style=dashed];\n'
+    "  dev_app_argocd_clusters -> dev_registration_web [style=dashed];\n"
     "  dev_app_argocd_packages -> dev_package_argocd_monitoring [style=dashed];\n"
     '  dev_package_argocd_monitoring -> dev_cluster_web [label="deploys to", style=dashed];\n'
     "}\n"
@@ -466,3 +469,44 @@ def test_cli_graph(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_graph_unknown_environment(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--root", str(REPO), "graph", "--env", "stage"]) == 2
     assert "unknown environment 'stage'" in capsys.readouterr().err
+
+
+def test_registration_outside_the_cluster_folder_is_found_by_label_or_name() -> None:
+    by_label = _registration("x", {"fleet/cluster": "web"})
+    by_label = Manifest("dev", by_label.body, "registrations", "t")
+    by_name = Manifest("dev", _registration("db", {}).body, "registrations", "t")
+    stray = Manifest("dev", _registration("gone", {}).body, "registrations", "t")
+    assert registered_cluster(by_label, ["web", "db"]) == "web"
+    assert registered_cluster(by_name, ["web", "db"]) == "db"
+    assert registered_cluster(stray, ["web", "db"]) is None
+    objects = [
+        Manifest(
+            "dev",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n}},
+            f"clusters/{n}",
+            "t",
+        )
+        for n in ("web", "db")
+    ]
+    apps = [
+        _app("root", "dist/dev/bootstrap"),
+        _app("registrations", "dist/dev/registrations", wave=5),
+    ]
+    text = to_mermaid(fleet_graph({"dev": [*objects, *apps, by_label, by_name, stray]}))
+    assert '  dev_cluster_web -.->|"registered"| dev_registration_x\n' in text
+    assert '  dev_cluster_db -.->|"registered"| dev_registration_db\n' in text
+    assert "  dev_app_argocd_registrations -.-> dev_registration_x\n" in text
+    assert "dev_registration_gone" not in text
+
+
+def test_helm_chart_application() -> None:
+    chart = _app("crossplane", "unused", wave=1)
+    chart.body["spec"]["source"] = {
+        "repoURL": "https://charts.crossplane.io/stable",
+        "chart": "crossplane",
+        "targetRevision": "2.3.4",
+    }
+    text = to_mermaid(fleet_graph({"dev": [_app("root", "dist/dev/bootstrap"), chart]}))
+    assert (
+        'dev_app_argocd_crossplane(["Application crossplane<br/>chart crossplane 2.3.4"])' in text
+    )

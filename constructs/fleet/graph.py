@@ -24,6 +24,7 @@ ARGO_GROUP = "argoproj.io"
 REGISTRATION_GROUP = "cluster.argocd.crossplane.io"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 CLUSTERS_FOLDER = "clusters/"
+CLUSTER_LABEL = "fleet/cluster"
 
 FORMATS = ("mermaid", "dot")
 
@@ -171,6 +172,25 @@ def _cluster_folder(m: Manifest) -> str | None:
     return m.folder[len(CLUSTERS_FOLDER) :].split("/", 1)[0] or None
 
 
+def registered_cluster(registration: Manifest, clusters: Collection[str]) -> str | None:
+    """Which of ``clusters`` a provider-argocd ``Cluster`` registers.
+
+    By its folder (``clusters/<name>/``), else its ``fleet/cluster`` label, else the
+    ArgoCD cluster name, else its own name; None when none is a known cluster.
+    """
+    for_provider = (registration.body.get("spec") or {}).get("forProvider") or {}
+    labels = for_provider.get("labels") or {}
+    for candidate in (
+        _cluster_folder(registration),
+        labels.get(CLUSTER_LABEL),
+        for_provider.get("name"),
+        registration.name,
+    ):
+        if candidate in clusters:
+            return str(candidate)
+    return None
+
+
 def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     for key, value in (selector.get("matchLabels") or {}).items():
         if labels.get(key) != value:
@@ -224,8 +244,15 @@ def _pool_line(pool: NodePoolSummary) -> str:
 
 
 def _app_lines(app: Manifest, objects: int) -> tuple[str, ...]:
-    paths = ", ".join(p for p, _ in source_paths(app)) or "(no directory source)"
-    return (f"Application {app.name}", paths, f"{objects} object{'' if objects == 1 else 's'}")
+    lines = [f"Application {app.name}"]
+    for source in _sources(app):
+        if isinstance(source.get("chart"), str):
+            lines.append(f"chart {source['chart']} {source.get('targetRevision', '')}".strip())
+    paths = [p for p, _ in source_paths(app)]
+    if paths:
+        lines.append(", ".join(paths))
+        lines.append(f"{objects} object{'' if objects == 1 else 's'}")
+    return tuple(lines)
 
 
 def _bootstrap(
@@ -341,9 +368,15 @@ def fleet_graph(
             folder = _cluster_folder(m)
             if folder:
                 folders[folder].append(m)
-        cluster_ids: dict[str, str] = {}
         declared = {c.cluster_name(env): c for c in clusters if env in c.environments}
         names = list(declared) + [f for f in folders if f not in declared]
+        registrations: dict[str, list[Manifest]] = defaultdict(list)
+        for m in rendered:
+            if m.group == REGISTRATION_GROUP and m.kind == "Cluster":
+                owner = registered_cluster(m, names)
+                if owner is not None:
+                    registrations[owner].append(m)
+        cluster_ids: dict[str, str] = {}
         for name in names:
             cluster = declared.get(name)
             node_id = ids(env, "cluster", name)
@@ -365,19 +398,19 @@ def fleet_graph(
                     graph.edges.append(Edge(node_id, pool_id))
             else:
                 group.nodes.append(Node(node_id, (name,)))
-            for m in folders.get(name, []):
-                if m.group == REGISTRATION_GROUP and m.kind == "Cluster":
-                    reg_id = ids(env, "registration", m.namespace, m.name)
-                    group.nodes.append(
-                        Node(reg_id, (f"ArgoCD Cluster {m.name}",), shape="registration")
-                    )
-                    graph.edges.append(Edge(node_id, reg_id, "registered", dashed=True))
-            for app_id in _apps_for(app_ids, rendered, folders.get(name, []), dist=dist):
+            own = [m for m in folders.get(name, []) if m not in registrations[name]]
+            for app_id in _apps_for(app_ids, rendered, own, dist=dist):
                 graph.edges.append(Edge(app_id, node_id, dashed=True))
+            for reg in registrations[name]:
+                reg_id = ids(env, "registration", reg.namespace, reg.name)
+                group.nodes.append(
+                    Node(reg_id, (f"ArgoCD Cluster {reg.name}",), shape="registration")
+                )
+                graph.edges.append(Edge(node_id, reg_id, "registered", dashed=True))
+                for app_id in _apps_for(app_ids, rendered, [reg], dist=dist):
+                    graph.edges.append(Edge(app_id, reg_id, dashed=True))
 
-        registrations = [
-            m for m in rendered if m.group == REGISTRATION_GROUP and m.kind == "Cluster"
-        ]
+        every_registration = [r for regs in registrations.values() for r in regs]
         packages = [m for m in rendered if m.group == ARGO_GROUP and m.kind == "ApplicationSet"]
         if packages:
             group = Group(ids(env, "packages"), "packages")
@@ -389,9 +422,9 @@ def fleet_graph(
                 )
                 for app_id in _apps_for(app_ids, rendered, [appset], dist=dist):
                     graph.edges.append(Edge(app_id, pkg_id, dashed=True))
-                for reg in package_targets(appset, registrations):
-                    target = _cluster_folder(reg)
-                    if target in cluster_ids:
+                for reg in package_targets(appset, every_registration):
+                    target = registered_cluster(reg, names)
+                    if target is not None:
                         graph.edges.append(
                             Edge(pkg_id, cluster_ids[target], "deploys to", dashed=True)
                         )
