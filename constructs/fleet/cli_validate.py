@@ -9,31 +9,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from fleet.config import FleetConfig
 from fleet.crds import CACHE_DIR, LOCK_FILE, CrdPullError, pull, resolve_crds_dir
-from fleet.manifest import Manifest
-from fleet.references import check_references
-from fleet.schema import Problem, validate_manifests
-from fleet.secret_guard import find_secret_material
-
-
-def check_all(manifests: Sequence[Manifest], *, crds_dir: Path) -> list[Problem]:
-    """Schema, reference and secret checks over ``manifests``, in that order."""
-    return [
-        *validate_manifests(manifests, crds_dir=crds_dir),
-        *check_references(manifests),
-        *find_secret_material(manifests),
-    ]
+from fleet.validation import check_all
 
 
 def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet import synth as pipeline
 
     crds_dir = resolve_crds_dir(args.crds, root=config.root)
-    result = pipeline.synthesize(config, args.env or None)
+    result = pipeline.synthesize(config, args.env or None, validate=False)
     manifests = [m for ms in result.manifests.values() for m in ms]
     problems = check_all(manifests, crds_dir=crds_dir)
     for problem in problems:

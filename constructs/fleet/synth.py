@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from fleet.config import FleetConfig
 from fleet.discovery import load_fleet
@@ -12,6 +13,7 @@ from fleet.errors import DefinitionError, DefinitionErrors
 from fleet.fleet import Fleet
 from fleet.manifest import Identity, Manifest
 from fleet.render import to_yaml
+from fleet.validation import InvalidObjects, available_crds_dir, check_all
 from fleet.writer import diff_tree, write_environment
 
 EXTRA_FOLDER = "extra"
@@ -19,10 +21,15 @@ EXTRA_FOLDER = "extra"
 
 @dataclass(frozen=True)
 class Synth:
-    """The rendered fleet: per environment, its objects and the files they become."""
+    """The rendered fleet: per environment, its objects and the files they become.
+
+    ``crds_dir`` is the CRD folder the objects were validated against (None: schemas
+    were not checked, because no CRDs were available or validation was off).
+    """
 
     manifests: dict[str, list[Manifest]]
     files: dict[str, dict[str, bytes]]
+    crds_dir: Path | None = None
 
     @property
     def object_count(self) -> int:
@@ -68,10 +75,14 @@ def to_files(manifests: Sequence[Manifest]) -> dict[str, bytes]:
     return {m.relpath: to_yaml(m.body) for m in manifests}
 
 
-def synthesize(config: FleetConfig, environments: Sequence[str] | None = None) -> Synth:
+def synthesize(
+    config: FleetConfig, environments: Sequence[str] | None = None, *, validate: bool = True
+) -> Synth:
     """Load the declarations and render ``environments`` (all when None), checked.
 
-    Raises DefinitionError(s) for bad input; writes nothing.
+    With ``validate``, every object is checked against its CRD (when CRDs are
+    available), references and the secret guard. Raises DefinitionError(s) for bad
+    definitions and InvalidObjects for objects that fail a check; writes nothing.
     """
     fleet = load_fleet(config)
     envs = list(environments or config.environments)
@@ -82,7 +93,14 @@ def synthesize(config: FleetConfig, environments: Sequence[str] | None = None) -
         rendered = render_environment(fleet, env)
         check_unique(rendered)
         manifests[env] = rendered
-    return Synth(manifests=manifests, files={env: to_files(ms) for env, ms in manifests.items()})
+    crds_dir = None
+    if validate:
+        crds_dir = available_crds_dir(config)
+        problems = check_all([m for ms in manifests.values() for m in ms], crds_dir=crds_dir)
+        if problems:
+            raise InvalidObjects(problems)
+    files = {env: to_files(ms) for env, ms in manifests.items()}
+    return Synth(manifests=manifests, files=files, crds_dir=crds_dir)
 
 
 def stale_environments(config: FleetConfig, synth: Synth) -> list[str]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -35,22 +37,24 @@ def write_environment(dist: Path, environment: str, files: Files) -> None:
 
     The new tree is written beside the old one and swapped in with renames, so a
     reader (or a crash) sees either the old or the new environment, never half of
-    one; files that are no longer produced disappear with the old tree.
+    one; files that are no longer produced disappear with the old tree. A lock file
+    keeps two synths running at once from interleaving their swaps.
     """
     dist.mkdir(parents=True, exist_ok=True)
-    target = dist / environment
-    staging = dist / f".{environment}.new"
-    retired = dist / f".{environment}.old"
-    for leftover in (staging, retired):
-        if leftover.exists():
-            shutil.rmtree(leftover)
-    for relpath, data in files.items():
-        path = staging / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    staging.mkdir(exist_ok=True)
-    if target.exists():
-        target.rename(retired)
-    staging.rename(target)
-    if retired.exists():
-        shutil.rmtree(retired)
+    with (dist / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        target = dist / environment
+        staging = Path(tempfile.mkdtemp(prefix=f".{environment}.new-", dir=dist))
+        retired = dist / f".{environment}.old-{staging.name.rsplit('-', 1)[1]}"
+        try:
+            for relpath, data in files.items():
+                path = staging / relpath
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            staging.chmod(0o755)
+            if target.exists():
+                target.rename(retired)
+            staging.rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(retired, ignore_errors=True)
