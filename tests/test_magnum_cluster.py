@@ -193,7 +193,9 @@ def test_seed_node_groups_match_figure_13(fleet: Fleet) -> None:
             "kind": "NodegroupV1",
             "metadata": {
                 "annotations": {
-                    "crossplane.io/external-name": f"k8s-ais-batch-dev-multi-v25/zone-{zone}-xlarge",
+                    "crossplane.io/external-name": (
+                        f"k8s-ais-batch-dev-multi-v25/zone-{zone}-xlarge"
+                    ),
                     **PROTECTED,
                 },
                 "name": name,
@@ -433,7 +435,7 @@ def test_fails_bad_create_timeout(fleet: Fleet) -> None:
 
 
 def test_fails_bad_kubernetes_version() -> None:
-    with pytest.raises(DefinitionError, match="kubernetes_version: must look like v1.25.3"):
+    with pytest.raises(DefinitionError, match=r"kubernetes_version: must look like v1\.25\.3"):
         ClusterTemplate(name="t", kubernetes_version="latest")
 
 
