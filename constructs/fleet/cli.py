@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from fleet.cli_diff import add_parser as _add_diff
 from fleet.cli_graph import add_parser as _add_graph
 from fleet.cli_ls import add_parser as _add_ls
 from fleet.config import FleetConfig
@@ -55,6 +56,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ign
     _add_synth,
     _add_ls,
     _add_graph,
+    _add_diff,
 ]
 
 

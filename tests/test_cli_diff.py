@@ -1,0 +1,261 @@
+"""``fleet diff`` end to end: a tiny git repository, its base rendered in a git worktree.
+
+Each repository carries its own copy of ``constructs/fleet``, so the base revision is
+rendered by the base's code in a subprocess, as in a real pull request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import shutil
+import subprocess
+import tempfile
+import textwrap
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from crd_samples import crds_dir
+from support import REPO
+
+from fleet.cli import main
+from fleet.cli_diff import _crds_dir
+from fleet.config import FleetConfig
+
+MAGNUM = "containerinfra.openstack.crossplane.io"
+
+PYPROJECT = """\
+[tool.fleet]
+environments = ["dev", "prod"]
+"""
+
+
+def definition(
+    *,
+    nodes: int = 1,
+    labels: str = "{}",
+    alpha_envs: str = '["dev", "prod"]',
+    alpha_retired: bool = False,
+    beta_name: str = "beta-{env}",
+) -> str:
+    return textwrap.dedent(
+        f"""\
+        from fleet import ClusterTemplate, Fleet, MagnumCluster, NodeGroup, OpenStackProject
+
+        T = ClusterTemplate(
+            name="k8s-1.30",
+            kubernetes_version="v1.30.1",
+            base_labels={{"kube_tag": "v1.30.1", "monitoring_enabled": "false"}},
+        )
+
+
+        def define(fleet: Fleet) -> None:
+            demo = OpenStackProject(fleet, "demo", project_name="DEMO")
+            MagnumCluster(
+                fleet, "alpha", name="alpha-{{env}}", environments={alpha_envs},
+                project=demo, template=T, flavor="m2.large", keypair="k",
+                node_count={nodes}, labels={labels}, retired={alpha_retired},
+                node_groups=[NodeGroup(name="zone-a", flavor="m2.large", node_count=1)],
+            )
+            MagnumCluster(
+                fleet, "beta", name="{beta_name}", environments=["dev"],
+                project=demo, template=T, flavor="m2.large", keypair="k", node_count=1,
+            )
+        """
+    )
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def make_repo(tmp_path: Path, source: str | None = None) -> Path:
+    """A git repository on ``main`` whose one commit is a fleet project (or just a README)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "--quiet", "--initial-branch=main")
+    if source is None:
+        (root / "README.md").write_text("before the fleet\n")
+    else:
+        write_project(root, source)
+    git(root, "add", ".")
+    git(root, "commit", "--quiet", "-m", "base")
+    return root
+
+
+def write_project(root: Path, source: str) -> None:
+    if not (root / "constructs").exists():
+        shutil.copytree(
+            REPO / "constructs" / "fleet",
+            root / "constructs" / "fleet",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "clusters").mkdir(exist_ok=True)
+    (root / "clusters" / "__init__.py").write_text("")
+    (root / "clusters" / "demo.py").write_text(source)
+
+
+@pytest.fixture(autouse=True)
+def private_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Temp files of ``fleet diff`` go here, so a test can see that none are left behind."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def diff(root: Path, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["--root", str(root), "diff", "--crds", str(crds_dir()), *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_clean(root: Path, tempdir: Path) -> None:
+    """The base worktree and its scratch folder are gone."""
+    assert git(root, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert list(tempdir.iterdir()) == []
+
+
+def test_no_changes(tmp_path: Path, private_tempdir: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    code, out, err = diff(root)
+    assert (code, err) == (0, "")
+    assert "dev: no changes\nprod: no changes\n" in out
+    assert out.endswith("no guard findings\n")
+    assert_clean(root, private_tempdir)
+
+
+def test_field_changes_and_the_immutable_field_guard(tmp_path: Path, private_tempdir: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    write_project(root, definition(nodes=3, labels='{"monitoring_enabled": "true"}'))
+    code, out, err = diff(root)
+    assert code == 0, out + err
+    assert "dev: 0 added, 0 removed, 1 changed\n  ~ ClusterV1 alpha-dev" in out
+    assert "      spec.forProvider.nodeCount: 1 -> 3\n" in out
+    assert '      spec.forProvider.labels.monitoring_enabled: "false" -> "true"\n' in out
+    assert (
+        f"warning: prod: ClusterV1 alpha-prod ({MAGNUM}): spec.forProvider.labels."
+        'monitoring_enabled: "false" -> "true": the CRD says changing spec.forProvider.labels '
+        "creates a new node"
+    ) in out
+    assert "nodeCount" not in out.split("warning:", 1)[1]
+
+    code, out, _ = diff(root, "--strict")
+    assert code == 1
+    assert f"error: dev: ClusterV1 alpha-dev ({MAGNUM}): spec.forProvider.labels." in out
+    assert_clean(root, private_tempdir)
+
+
+def test_removed_and_renamed_clusters_are_blocked(tmp_path: Path, private_tempdir: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    write_project(root, definition(alpha_envs='["dev"]', beta_name="gamma-{env}"))
+    code, out, err = diff(root, "--format", "markdown")
+    assert code == 1
+    errors = err.splitlines()
+    assert errors[0].startswith(
+        f"error: dev: ClusterV1 beta-dev ({MAGNUM}): would be deleted (renamed to gamma-dev?); "
+    )
+    assert errors[1].startswith(f"error: prod: ClusterV1 alpha-prod ({MAGNUM}): would be deleted;")
+    assert errors[2].startswith(f"error: prod: NodegroupV1 alpha-prod-zone-a ({MAGNUM}): ")
+    # No cluster of the project is left in prod, so its ProviderConfig goes too.
+    assert errors[3].startswith(
+        "error: prod: ProviderConfig demo (openstack.crossplane.io): would be deleted; the "
+        "managed resources that use it could no longer be updated or deleted;"
+    )
+    assert all("mark it retired=True" in line for line in errors)
+    assert len(errors) == 4
+    assert "| `dev` | 1 | 1 | 0 |" in out
+    assert "| `prod` | 0 | 3 | 0 |" in out
+    assert "> [!CAUTION]\n> **4 guard errors**" in out
+    assert_clean(root, private_tempdir)
+
+
+def test_retired_cluster_may_disappear(tmp_path: Path, private_tempdir: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    write_project(root, definition(alpha_retired=True))
+    code, out, err = diff(root)
+    assert (code, err) == (0, "")
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 4  # ClusterV1 and NodegroupV1, in dev and prod
+    assert notes[0].startswith(
+        f"note: dev: ClusterV1 alpha-dev ({MAGNUM}): deleted, retired at clusters/demo.py:"
+    )
+    assert "  - ClusterV1 alpha-prod  (clusters/alpha-prod/" in out
+    assert_clean(root, private_tempdir)
+
+
+def test_base_without_the_fleet_package_is_empty(tmp_path: Path, private_tempdir: Path) -> None:
+    root = make_repo(tmp_path)
+    write_project(root, definition())
+    code, out, err = diff(root)
+    assert (code, err) == (0, "")
+    assert "dev: 4 added, 0 removed, 0 changed" in out
+    assert (
+        "  + ProviderConfig demo  (platform/providerconfig_openstack.crossplane.io_demo.yaml)"
+        in out
+    )
+    assert_clean(root, private_tempdir)
+
+
+def test_a_base_that_does_not_render_is_bad_input(tmp_path: Path, private_tempdir: Path) -> None:
+    root = make_repo(tmp_path, "def define(fleet):\n    return (\n")
+    write_project(root, definition())
+    code, out, err = diff(root)
+    assert (code, out) == (2, "")
+    sha = git(root, "rev-parse", "HEAD").strip()
+    assert err.startswith(f"error: cannot render the base revision {sha[:12]}: error: ")
+    assert "clusters/demo.py:2: syntax error" in err
+    assert_clean(root, private_tempdir)
+
+
+def test_a_broken_working_tree_is_bad_input(tmp_path: Path, private_tempdir: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    write_project(root, definition(nodes=-1))
+    code, out, err = diff(root)
+    assert (code, out) == (2, "")
+    assert "node_count: must be 0 or more, got -1 (dev)" in err
+    assert_clean(root, private_tempdir)
+
+
+def test_unknown_base_ref(tmp_path: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    assert diff(root, "--base", "no-such-ref") == (
+        2,
+        "",
+        f"error: --base no-such-ref: not a commit in {root.resolve()}\n",
+    )
+
+
+def test_no_main_branch_needs_an_explicit_base(tmp_path: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    git(root, "branch", "--move", "main", "trunk")
+    code, out, err = diff(root)
+    assert (code, out) == (2, "")
+    assert err.startswith("error: no merge-base of HEAD and 'main' (")
+    assert err.rstrip().endswith("pass --base REF (for example --base origin/main)")
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    write_project(tmp_path / "plain", definition())
+    code, _, err = diff(tmp_path / "plain")
+    assert code == 2
+    assert err.startswith("error: fleet diff needs a git repository at ")
+
+
+def test_missing_crds_skip_the_immutable_guard_unless_strict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FLEET_CRDS_DIR", raising=False)
+    config = FleetConfig(root=tmp_path)
+    assert _crds_dir(argparse.Namespace(crds=None, strict=False), config) is None
+    with pytest.raises(Exception, match="does not exist; run `fleet crds pull`"):
+        _crds_dir(argparse.Namespace(crds=None, strict=True), config)

@@ -1,0 +1,328 @@
+"""The pure part of ``fleet diff``: comparing rendered trees, the guards, the reports."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from crd_samples import cluster_v1, crds_dir, nodegroup_v1
+from syrupy.assertion import SnapshotAssertion
+
+from fleet.crds import load_crds
+from fleet.diff import (
+    ABSENT,
+    FieldChange,
+    FleetDiff,
+    ImmutableField,
+    cluster_bearing_kinds,
+    compare,
+    deletion_guard,
+    field_changes,
+    format_field_path,
+    immutable_fields,
+    immutable_guard,
+    is_cluster_bearing,
+    parse_files,
+)
+from fleet.diff_report import ReportSection, render_markdown, render_text
+from fleet.manifest import Manifest
+from fleet.render import to_yaml
+
+MAGNUM = "containerinfra.openstack.crossplane.io"
+
+
+def tree(env: str, *bodies: dict[str, Any], folder: str = "clusters/c") -> dict[str, Any]:
+    """``{env: {relpath: body}}`` placed the way synth places them."""
+    return {env: {Manifest(env, b, folder, "").relpath: b for b in bodies}}
+
+
+def renamed(body: dict[str, Any], name: str) -> dict[str, Any]:
+    out = copy.deepcopy(body)
+    out["metadata"]["name"] = name
+    return out
+
+
+def provider_config(name: str = "jeedy") -> dict[str, Any]:
+    return {
+        "apiVersion": "openstack.crossplane.io/v1beta1",
+        "kind": "ProviderConfig",
+        "metadata": {"name": name},
+        "spec": {"credentials": {"source": "Secret"}},
+    }
+
+
+def config_map(name: str = "x", **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+# --- field_changes ---------------------------------------------------------------------------
+
+
+def test_field_changes_minimal() -> None:
+    old = {"spec": {"forProvider": {"nodeCount": 1, "labels": {"a": "1", "b": "2"}}}}
+    new = {"spec": {"forProvider": {"nodeCount": 3, "labels": {"a": "1", "c": "3"}}}}
+    assert field_changes(old, new) == [
+        FieldChange(("spec", "forProvider", "labels", "b"), "2", ABSENT),
+        FieldChange(("spec", "forProvider", "labels", "c"), ABSENT, "3"),
+        FieldChange(("spec", "forProvider", "nodeCount"), 1, 3),
+    ]
+
+
+def test_field_changes_added_map_is_reported_leaf_by_leaf() -> None:
+    assert field_changes({"spec": {}}, {"spec": {"ref": {"name": "n", "key": "k"}}}) == [
+        FieldChange(("spec", "ref", "key"), ABSENT, "k"),
+        FieldChange(("spec", "ref", "name"), ABSENT, "n"),
+    ]
+
+
+def test_field_changes_lists() -> None:
+    # Same length: item by item; another length: the whole list.
+    assert field_changes({"a": [1, {"x": 1}]}, {"a": [1, {"x": 2}]}) == [
+        FieldChange(("a", 1, "x"), 1, 2)
+    ]
+    assert field_changes({"a": [1]}, {"a": [1, 2]}) == [FieldChange(("a",), [1], [1, 2])]
+
+
+def test_field_changes_type_change_is_a_change() -> None:
+    # YAML 1 and 1.0 and "1" differ for the API server; so they differ here.
+    assert field_changes({"n": 1}, {"n": "1"}) == [FieldChange(("n",), 1, "1")]
+    assert field_changes({"n": True}, {"n": 1}) == [FieldChange(("n",), True, 1)]
+
+
+def test_format_field_path_quotes_keys_with_dots_and_slashes() -> None:
+    path = ("metadata", "annotations", "crossplane.io/external-name")
+    assert format_field_path(path) == 'metadata.annotations["crossplane.io/external-name"]'
+    assert format_field_path(("spec", "items", 0, "name")) == "spec.items[0].name"
+
+
+# --- compare ---------------------------------------------------------------------------------
+
+
+def test_compare_added_removed_changed() -> None:
+    ng = nodegroup_v1()
+    changed = copy.deepcopy(ng)
+    changed["spec"]["forProvider"]["nodeCount"] = 5
+    base = tree("dev", cluster_v1(), ng, provider_config())
+    head = tree("dev", cluster_v1(), changed, config_map())
+    diff = compare(base, head)
+    [env] = diff.environments
+    assert [r.label() for r in env.added] == ["ConfigMap x"]
+    assert [r.label() for r in env.removed] == ["ProviderConfig jeedy"]
+    [change] = env.changed
+    assert change.after.kind == "NodegroupV1"
+    assert [c.dotted for c in change.fields] == ["spec.forProvider.nodeCount"]
+    assert not diff.empty
+
+
+def test_compare_keys_objects_by_identity_not_file() -> None:
+    # A moved file is a change of the same object, not a deletion.
+    base = tree("dev", provider_config(), folder="platform")
+    head = tree("dev", provider_config(), folder="platform/openstack")
+    [env] = compare(base, head).environments
+    assert (env.added, env.removed) == ((), ())
+    [change] = env.changed
+    assert change.fields == ()
+    assert change.before.relpath != change.after.relpath
+
+
+def test_compare_environment_order_and_missing_sides() -> None:
+    base = {**tree("prod", config_map()), **tree("old", config_map())}
+    head = {**tree("dev", config_map()), **tree("prod", config_map())}
+    diff = compare(base, head, order=["dev", "prod"])
+    assert [e.environment for e in diff.environments] == ["dev", "prod", "old"]
+    dev, prod, old = diff.environments
+    assert (len(dev.added), prod.empty, len(old.removed)) == (1, True, 1)
+
+
+def test_parse_files_round_trips_rendered_yaml() -> None:
+    body = cluster_v1()
+    assert parse_files({"dev": {"a.yaml": to_yaml(body)}}) == {"dev": {"a.yaml": body}}
+
+
+# --- deletion guard --------------------------------------------------------------------------
+
+
+def test_bearing_kinds_come_from_cluster_classes_and_the_platform_list() -> None:
+    kinds = cluster_bearing_kinds()
+    assert (MAGNUM, "ClusterV1") in kinds and (MAGNUM, "NodegroupV1") in kinds
+    assert ("*", "ProviderConfig") in kinds
+    assert ("cluster.x-k8s.io", "MachinePool") in kinds
+    assert len(kinds) == len(set(kinds))
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "bearing"),
+    [
+        (f"{MAGNUM}/v1alpha1", "ClusterV1", True),
+        (f"{MAGNUM}/v1alpha1", "ClustertemplateV1", False),
+        ("cluster.x-k8s.io/v1beta1", "Cluster", True),
+        ("cluster.argocd.crossplane.io/v1alpha1", "Cluster", True),
+        ("argoproj.io/v1alpha1", "Application", False),
+        ("argocd.crossplane.io/v1alpha1", "ProviderConfig", True),
+        ("infrastructure.cluster.x-k8s.io/v1beta2", "OCIManagedControlPlane", True),
+        ("v1", "ConfigMap", False),
+    ],
+)
+def test_is_cluster_bearing(api_version: str, kind: str, bearing: bool) -> None:
+    body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
+    [env] = compare(tree("dev", body), {}).environments
+    assert is_cluster_bearing(env.removed[0], cluster_bearing_kinds()) is bearing
+
+
+def test_deletion_guard_blocks_a_removed_cluster() -> None:
+    diff = compare(tree("prod", cluster_v1(), config_map()), tree("prod"))
+    [finding] = deletion_guard(diff, retired={})
+    assert finding.level == "error"
+    assert finding.line().startswith(
+        f"error: prod: ClusterV1 k8s-ais-batch-dev-multi-v25 ({MAGNUM}): would be deleted;"
+    )
+    assert "retired=True" in finding.message
+
+
+def test_deletion_guard_says_renamed_for_an_added_object_of_the_kind() -> None:
+    ng = nodegroup_v1()
+    diff = compare(tree("dev", ng), tree("dev", renamed(ng, "k8s-ais-batch-dev-zone-z")))
+    [finding] = deletion_guard(diff, retired={})
+    assert "(renamed to k8s-ais-batch-dev-zone-z?)" in finding.message
+
+
+def test_deletion_guard_renamed_cluster_moves_folder() -> None:
+    base = tree("dev", cluster_v1(), folder="clusters/old")
+    head = tree("dev", renamed(cluster_v1(), "new"), folder="clusters/new")
+    [finding] = deletion_guard(compare(base, head), retired={})
+    assert "(renamed to new?)" in finding.message
+
+
+def test_deletion_guard_lets_retired_objects_go() -> None:
+    diff = compare(tree("dev", cluster_v1()), tree("dev"))
+    [removed] = diff.environments[0].removed
+    [finding] = deletion_guard(diff, retired={("dev", removed.identity): "clusters/x.py:3 (c)"})
+    assert finding.level == "note"
+    assert finding.message == "deleted, retired at clusters/x.py:3 (c)"
+    # Retired in another environment does not count.
+    [other] = deletion_guard(diff, retired={("prod", removed.identity): "x"})
+    assert other.level == "error"
+
+
+def test_deletion_guard_ignores_other_kinds_and_additions() -> None:
+    diff = compare(tree("dev", config_map()), tree("dev", cluster_v1()))
+    assert deletion_guard(diff, retired={}) == []
+
+
+def test_deletion_guard_catches_a_changed_api_group() -> None:
+    moved = copy.deepcopy(cluster_v1())
+    moved["apiVersion"] = "containerinfra.openstack.m.crossplane.io/v1alpha1"
+    diff = compare(tree("dev", cluster_v1()), tree("dev", moved))
+    [finding] = deletion_guard(diff, retired={})
+    assert finding.level == "error"
+
+
+# --- immutable-field guard -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def immutable() -> dict[tuple[str, str], tuple[ImmutableField, ...]]:
+    return immutable_fields(load_crds(crds_dir()))
+
+
+def test_immutable_fields_from_the_real_crds(
+    immutable: dict[tuple[str, str], tuple[ImmutableField, ...]],
+) -> None:
+    fields = {f.path: f.replaces for f in immutable[(f"{MAGNUM}/v1alpha1", "ClusterV1")]}
+    assert fields[("spec", "forProvider", "labels")] == "node"  # upstream's wording
+    assert ("spec", "forProvider", "name") in fields
+    assert ("spec", "forProvider", "nodeCount") not in fields
+    assert not any(p[0] == "status" for p in fields)
+
+
+def test_immutable_guard_warns_then_fails_when_strict(
+    immutable: dict[tuple[str, str], tuple[ImmutableField, ...]],
+) -> None:
+    new = copy.deepcopy(cluster_v1())
+    new["spec"]["forProvider"]["labels"]["monitoring_enabled"] = "true"
+    new["spec"]["forProvider"]["nodeCount"] = 7
+    diff = compare(tree("dev", cluster_v1()), tree("dev", new))
+    [warning] = immutable_guard(diff, immutable=immutable)
+    assert warning.level == "warning"
+    assert warning.message.startswith(
+        'spec.forProvider.labels.monitoring_enabled: "false" -> "true": the CRD says changing '
+        "spec.forProvider.labels creates a new"
+    )
+    [error] = immutable_guard(diff, immutable=immutable, strict=True)
+    assert error.level == "error"
+
+
+def test_immutable_guard_is_quiet_for_mutable_fields(
+    immutable: dict[tuple[str, str], tuple[ImmutableField, ...]],
+) -> None:
+    new = copy.deepcopy(cluster_v1())
+    new["spec"]["forProvider"]["nodeCount"] = 7
+    diff = compare(tree("dev", cluster_v1()), tree("dev", new))
+    assert immutable_guard(diff, immutable=immutable, strict=True) == []
+
+
+def test_immutable_guard_wildcards() -> None:
+    rules = {("g/v1", "K"): (ImmutableField(("spec", "items", "[]", "id"), "thing"),)}
+    old = {"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "k"}}
+    old["spec"] = {"items": [{"id": "a", "size": 1}]}
+    new = copy.deepcopy(old)
+    new["spec"]["items"][0]["size"] = 2
+    assert immutable_guard(compare(tree("e", old), tree("e", new)), immutable=rules) == []
+    new["spec"]["items"][0]["id"] = "b"
+    [finding] = immutable_guard(compare(tree("e", old), tree("e", new)), immutable=rules)
+    assert "spec.items[0].id" in finding.message
+
+
+# --- reports ---------------------------------------------------------------------------------
+
+
+def sample_diff() -> tuple[FleetDiff, list[Any]]:
+    ng = nodegroup_v1()
+    grown = copy.deepcopy(ng)
+    grown["spec"]["forProvider"]["nodeCount"] = 3
+    grown["metadata"]["annotations"] = {"crossplane.io/external-name": "x/```y"}
+    base = {
+        **tree("dev", cluster_v1(), ng),
+        **tree("prod", cluster_v1(), provider_config(), folder="platform"),
+    }
+    head = {**tree("dev", cluster_v1(), grown, config_map()), **tree("prod", cluster_v1())}
+    head["prod"] = base["prod"] | {}
+    del head["prod"][next(p for p in head["prod"] if "providerconfig" in p)]
+    diff = compare(base, head, order=["dev", "prod"])
+    return diff, deletion_guard(diff, retired={})
+
+
+def test_text_report(snapshot: SnapshotAssertion) -> None:
+    diff, findings = sample_diff()
+    assert render_text(diff, findings, title="Base abc -> working tree.") == snapshot
+
+
+def test_markdown_report(snapshot: SnapshotAssertion) -> None:
+    diff, findings = sample_diff()
+    extra = [ReportSection("What the change touches", "```mermaid\ngraph LR\n  a --> b\n```")]
+    text = render_markdown(
+        diff, findings, title="Base `abc` -> working tree.", extra_sections=extra
+    )
+    assert "> [!CAUTION]" in text
+    assert "| `dev` | 1 | 0 | 1 |" in text
+    assert text.count("<details>") == 1
+    # A value holding backticks cannot close the fence it is shown in.
+    assert "````diff" in text
+    assert text.index("#### What the change touches") > text.index("<details>")
+    assert text == snapshot
+
+
+def test_markdown_budget_leaves_details_out_but_keeps_the_summary() -> None:
+    diff, findings = sample_diff()
+    text = render_markdown(diff, findings, title="t", budget=10)
+    assert "<details>" not in text
+    assert "_1 more changed object left out" in text
+    assert "| `prod` | 0 | 1 | 0 |" in text
+
+
+def test_empty_diff_reports() -> None:
+    diff = compare(tree("dev", config_map()), tree("dev", config_map()))
+    assert diff.empty
+    assert render_text(diff, [], title="t") == "t\ndev: no changes\n\nno guard findings\n"
+    assert "No object changes in any environment." in render_markdown(diff, [], title="t")
