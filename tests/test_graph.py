@@ -121,7 +121,8 @@ MERMAID = (
     "    end\n"
     '    subgraph dev_clusters_web["web"]\n'
     "      direction TB\n"
-    '      dev_cluster_web["magnum k8s-1.30<br/>2 nodes"]\n'
+    '      dev_cluster_web["magnum k8s-1.30<br/>3 nodes"]\n'
+    '      dev_pool_web_default_worker("default-worker: 1 x m1")\n'
     '      dev_pool_web_a("a: 2 x m2")\n'
     '      dev_registration_web{{"ArgoCD Cluster web"}}\n'
     "    end\n"
@@ -136,6 +137,7 @@ MERMAID = (
     "  dev_wave_argocd_root_0 --> dev_app_argocd_clusters\n"
     "  dev_wave_argocd_root_0 --> dev_wave_argocd_root_1\n"
     "  dev_wave_argocd_root_1 --> dev_app_argocd_packages\n"
+    "  dev_cluster_web --> dev_pool_web_default_worker\n"
     "  dev_cluster_web --> dev_pool_web_a\n"
     "  dev_app_argocd_clusters -.-> dev_cluster_web\n"
     '  dev_cluster_web -.->|"registered"| dev_registration_web\n'
@@ -163,7 +165,8 @@ DOT = (
     "    }\n"
     "    subgraph cluster_dev_clusters_web {\n"
     '      label="web";\n'
-    '      dev_cluster_web [label="magnum k8s-1.30\\n2 nodes", shape=box];\n'
+    '      dev_cluster_web [label="magnum k8s-1.30\\n3 nodes", shape=box];\n'
+    '      dev_pool_web_default_worker [label="default-worker: 1 x m1", shape=box, style="rounded"];\n'
     '      dev_pool_web_a [label="a: 2 x m2", shape=box, style="rounded"];\n'
     '      dev_registration_web [label="ArgoCD Cluster web", shape=hexagon];\n'
     "    }\n"
@@ -178,6 +181,7 @@ DOT = (
     "  dev_wave_argocd_root_0 -> dev_app_argocd_clusters;\n"
     "  dev_wave_argocd_root_0 -> dev_wave_argocd_root_1;\n"
     "  dev_wave_argocd_root_1 -> dev_app_argocd_packages;\n"
+    "  dev_cluster_web -> dev_pool_web_default_worker;\n"
     "  dev_cluster_web -> dev_pool_web_a;\n"
     "  dev_app_argocd_clusters -> dev_cluster_web [style=dashed];\n"
     '  dev_cluster_web -> dev_registration_web [label="registered", style=dashed];\n'

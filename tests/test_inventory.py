@@ -126,8 +126,8 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
             "cluster": "web-dev",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "2",
-            "nodes": "1 (1-6)",
+            "node_pools": "3",
+            "nodes": "2 (2-7)",
             "account": "PROJ",
             "argocd": "yes",
             "protected": "yes",
@@ -137,8 +137,8 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
             "cluster": "lab",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "1",
-            "nodes": "2",
+            "node_pools": "2",
+            "nodes": "3",
             "account": "PROJ",
             "argocd": "no",
             "protected": "no",
@@ -148,8 +148,8 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
             "cluster": "web-prod",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "2",
-            "nodes": "3 (3-8)",
+            "node_pools": "3",
+            "nodes": "4 (4-9)",
             "account": "PROJ",
             "argocd": "yes",
             "protected": "yes",
@@ -159,8 +159,8 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
             "cluster": "old (retired)",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "0",
-            "nodes": "0",
+            "node_pools": "1",
+            "nodes": "1",
             "account": "PROJ",
             # retired: renders nothing, so nothing registers it
             "argocd": "no",
@@ -190,6 +190,14 @@ def test_json_has_every_field(tmp_path: Path) -> None:
         "kubernetes_version": "v1.30.1",
         "node_pools": [
             {
+                "name": "default-worker",
+                "machine_size": "m1",
+                "node_count": 1,
+                "min_node_count": None,
+                "max_node_count": None,
+                "placement": [],
+            },
+            {
                 "name": "a",
                 "machine_size": "m2",
                 "node_count": 1,
@@ -206,9 +214,9 @@ def test_json_has_every_field(tmp_path: Path) -> None:
                 "placement": [],
             },
         ],
-        "nodes": 1,
-        "min_nodes": 1,
-        "max_nodes": 6,
+        "nodes": 2,
+        "min_nodes": 2,
+        "max_nodes": 7,
         "account": "PROJ",
         "registered_in_argocd": True,
         "deletion_protection": True,
@@ -222,10 +230,10 @@ def test_csv_exact(tmp_path: Path) -> None:
     assert to_csv(inventory(_tiny(tmp_path))) == (
         "environment,cluster,cloud,template,kubernetes_version,node_pools,nodes,min_nodes,"
         "max_nodes,account,registered_in_argocd,deletion_protection,retired\n"
-        "dev,web-dev,magnum,k8s-1.30,v1.30.1,a burst,1,1,6,PROJ,true,true,false\n"
-        "dev,lab,magnum,k8s-1.30,v1.30.1,a,2,,,PROJ,false,false,false\n"
-        "prod,web-prod,magnum,k8s-1.30,v1.30.1,a burst,3,3,8,PROJ,true,true,false\n"
-        "prod,old,magnum,k8s-1.30,v1.30.1,,0,,,PROJ,false,true,true\n"
+        "dev,web-dev,magnum,k8s-1.30,v1.30.1,default-worker a burst,2,2,7,PROJ,true,true,false\n"
+        "dev,lab,magnum,k8s-1.30,v1.30.1,default-worker a,3,,,PROJ,false,false,false\n"
+        "prod,web-prod,magnum,k8s-1.30,v1.30.1,default-worker a burst,4,4,9,PROJ,true,true,false\n"
+        "prod,old,magnum,k8s-1.30,v1.30.1,default-worker,1,,,PROJ,false,true,true\n"
     )
 
 
@@ -249,9 +257,9 @@ def test_table_shows_every_row(tmp_path: Path) -> None:
         "web-dev",
         "magnum",
         "k8s-1.30",
+        "3",
         "2",
-        "1",
-        "(1-6)",
+        "(2-7)",
         "PROJ",
         "yes",
         "yes",
@@ -285,13 +293,12 @@ def example(tmp_path: Path) -> Path:
 def test_cli_piped_output_is_json(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--root", str(example), "ls", "--env", "test"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [row["cluster"] for row in data] == [
-        "k8s-ais-batch-test-multi-v25",
-        "k8s-ais-web-test-v25",
-        "k8s-ais-ci-test-v25",
-        "k8s-edh-app-test-multi-v25",
-    ]
+    clusters = [row["cluster"] for row in data]
+    assert {"k8s-ais-batch-test-multi-v25", "k8s-ais-ci-test-v25"} <= set(clusters)
+    assert "k8s-edh-dev-v25" not in clusters  # a dev-only cluster
     assert {row["environment"] for row in data} == {"test"}
+    ci = next(row for row in data if row["cluster"] == "k8s-ais-ci-test-v25")
+    assert (ci["nodes"], ci["template"]) == (3, "kubernetes-1.25.3-3")
 
 
 def test_cli_csv(example: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,6 +20,8 @@ EXTERNAL_NAME = "crossplane.io/external-name"
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
 DELETION_POLICIES = ("Orphan", "Delete")
 MANAGEMENT_POLICIES = ("*", "Create", "Update", "Delete", "Observe", "LateInitialize")
+DEFAULT_WORKER = "default-worker"
+"""Magnum's name for the node group that ``node_count`` and ``flavor`` describe."""
 
 IntPerEnv = int | PerEnv[int]
 
@@ -362,8 +364,19 @@ class MagnumCluster(FleetCluster):
         return self.project.project_name
 
     def node_pools(self, environment: str) -> list[NodePoolSummary]:
-        """The node groups as node pools."""
-        return [
+        """Magnum's ``default-worker`` node group (the cluster's ``node_count`` and
+        ``flavor``), then the declared node groups."""
+        r = self._resolved[environment]
+        zone = r["labels"].get("availability_zone")
+        default = NodePoolSummary(
+            name=DEFAULT_WORKER,
+            machine_size=r["flavor"],
+            node_count=r["counts"].node_count,
+            min_node_count=None,
+            max_node_count=None,
+            placement=(zone,) if zone else (),
+        )
+        return [default] + [
             NodePoolSummary(
                 name=group.name,
                 machine_size=group.flavor,
@@ -372,7 +385,7 @@ class MagnumCluster(FleetCluster):
                 max_node_count=counts.max_node_count,
                 placement=(group.availability_zone,) if group.availability_zone else (),
             )
-            for group, counts in self._resolved[environment]["groups"]
+            for group, counts in r["groups"]
         ]
 
     def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
