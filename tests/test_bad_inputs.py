@@ -1,0 +1,353 @@
+"""Bad input, table-driven: each case names its message and exit code, and leaves dist/ alone.
+
+Every case runs through the real command line against a copy of a small project whose
+``dist/`` is committed-style (rendered by ``fleet synth`` before the case breaks
+something); a sha256 of every file under ``dist/`` is taken before and after. Most cases
+run in-process (``fleet.cli.main``); those marked ``subprocess`` run the installed
+``fleet`` script, as a user or CI would.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from crd_samples import crds_dir
+from support import tree_hash
+
+from fleet.cli import main
+
+PYPROJECT = """\
+[tool.fleet]
+environments = ["dev", "test", "prod"]
+"""
+
+TEMPLATES = """\
+from fleet import ClusterTemplate
+
+SINGLE = ClusterTemplate(
+    name="kubernetes-1.25.3-3",
+    kubernetes_version="v1.25.3",
+    base_labels={"kube_tag": "v1.25.3-cern.0", "monitoring_enabled": "false"},
+    optional_labels=["availability_zone"],
+)
+"""
+
+BASE = """\
+from clusters.templates import SINGLE
+from fleet import Fleet, MagnumCluster, NodeGroup, OpenStackProject
+
+
+def define(fleet: Fleet) -> None:
+    demo = OpenStackProject(fleet, "demo", project_name="DEMO")
+    MagnumCluster(
+        fleet, "web", name="web-{env}", environments=["dev", "test", "prod"],
+        project=demo, template=SINGLE, flavor="m2.large", keypair="k", node_count=2,
+        node_groups=[NodeGroup(name="zone-a", flavor="m2.large", node_count=1)],
+    )
+"""
+
+PRELUDE = """\
+import cdk8s
+
+from clusters.templates import SINGLE
+from fleet import Fleet, JsonPatch, MagnumCluster, NodeGroup, OpenStackProject, per_env
+
+
+def define(fleet: Fleet) -> None:
+    broken = OpenStackProject(fleet, "broken", project_name="BROKEN")
+"""
+
+MAGNUM_DEFAULTS = {
+    "name": '"x-{env}"',
+    "environments": '["dev"]',
+    "project": "broken",
+    "template": "SINGLE",
+    "flavor": '"m2.large"',
+    "keypair": '"k"',
+    "node_count": "1",
+}
+
+
+def magnum(construct_id: str = "x", *, after: str = "", **fields: str) -> str:
+    """A definition module declaring one MagnumCluster; ``fields`` are Python source."""
+    args = {**MAGNUM_DEFAULTS, **fields}
+    call = f"MagnumCluster(fleet, {construct_id!r}, " + ", ".join(
+        f"{k}={v}" for k, v in args.items()
+    )
+    body = f"cluster = {call})\n{textwrap.dedent(after)}"
+    return PRELUDE + textwrap.indent(body, "    ")
+
+
+SEED_TFVARS = """\
+project_name = "JEEDY AIS"
+region_name = "cern"
+keypair = "shared-jeedy-key"
+cluster_name = "k8s-ais-batch-dev-multi-v25"
+cluster_template_name = "kubernetes-1.25.3-3"
+flavor = "m2.xlarge"
+master_count = "1"
+node_count = "1"
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: files written into the project, the command, what it must say."""
+
+    id: str
+    files: dict[str, str]
+    message: str
+    """A regex that one stderr line (without ``error: ``) must match from its start."""
+    argv: tuple[str, ...] = ("synth",)
+    exit_code: int = 2
+    subprocess: bool = False
+
+
+CASES = [
+    Case(
+        "unknown-template",
+        {"clusters/broken.py": magnum(template='"kubernetes-1.25.3-33"')},
+        r"clusters/broken\.py:\d+ \(x\): template: unknown cluster template "
+        r"'kubernetes-1\.25\.3-33'; did you mean 'kubernetes-1\.25\.3-3'\?$",
+        subprocess=True,
+    ),
+    Case(
+        "label-typo",
+        {"clusters/broken.py": magnum(labels='{"monitoring_enabeld": "true"}')},
+        r"clusters/broken\.py:\d+ \(x\): labels: label 'monitoring_enabeld' is neither a base "
+        r"nor an optional label of template 'kubernetes-1\.25\.3-3'; did you mean "
+        r"'monitoring_enabled'\?",
+    ),
+    Case(
+        "label-value-not-a-string",
+        {"clusters/broken.py": magnum(labels='{"monitoring_enabled": True}')},
+        r"clusters/broken\.py:\d+ \(x\): labels: label values are strings, got True for "
+        r"'monitoring_enabled'$",
+    ),
+    Case(
+        "negative-node-count",
+        {"clusters/broken.py": magnum(node_count="-1")},
+        r"clusters/broken\.py:\d+ \(x\): node_count: must be 0 or more, got -1 \(dev\)$",
+    ),
+    Case(
+        "no-masters",
+        {"clusters/broken.py": magnum(master_count="0")},
+        r"clusters/broken\.py:\d+ \(x\): master_count: must be 1 or more, got 0$",
+    ),
+    Case(
+        "duplicate-cluster-name",
+        {"clusters/broken.py": magnum(name='"web-{env}"')},
+        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: "
+        r"clusters/base\.py:\d+ \(web\) and clusters/broken\.py:\d+ \(x\)$",
+    ),
+    Case(
+        "duplicate-construct-id",
+        {"clusters/broken.py": magnum("web")},
+        r"clusters/broken\.py:\d+: id: duplicate declaration 'web' "
+        r"\(first at clusters/base\.py:\d+\)$",
+    ),
+    Case(
+        "duplicate-node-group",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="a", flavor="m2.large", node_count=1), '
+                'NodeGroup(name="a", flavor="m2.large", node_count=2)]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): node_groups: duplicate node group name 'a'$",
+    ),
+    Case(
+        "node-group-without-flavor",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="a", flavor="", node_count=1)]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(node group a\): flavor: a node group needs a flavor$",
+    ),
+    Case(
+        "unknown-environment",
+        {"clusters/broken.py": magnum(environments='["dev", "staging"]')},
+        r"clusters/broken\.py:\d+ \(x\): environments: unknown environment 'staging' "
+        r"\(configured: dev, test, prod\)$",
+    ),
+    Case(
+        "per-env-missing-an-environment",
+        {
+            "clusters/broken.py": magnum(
+                environments='["dev", "test", "prod"]', node_count="per_env(dev=1, prod=3)"
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): node_count: no value for environment 'test' "
+        r"\(given for: dev, prod\) and no default$",
+    ),
+    Case(
+        "bad-dns-name",
+        {"clusters/broken.py": magnum(name='"Web_Cluster"')},
+        r"clusters/broken\.py:\d+ \(x\): name: must be lower-case letters, digits and '-', "
+        r"start and end with a letter or digit, at most 63 characters; got 'Web_Cluster'$",
+    ),
+    Case(
+        "min-above-max",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="a", flavor="m2.large", node_count=3, '
+                "min_node_count=5, max_node_count=2)]"
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): node_groups\[a\]\.min_node_count: min_node_count 5 "
+        r"is above max_node_count 2 \(dev\)$",
+    ),
+    Case(
+        "unknown-keyword-argument",
+        {"clusters/broken.py": magnum(nodecount="3")},
+        r"clusters/broken\.py:\d+: TypeError: MagnumCluster\.__init__\(\) got an unexpected "
+        r"keyword argument 'nodecount'",
+    ),
+    Case(
+        "syntax-error",
+        {"clusters/broken.py": PRELUDE + "    MagnumCluster(fleet, 'x',\n"},
+        r"clusters/broken\.py:\d+: syntax error: '\(' was never closed$",
+        subprocess=True,
+    ),
+    Case(
+        "secret-data-in-an-environment-chart",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(
+                textwrap.dedent(
+                    """\
+                    secret = cdk8s.ApiObject(
+                        fleet.environment("dev"), "creds", api_version="v1", kind="Secret",
+                        metadata={"name": "creds", "namespace": "default"},
+                    )
+                    secret.add_json_patch(cdk8s.JsonPatch.add("/data", {"password": "aGk="}))
+                    """
+                ),
+                "    ",
+            )
+        },
+        r"dev: Secret default/creds: data: Secret with data: secret values must never be "
+        r"rendered into dist/",
+    ),
+    Case(
+        "schema-violation-through-a-json-patch",
+        {
+            "clusters/broken.py": magnum(
+                after='cluster.add_json_patch(JsonPatch.replace("/spec/forProvider/nodeCount", '
+                '"3"), kind="ClusterV1")\n'
+            )
+        },
+        r'dev: ClusterV1 x-dev: spec\.forProvider\.nodeCount: expected number, got "3"',
+    ),
+    Case(
+        "unknown-environment-on-the-command-line",
+        {},
+        r"environment: unknown environment 'staging' \(configured: dev, test, prod\)$",
+        argv=("synth", "--env", "staging"),
+    ),
+    Case(
+        "malformed-tfvars",
+        {"import/bad.tfvars": SEED_TFVARS + 'labels = {\n  "kube_tag" = \n'},
+        r"import/bad\.tfvars:10: malformed HCL at column 16: ",
+        argv=("import", "tfvars", "import/bad.tfvars"),
+    ),
+    Case(
+        "tfvars-without-cluster-name",
+        {
+            "import/bad.tfvars": SEED_TFVARS.replace(
+                'cluster_name = "k8s-ais-batch-dev-multi-v25"\n', ""
+            )
+        },
+        r"import/bad\.tfvars: cluster_name: missing cluster_name$",
+        argv=("import", "tfvars", "import/bad.tfvars"),
+    ),
+    Case(
+        "tfvars-with-a-negative-node-count",
+        {"import/bad.tfvars": SEED_TFVARS.replace('node_count = "1"', 'node_count = "-2"')},
+        r"import/bad\.tfvars:\d+: node_count: must be 0 or more, got -2$",
+        argv=("import", "tfvars", "import/bad.tfvars"),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The small project with dist/ rendered, as it would be committed."""
+    root = tmp_path_factory.mktemp("bad-inputs") / "project"
+    (root / "clusters").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "clusters" / "__init__.py").write_text("")
+    (root / "clusters" / "templates.py").write_text(TEMPLATES)
+    (root / "clusters" / "base.py").write_text(BASE)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FLEET_CRDS_DIR", str(crds_dir()))
+        mp.chdir(root)
+        assert main(["--root", str(root), "synth"]) == 0
+    assert (root / "dist" / "dev" / "clusters" / "web-dev").is_dir()
+    yield root
+
+
+def sources(folder: Path) -> dict[str, str]:
+    """Hashes of the declarations, without the bytecode that importing them writes."""
+    return {k: v for k, v in tree_hash(folder).items() if "__pycache__" not in k}
+
+
+def run(root: Path, case: Case) -> tuple[int, str, str]:
+    if case.subprocess:
+        fleet = Path(sys.executable).with_name("fleet")
+        proc = subprocess.run(
+            [str(fleet), "--root", str(root), *case.argv],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return proc.returncode, proc.stdout, proc.stderr
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["--root", str(root), *case.argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(CASES) >= 15
+    assert len({c.id for c in CASES}) == len(CASES)
+    assert sum(1 for c in CASES if c.argv[0] == "import") >= 2
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(
+    case: Case, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(project, root, ignore=shutil.ignore_patterns("__pycache__"))
+    for relpath, source in case.files.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    monkeypatch.setenv("FLEET_CRDS_DIR", str(crds_dir()))
+    monkeypatch.chdir(root)
+    dist_before = tree_hash(root / "dist")
+    clusters_before = sources(root / "clusters")
+
+    code, out, err = run(root, case)
+
+    lines = err.splitlines()
+    assert code == case.exit_code, err
+    assert lines, "no error message"
+    assert all(line.startswith("error: ") for line in lines), err
+    assert any(re.match(case.message, line.removeprefix("error: ")) for line in lines), err
+    assert "Traceback" not in err + out
+    assert tree_hash(root / "dist") == dist_before
+    assert sources(root / "clusters") == clusters_before
