@@ -388,8 +388,6 @@ NODEGROUP = ("containerinfra.openstack.crossplane.io", "NodegroupV1", "", "web-a
 def test_touched_subgraph_exact(tmp_path: Path) -> None:
     _, manifests = _tiny(tmp_path)
     assert touched_subgraph(manifests, [("dev", NODEGROUP)]) == (
-        "### Where the change lands\n"
-        "\n"
         "```mermaid\n"
         "flowchart LR\n"
         '  subgraph dev["dev"]\n'

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import posixpath
 import sys
 
+from fleet.cli_diff import EXTRA_SECTIONS, DiffContext
 from fleet.config import FleetConfig
-from fleet.graph import FORMATS, fleet_graph, render
+from fleet.diff_report import ReportSection
+from fleet.graph import FORMATS, fleet_graph, render, touched_subgraph
+from fleet.manifest import Manifest
 
 
 def _graph(args: argparse.Namespace, config: FleetConfig) -> int:
@@ -40,3 +44,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
     p.add_argument("--format", choices=FORMATS, default="mermaid", help="mermaid (default) or dot")
     p.set_defaults(handler=_graph)
+
+
+MAX_DRAWN_OBJECTS = 60
+"""Above this many changed objects the diagram would be unreadable (and GitHub refuses
+diagrams over 500 edges): the section says so instead."""
+
+
+def diff_section(context: DiffContext) -> ReportSection | None:
+    """``fleet diff --format markdown``: where the change lands in the bootstrap.
+
+    Per environment, the changed objects and the Applications and waves that apply
+    them; removed objects are placed with the base revision's Applications.
+    """
+    if not context.markdown:
+        return None
+    changed = [
+        (env.environment, ref.identity)
+        for env in context.diff.environments
+        for ref in (*env.added, *env.removed, *(c.after for c in env.changed))
+    ]
+    if not changed:
+        return None
+    title = "Where the change lands"
+    if len(changed) > MAX_DRAWN_OBJECTS:
+        return ReportSection(
+            title,
+            f"{len(changed)} objects change, too many to draw; run `fleet graph` for the "
+            "whole bootstrap.",
+        )
+    base = [
+        Manifest(env, dict(body), posixpath.dirname(relpath), "base")
+        for env, files in context.base_tree.items()
+        for relpath, body in files.items()
+        if body.get("kind")
+    ]
+    head = [m for ms in context.head.manifests.values() for m in ms]
+    # the head first: an object on both sides is placed where it is now
+    body = touched_subgraph([*head, *base], changed, dist=context.config.dist)
+    return ReportSection(title, body)
+
+
+if diff_section not in EXTRA_SECTIONS:
+    EXTRA_SECTIONS.append(diff_section)

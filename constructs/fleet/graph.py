@@ -509,14 +509,14 @@ def touched_subgraph(
     *,
     dist: str = "dist",
 ) -> str:
-    """A Markdown section with a Mermaid diagram of what a change touches ("" if nothing).
+    """A fenced Mermaid block of what a change touches, for Markdown ("" if nothing).
 
     ``changed_identities`` are ``(environment, (group, kind, namespace, name))`` pairs.
     """
     if not changed_identities:
         return ""
     diagram = to_mermaid(touched_graph(manifests, changed_identities, dist=dist))
-    return f"### Where the change lands\n\n```mermaid\n{diagram}```\n"
+    return f"```mermaid\n{diagram}```\n"
 
 
 # --- writing -------------------------------------------------------------------------
