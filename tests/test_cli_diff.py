@@ -38,10 +38,20 @@ def definition(
     alpha_envs: str = '["dev", "prod"]',
     alpha_retired: bool = False,
     beta_name: str = "beta-{env}",
+    argocd: bool = False,
 ) -> str:
+    registrations = (
+        'ArgoCd(fleet, "argocd", server_addr="argocd-server.argocd.svc:443", '
+        'credentials=SecretKeyRef(name="argocd", namespace="crossplane-system", key="token"))'
+        if argocd
+        else ""
+    )
     return textwrap.dedent(
         f"""\
-        from fleet import ClusterTemplate, Fleet, MagnumCluster, NodeGroup, OpenStackProject
+        from fleet import (
+            ArgoCd, ClusterTemplate, Fleet, MagnumCluster, NodeGroup, OpenStackProject,
+            SecretKeyRef,
+        )
 
         T = ClusterTemplate(
             name="k8s-1.30",
@@ -62,6 +72,7 @@ def definition(
                 fleet, "beta", name="{beta_name}", environments=["dev"],
                 project=demo, template=T, flavor="m2.large", keypair="k", node_count=1,
             )
+            {registrations}
         """
     )
 
@@ -179,14 +190,20 @@ def test_removed_and_renamed_clusters_are_blocked(tmp_path: Path, private_tempdi
 
 
 def test_retired_cluster_may_disappear(tmp_path: Path, private_tempdir: Path) -> None:
-    root = make_repo(tmp_path, definition())
-    write_project(root, definition(alpha_retired=True))
+    root = make_repo(tmp_path, definition(argocd=True))
+    write_project(root, definition(alpha_retired=True, argocd=True))
     code, out, err = diff(root)
     assert (code, err) == (0, "")
     notes = [line for line in out.splitlines() if line.startswith("note: ")]
-    assert len(notes) == 4  # ClusterV1 and NodegroupV1, in dev and prod
+    # ClusterV1, NodegroupV1 and the ArgoCD registration (rendered by ArgoCd, not by the
+    # cluster), in dev and prod.
+    assert len(notes) == 6, out
     assert notes[0].startswith(
         f"note: dev: ClusterV1 alpha-dev ({MAGNUM}): deleted, retired at clusters/demo.py:"
+    )
+    assert any(
+        n.startswith("note: prod: Cluster alpha-prod (cluster.argocd.crossplane.io): deleted, ")
+        for n in notes
     )
     assert "  - ClusterV1 alpha-prod  (clusters/alpha-prod/" in out
     assert_clean(root, private_tempdir)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fleet.cluster import FleetCluster
 from fleet.config import FleetConfig
 from fleet.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.crds import index_cache_dir, load_crds, resolve_crds_dir
@@ -41,7 +42,7 @@ from fleet.diff_report import ReportSection, render_markdown, render_text
 from fleet.discovery import load_fleet
 from fleet.errors import FleetError
 from fleet.manifest import Identity
-from fleet.synth import Synth, synthesize
+from fleet.synth import Synth, render_environment, synthesize
 from fleet.writer import read_tree
 
 EXIT_OK, EXIT_CHECK = 0, 1
@@ -60,8 +61,6 @@ class DiffContext:
     head_tree: Tree
     markdown: bool
 
-
-RetiredIdentities = Callable[[str], list[Identity]]
 
 SectionProvider = Callable[[DiffContext], ReportSection | None]
 
@@ -175,23 +174,31 @@ def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Tree:
 
 
 def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
-    """(environment, identity) -> definition, for what retired declarations would render.
+    """(environment, identity) -> definition, for every object that retiring took away.
 
-    Any declaration with a ``retired_identities(environment)`` method takes part
-    (:meth:`FleetCluster.retired_identities`; a registration or project may add its own).
+    The fleet is rendered once as it is and once with every retired cluster revived; what
+    only the second render holds is what retirement removed: the cluster's own objects and
+    whatever other declarations render for it (its ArgoCD registration, for one).
     """
     fleet = load_fleet(config)
-    out: dict[tuple[str, Identity], str] = {}
-    for construct in fleet.declarations():
-        retired_identities: RetiredIdentities | None = getattr(
-            construct, "retired_identities", None
-        )
-        if retired_identities is None:
-            continue
-        for env in construct.environments:
-            for identity in retired_identities(env):
-                out[(env, identity)] = construct.context
-    return out
+    retired = [c for c in fleet.declarations() if isinstance(c, FleetCluster) and c.retired]
+    if not retired:
+        return {}
+    envs = config.environments
+    actual = {env: {m.identity for m in render_environment(fleet, env)} for env in envs}
+    for cluster in retired:
+        cluster.retired = False
+    try:
+        revived = {env: render_environment(fleet, env) for env in envs}
+    finally:
+        for cluster in retired:
+            cluster.retired = True
+    return {
+        (env, m.identity): m.source
+        for env, manifests in revived.items()
+        for m in manifests
+        if m.identity not in actual[env]
+    }
 
 
 def _guards(

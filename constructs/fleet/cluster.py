@@ -14,7 +14,7 @@ from typing import ClassVar
 from fleet.errors import DefinitionError
 from fleet.fleet import Fleet
 from fleet.fleet_construct import FleetConstruct, sync_options
-from fleet.manifest import Identity, Manifest
+from fleet.manifest import Manifest
 from fleet.names import check_dns_label
 from fleet.values import PerEnv, SecretKeyRef, resolve
 
@@ -122,12 +122,3 @@ class FleetCluster(FleetConstruct):
         if self.retired:
             return []
         return super().manifests(environment)
-
-    def retired_identities(self, environment: str) -> list[Identity]:
-        """What a retired cluster would render in ``environment`` were it not retired.
-
-        ``fleet diff`` lets exactly these objects disappear; empty when not retired.
-        """
-        if not self.retired:
-            return []
-        return [m.identity for m in super().manifests(environment)]
