@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from support import REPO
 
 from fleet import Fleet, FleetConfig
+from fleet.cluster_template import catalog
 
 PYPROJECT = """\
 [tool.fleet]
 environments = ["dev", "test", "prod"]
 """
+
+
+@pytest.fixture(autouse=True)
+def fresh_template_catalog() -> Iterator[None]:
+    """Templates register in a process-wide catalog: a fleet loaded by one test (the
+    example's ``kubernetes-1.25.3-3-multi``) must not clash with a template of the
+    same name that another test declares."""
+    catalog().clear()
+    yield
+    catalog().clear()
 
 
 @pytest.fixture
