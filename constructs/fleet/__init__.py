@@ -13,6 +13,9 @@ from fleet.fleet import Fleet
 from fleet.fleet_construct import FleetConstruct
 from fleet.magnum_cluster import MagnumCluster, NodeGroup
 from fleet.manifest import Manifest
+from fleet.oci_cluster_identity import OciClusterIdentity
+from fleet.oci_managed_cluster import OciManagedCluster, OkeNodePool
+from fleet.oke_network import OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
 from fleet.openstack_project import OpenStackProject
 from fleet.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
@@ -31,6 +34,13 @@ __all__ = [
     "Manifest",
     "NodeGroup",
     "NodePoolSummary",
+    "OciClusterIdentity",
+    "OciManagedCluster",
+    "OkeExistingVcn",
+    "OkeNodePool",
+    "OkeNsg",
+    "OkeSubnet",
+    "OkeVcn",
     "OpenStackProject",
     "PerEnv",
     "SecretKeyRef",

@@ -22,6 +22,62 @@ PROTECT = ("Prune=false", "Delete=false")
 """ArgoCD sync options that keep a cluster alive when its definition disappears."""
 
 
+IntPerEnv = int | PerEnv[int]
+
+
+@dataclass(frozen=True)
+class NodeCounts:
+    """A node pool's size in one environment; min/max are set when it is autoscaled."""
+
+    node_count: int | None
+    min_node_count: int | None
+    max_node_count: int | None
+
+
+def resolve_counts(
+    ctx: str,
+    prefix: str,
+    environment: str,
+    node_count: IntPerEnv | None,
+    min_count: IntPerEnv | None,
+    max_count: IntPerEnv | None,
+) -> NodeCounts:
+    """The counts for ``environment``, checked: integers, 0 or more, min <= count <= max.
+
+    ``prefix`` goes before each field name in errors (``node_pools[web].``).
+    """
+
+    def one(value: IntPerEnv | None, name: str) -> int | None:
+        if value is None:
+            return None
+        v = resolve(value, environment, where=ctx, field=prefix + name)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise DefinitionError(f"must be an integer, got {v!r}", where=ctx, field=prefix + name)
+        if v < 0:
+            raise DefinitionError(
+                f"must be 0 or more, got {v} ({environment})", where=ctx, field=prefix + name
+            )
+        return v
+
+    count = one(node_count, "node_count")
+    low, high = one(min_count, "min_node_count"), one(max_count, "max_node_count")
+    if low is not None and high is not None and low > high:
+        raise DefinitionError(
+            f"min_node_count {low} is above max_node_count {high} ({environment})",
+            where=ctx,
+            field=prefix + "min_node_count",
+        )
+    if count is not None and (
+        (low is not None and count < low) or (high is not None and count > high)
+    ):
+        raise DefinitionError(
+            f"node_count {count} is outside [{low}, {high}] ({environment})",
+            where=ctx,
+            field=prefix + "node_count",
+        )
+    return NodeCounts(count, low, high)
+
+
 @dataclass(frozen=True, kw_only=True)
 class NodePoolSummary:
     """A node pool as fleet-wide code sees it, whatever the cloud calls it."""
@@ -45,6 +101,12 @@ class FleetCluster(FleetConstruct):
     cloud: ClassVar[str] = ""
     bearing_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(apiVersion, kind) of the objects whose deletion would delete the real cluster."""
+    emitted_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(apiVersion, kind) of every object the construct may render (for the bootstrap)."""
+    kinds_without_argocd_health: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """Emitted kinds ArgoCD has no built-in health check for (they need Lua checks)."""
+    capi_feature_gates: ClassVar[tuple[str, ...]] = ()
+    """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
 
     def __init__(
         self,

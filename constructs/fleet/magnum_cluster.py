@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from fleet.cluster import FleetCluster, NodePoolSummary
+from fleet.cluster import FleetCluster, IntPerEnv, NodeCounts, NodePoolSummary, resolve_counts
 from fleet.cluster_template import ClusterTemplate, catalog
 from fleet.errors import DefinitionError, DefinitionErrors
 from fleet.fleet import Fleet
@@ -22,8 +22,6 @@ DELETION_POLICIES = ("Orphan", "Delete")
 MANAGEMENT_POLICIES = ("*", "Create", "Update", "Delete", "Observe", "LateInitialize")
 DEFAULT_WORKER = "default-worker"
 """Magnum's name for the node group that ``node_count`` and ``flavor`` describe."""
-
-IntPerEnv = int | PerEnv[int]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,51 +65,6 @@ class NodeGroup:
         return labels
 
 
-@dataclass(frozen=True)
-class _Counts:
-    node_count: int
-    min_node_count: int | None
-    max_node_count: int | None
-
-
-def _counts(
-    ctx: str,
-    prefix: str,
-    environment: str,
-    node_count: IntPerEnv,
-    min_count: IntPerEnv | None,
-    max_count: IntPerEnv | None,
-) -> _Counts:
-    def one(value: IntPerEnv | None, name: str) -> int | None:
-        if value is None:
-            return None
-        v = resolve(value, environment, where=ctx, field=prefix + name)
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise DefinitionError(f"must be an integer, got {v!r}", where=ctx, field=prefix + name)
-        if v < 0:
-            raise DefinitionError(
-                f"must be 0 or more, got {v} ({environment})", where=ctx, field=prefix + name
-            )
-        return v
-
-    count = one(node_count, "node_count")
-    low, high = one(min_count, "min_node_count"), one(max_count, "max_node_count")
-    assert count is not None  # node_count is required by the signature
-    if low is not None and high is not None and low > high:
-        raise DefinitionError(
-            f"min_node_count {low} is above max_node_count {high} ({environment})",
-            where=ctx,
-            field=prefix + "min_node_count",
-        )
-    if (low is not None and count < low) or (high is not None and count > high):
-        raise DefinitionError(
-            f"node_count {count} is outside [{low}, {high}] ({environment})",
-            where=ctx,
-            field=prefix + "node_count",
-        )
-    return _Counts(count, low, high)
-
-
 class MagnumCluster(FleetCluster):
     """A Magnum cluster with its node groups, as Crossplane ``ClusterV1`` + ``NodegroupV1``.
 
@@ -136,6 +89,7 @@ class MagnumCluster(FleetCluster):
         (API_VERSION, "ClusterV1"),
         (API_VERSION, "NodegroupV1"),
     )
+    emitted_kinds = bearing_kinds
 
     def __init__(
         self,
@@ -284,7 +238,7 @@ class MagnumCluster(FleetCluster):
                 return ""
             return v
 
-        chosen: Mapping[str, str] | None = resolve(labels, env, where=ctx, field="labels")
+        chosen = None if labels is None else resolve(labels, env, where=ctx, field="labels")
         own_labels: dict[str, str] = dict(chosen or {})
         for key, value in own_labels.items():
             if not isinstance(value, str):
@@ -297,10 +251,10 @@ class MagnumCluster(FleetCluster):
                 )
             elif not allow_extra_labels and key not in self.template.known_labels:
                 errors.append(self.template.unknown_label_error(key, where=ctx))
-        counts: _Counts | None = None
+        counts: NodeCounts | None = None
         try:
-            counts = _counts(ctx, "", env, node_count, None, None)
-            masters = _counts(ctx, "master_", env, master_count, None, None).node_count
+            counts = resolve_counts(ctx, "", env, node_count, None, None)
+            masters = resolve_counts(ctx, "master_", env, master_count, None, None).node_count or 0
             if masters < 1:
                 raise DefinitionError(
                     f"must be 1 or more, got {masters}", where=ctx, field="master_count"
@@ -314,7 +268,7 @@ class MagnumCluster(FleetCluster):
                 groups.append(
                     (
                         group,
-                        _counts(
+                        resolve_counts(
                             ctx,
                             f"node_groups[{group.name}].",
                             env,

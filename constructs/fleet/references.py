@@ -115,6 +115,7 @@ OBJECT_REFS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
         ("spec", "template", "spec", "infrastructureRef"),
         ("spec", "template", "spec", "bootstrap", "configRef"),
     ),
+    ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"): (("spec", "identityRef"),),
 }
 """Object references (``{apiVersion|apiGroup, kind, name, namespace?}``) that must resolve."""
 
