@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from fleet.diff import (
     ImmutableField,
     cluster_bearing_kinds,
     compare,
+    compare_files,
     deletion_guard,
     field_changes,
     format_field_path,
@@ -133,6 +135,21 @@ def test_compare_environment_order_and_missing_sides() -> None:
     assert [e.environment for e in diff.environments] == ["dev", "prod", "old"]
     dev, prod, old = diff.environments
     assert (len(dev.added), prod.empty, len(old.removed)) == (1, True, 1)
+
+
+def test_compare_files_skips_identical_bytes_but_matches_moved_objects() -> None:
+    grown = copy.deepcopy(nodegroup_v1())
+    grown["spec"]["forProvider"]["nodeCount"] = 2
+    base = {"dev": {"a/c.yaml": to_yaml(cluster_v1()), "a/n.yaml": to_yaml(nodegroup_v1())}}
+    head = {"dev": {"a/c.yaml": to_yaml(cluster_v1()), "b/n.yaml": to_yaml(grown)}}
+    [env] = compare_files(base, head).environments
+    assert (env.added, env.removed) == ((), ())
+    [change] = env.changed
+    assert (change.before.relpath, change.after.relpath) == ("a/n.yaml", "b/n.yaml")
+    assert [c.dotted for c in change.fields] == ["spec.forProvider.nodeCount"]
+    # Formatting that differs (an older renderer) is not a change.
+    reformatted = {"dev": {"a/c.yaml": json.dumps(cluster_v1()).encode()}}
+    assert compare_files(reformatted, {"dev": {"a/c.yaml": to_yaml(cluster_v1())}}).empty
 
 
 def test_parse_files_round_trips_rendered_yaml() -> None:

@@ -20,6 +20,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from fleet.cluster import FleetCluster
@@ -27,11 +28,12 @@ from fleet.config import FleetConfig
 from fleet.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.crds import index_cache_dir, load_crds, resolve_crds_dir
 from fleet.diff import (
+    Files,
     Finding,
     FleetDiff,
     Tree,
     cluster_bearing_kinds,
-    compare,
+    compare_files,
     deletion_guard,
     immutable_fields,
     immutable_guard,
@@ -57,9 +59,19 @@ class DiffContext:
     config: FleetConfig
     diff: FleetDiff
     head: Synth
-    base_tree: Tree
-    head_tree: Tree
+    base_files: Files
+    head_files: Files
     markdown: bool
+
+    @cached_property
+    def base_tree(self) -> Tree:
+        """Every object of the base revision, parsed (on first use: it costs a parse)."""
+        return parse_files(self.base_files)
+
+    @cached_property
+    def head_tree(self) -> Tree:
+        """Every object of the working tree, parsed (on first use)."""
+        return parse_files(self.head_files)
 
 
 SectionProvider = Callable[[DiffContext], ReportSection | None]
@@ -108,7 +120,7 @@ def resolve_base(repo: Path, ref: str | None) -> tuple[str, str]:
     return sha, ref
 
 
-def render_base(repo: Path, sha: str, project: Path, *, crds_dir: Path | None) -> Tree:
+def render_base(repo: Path, sha: str, project: Path, *, crds_dir: Path | None) -> Files:
     """The base revision rendered by its own code; empty if it has no fleet package.
 
     ``project`` is the fleet project's folder relative to the repository root.
@@ -129,7 +141,7 @@ def render_base(repo: Path, sha: str, project: Path, *, crds_dir: Path | None) -
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Tree:
+def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Files:
     constructs = root / "constructs"
     if not (constructs / "fleet").is_dir():
         return {}
@@ -165,12 +177,11 @@ def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Tree:
         detail = "; ".join(output[-5:]) or f"exit {proc.returncode}"
         raise FleetError(f"cannot render the base revision {sha[:12]}: {detail}")
     dist = FleetConfig.load(root).dist_dir
-    files = {
+    return {
         p.name: read_tree(p)
         for p in sorted(dist.iterdir() if dist.is_dir() else [])
         if p.is_dir() and not p.name.startswith(".")
     }
-    return parse_files(files)
 
 
 def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
@@ -244,12 +255,11 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     sha, described = resolve_base(repo, args.base)
     crds_dir = _crds_dir(args, config)
     head = synthesize(config)
-    head_tree = parse_files(head.files)
-    base_tree = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
-    diff = compare(base_tree, head_tree, order=config.environments)
+    base_files = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
+    diff = compare_files(base_files, head.files, order=config.environments)
     findings = _guards(args, config, diff, crds_dir)
     markdown = args.format == "markdown"
-    context = DiffContext(config, diff, head, base_tree, head_tree, markdown)
+    context = DiffContext(config, diff, head, base_files, head.files, markdown)
     sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]
     title = f"Base `{sha[:12]}` ({described}) -> working tree."
     if markdown:

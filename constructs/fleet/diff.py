@@ -252,6 +252,28 @@ def compare(base: Tree, head: Tree, *, order: Sequence[str] = ()) -> FleetDiff:
     )
 
 
+Files = Mapping[str, Mapping[str, bytes]]
+"""environment -> relative path inside ``dist/<env>/`` -> rendered YAML."""
+
+
+def compare_files(base: Files, head: Files, *, order: Sequence[str] = ()) -> FleetDiff:
+    """:func:`compare` of rendered files; byte-identical files are not even parsed.
+
+    Rendering is canonical, so equal bytes at one path are the same object on both sides,
+    and parsing is most of the cost of a diff (about 0.3 ms per object).
+    """
+
+    def differing(files: Files, other: Files) -> dict[str, dict[str, bytes]]:
+        return {
+            env: {p: data for p, data in env_files.items() if other.get(env, {}).get(p) != data}
+            for env, env_files in files.items()
+        }
+
+    return compare(
+        parse_files(differing(base, head)), parse_files(differing(head, base)), order=order
+    )
+
+
 # --- guards --------------------------------------------------------------------------------
 
 KindPattern = tuple[str, str]
