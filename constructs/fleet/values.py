@@ -122,4 +122,9 @@ def caller_location() -> str:
 
 
 def _is_library(filename: str) -> bool:
-    return filename.startswith(_FLEET_DIR) or any(d in filename for d in _LIBRARY_DIRS[1:])
+    # "<string>" is the __init__ that dataclasses generate for ClusterTemplate, NodeGroup, ...
+    return (
+        filename.startswith(_FLEET_DIR)
+        or filename == "<string>"
+        or any(d in filename for d in _LIBRARY_DIRS[1:])
+    )
