@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fleet.cli_diff import add_parser as _add_diff
 from fleet.cli_graph import add_parser as _add_graph
+from fleet.cli_import import add_parser as _add_import
 from fleet.cli_ls import add_parser as _add_ls
 from fleet.config import FleetConfig
 from fleet.errors import DefinitionErrors, FleetError
@@ -57,6 +58,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ign
     _add_ls,
     _add_graph,
     _add_diff,
+    _add_import,
 ]
 
 
