@@ -1,0 +1,511 @@
+"""`fleet import tfvars`: parsing, template derivation, generated code, fidelity, bad input."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import PYPROJECT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import REPO, tree_hash
+from syrupy.assertion import SnapshotAssertion
+
+from fleet import FleetConfig, MagnumCluster
+from fleet.cli import main
+from fleet.codegen import GENERATED, py_str, statement
+from fleet.discovery import load_fleet
+from fleet.errors import DefinitionError, DefinitionErrors
+from fleet.import_plan import ImportOptions, plan_import, project_modules
+from fleet.import_verify import verify
+from fleet.render import to_yaml
+from fleet.template_derivation import TemplateSpec, derive_template, kubernetes_version
+from fleet.tfvars_import import decode_string, encode_string, find_tfvars, load_cluster
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tfvars"
+FIGURE_10 = FIXTURES / "ais" / "k8s-ais-batch-dev-multi-v25" / "terraform.tfvars"
+ALL_FIXTURES = sorted(FIXTURES.glob("*/*/terraform.tfvars"))
+RUFF = Path(sys.executable).parent / "ruff"
+ProjectFactory = Callable[[dict[str, str]], Path]
+
+
+def project(make_project: ProjectFactory, *, catalog: bool = False) -> Path:
+    """A minimal project; with ``catalog``, a copy of the example fleet's templates."""
+    files = {"clusters/templates.py": (REPO / "clusters" / "templates.py").read_text()}
+    return make_project(files if catalog else {})
+
+
+def run(root: Path, *args: str) -> int:
+    return main(["--root", str(root), "import", "tfvars", *args])
+
+
+def tfvars(tmp_path: Path, text: str, *, community: str = "ais", cluster: str = "c") -> Path:
+    """A tfvars file at ``<tmp>/in/<community>/<cluster>/terraform.tfvars``."""
+    path = tmp_path / "in" / community / cluster / "terraform.tfvars"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+MINIMAL = """\
+    project_name = "JEEDY AIS"
+    keypair = "k"
+    cluster_name = "k8s-x-dev"
+    cluster_template_name = "kubernetes-1.25.3-3"
+    flavor = "m2.large"
+    node_count = "1"
+    labels = { "availability_zone" : "cern-geneva-a" }
+"""
+
+
+def ruff_ok(*paths: Path) -> None:
+    config = ["--config", str(REPO / "pyproject.toml")]
+    for command in (["check", "--no-cache"], ["format", "--check", "--no-cache"]):
+        done = subprocess.run(
+            [str(RUFF), *command, *config, *map(str, paths)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+def test_figure_10_becomes_the_model() -> None:
+    cluster = load_cluster(FIGURE_10, community="ais")
+    assert (cluster.name, cluster.template, cluster.community) == (
+        "k8s-ais-batch-dev-multi-v25",
+        "kubernetes-1.25.3-3-multi",
+        "ais",
+    )
+    assert (cluster.flavor, cluster.master_flavor, cluster.keypair) == (
+        "m2.xlarge",
+        "m2.xlarge",
+        "<keypair>",
+    )
+    assert (cluster.node_count, cluster.master_count, cluster.create_timeout_minutes) == (1, 1, 60)
+    assert [
+        (g.name, g.flavor, g.node_count, g.merge_labels, dict(g.labels))
+        for g in cluster.node_groups
+    ] == [
+        ("zone-a-xlarge", "m2.xlarge", 1, True, {"availability_zone": "cern-geneva-a"}),
+        ("zone-b-xlarge", "m2.xlarge", 2, True, {"availability_zone": "cern-geneva-b"}),
+        ("zone-c-xlarge", "m2.xlarge", 2, True, {"availability_zone": "cern-geneva-c"}),
+    ]
+    templates: dict[str, Any] = {}
+    exec((REPO / "clusters" / "templates.py").read_text(), templates)  # the seed's labels
+    assert cluster.labels == templates["_BASE_1_25_3"]
+    assert cluster.connection.provider_config_name == "jeedy-ais"
+    assert (cluster.connection.auth_url, cluster.connection.region) == ("<auth_url>", "cern")
+    assert cluster.unmapped == ()
+
+
+def test_a_folder_is_walked_like_the_seed_and_a_file_names_its_community() -> None:
+    found = find_tfvars([FIXTURES, FIGURE_10])
+    assert [(p.parent.name, c) for p, c in found] == [
+        ("k8s-ais-batch-dev-multi-v25", "ais"),
+        ("k8s-ais-batch-prod-multi-v25", "ais"),
+        ("k8s-ais-web-test-v25", "ais"),
+        ("k8s-edh-app-prod-multi-v25", "edh"),
+        ("k8s-edh-dev-v25", "edh"),
+        ("k8s-edh-reports-test-v25", "edh"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        (r'"a\"b"', 'a"b'),
+        (r'"back\\slash"', "back\\slash"),
+        (r'"new\nline\ttab"', "new\nline\ttab"),
+        ('"$${literal} %%{x}"', "${literal} %{x}"),
+        ('"# not a comment"', "# not a comment"),
+        (r'"\u00e9 \U0001F600 é"', "\u00e9 \U0001f600 é"),
+        ('"$$x $ {"', "$$x $ {"),
+    ],
+)
+def test_strings_decode_as_terraform_does(source: str, value: str) -> None:
+    assert decode_string(source, where="f", field="k") == value
+    assert decode_string(encode_string(value), where="f", field="k") == value
+
+
+# --- template derivation ------------------------------------------------------------------------
+
+
+def test_derivation_finds_base_changing_and_optional_labels() -> None:
+    spec = derive_template(
+        "kubernetes-1.25.3-3",
+        [
+            {"kube_tag": "v1.25.3-cern.0", "manila": "false", "zone": "a"},
+            {"kube_tag": "v1.25.3-cern.0", "manila": "true"},
+            {"kube_tag": "v1.25.3-cern.0", "manila": "false", "gpu": "true"},
+        ],
+    )
+    assert spec == TemplateSpec(
+        name="kubernetes-1.25.3-3",
+        kubernetes_version="v1.25.3",
+        base_labels={"kube_tag": "v1.25.3-cern.0", "manila": "false"},
+        optional_labels=("gpu", "zone"),
+        changing_labels=("manila",),
+    )
+
+
+def test_derivation_does_not_depend_on_input_order() -> None:
+    sets = [{"a": "x"}, {"a": "y"}]
+    assert derive_template("t-1.2.3", sets) == derive_template("t-1.2.3", sets[::-1])
+    assert derive_template("t-1.2.3", sets).base_labels == {"a": "x"}
+
+
+def test_kubernetes_version_from_kube_tag_then_from_the_name() -> None:
+    assert kubernetes_version("whatever", {"kube_tag": "v1.29.2-cern.1"}) == "v1.29.2"
+    assert kubernetes_version("kubernetes-1.25.3-3-multi", {}) == "v1.25.3"
+
+
+def test_fails_kubernetes_version_unknown() -> None:
+    with pytest.raises(
+        DefinitionError, match="cannot tell the Kubernetes version of template 'mine'"
+    ):
+        kubernetes_version("mine", {"kube_tag": "latest"})
+
+
+# --- the generated code ----------------------------------------------------------------------
+
+
+def test_generated_modules_snapshot(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str], snapshot: SnapshotAssertion
+) -> None:
+    root = project(make_project)
+    assert run(root, str(FIXTURES), "--derive-templates") == 0
+    out = capsys.readouterr().out
+    assert "nodegroups_list[zone-a-large].role = 'worker' has no place in the model" in out
+    assert "docker_volume_size = '50' has no place in the model" in out
+    for name in ("ais.py", "edh.py", "imported_templates.py"):
+        assert (root / "clusters" / name).read_text() == snapshot(name=name)
+
+
+def test_generated_modules_pass_ruff_and_reimport_is_identical(
+    make_project: ProjectFactory,
+) -> None:
+    root = project(make_project)
+    assert run(root, str(FIXTURES), "--derive-templates") == 0
+    first = tree_hash(root / "clusters")
+    assert run(root, str(FIXTURES), "--derive-templates") == 0
+    assert tree_hash(root / "clusters") == first
+    ruff_ok(*(root / "clusters").glob("*.py"))
+
+
+def test_clusters_are_adopted_and_may_start_observing(make_project: ProjectFactory) -> None:
+    root = project(make_project)
+    assert run(root, str(FIGURE_10), "--derive-templates", "--observe", "--verify") == 0
+    assert main(["--root", str(root), "synth"]) == 0
+    path = next((root / "dist" / "dev").rglob("clusterv1_*k8s-ais-batch-dev-multi-v25.yaml"))
+    body = yaml.safe_load(path.read_text())
+    assert body["metadata"]["annotations"]["crossplane.io/external-name"] == (
+        "k8s-ais-batch-dev-multi-v25"
+    )
+    assert body["spec"]["deletionPolicy"] == "Orphan"
+    assert body["spec"]["managementPolicies"] == ["Observe"]
+    provider = next((root / "dist" / "dev").rglob("providerconfig_*jeedy-ais.yaml"))
+    annotations = yaml.safe_load(provider.read_text())["metadata"]["annotations"]
+    assert annotations["fleet.openstack/auth-url"] == "<auth_url>"
+    assert annotations["fleet.openstack/identity-api-version"] == "<identity_api_version>"
+
+
+def test_out_puts_every_cluster_in_one_module(make_project: ProjectFactory) -> None:
+    root = project(make_project, catalog=True)
+    assert (
+        run(root, str(FIXTURES), "--out", str(root / "clusters" / "migrated.py"), "--verify") == 0
+    )
+    assert sorted(p.name for p in (root / "clusters").glob("*.py")) == [
+        "__init__.py",
+        "migrated.py",
+        "templates.py",
+    ]
+    source = (root / "clusters" / "migrated.py").read_text()
+    assert "from clusters.templates import MULTI_1_25_3, SINGLE_1_25_3" in source
+    assert source.count("MagnumCluster(") == len(ALL_FIXTURES)
+
+
+# --- fidelity ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("derive", [True, False], ids=["derived", "catalog"])
+@pytest.mark.parametrize("fixture", ALL_FIXTURES, ids=lambda p: p.parent.name)
+def test_every_fixture_value_is_rendered_unchanged(
+    make_project: ProjectFactory, fixture: Path, derive: bool
+) -> None:
+    root = project(make_project, catalog=not derive)
+    config = FleetConfig.load(root)
+    result = plan_import(config, ImportOptions(paths=[fixture], derive_templates=derive))
+    assert [d.cluster.source for d in result.clusters] == [str(fixture)]
+    assert verify(config, result) == []
+
+
+def test_verify_catches_a_changed_value_and_writes_nothing(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Another module patches the imported cluster after its declaration: verify must see it.
+    tamper = """
+        from fleet import Fleet, JsonPatch
+
+
+        def define(fleet: Fleet) -> None:
+            cluster = fleet.node.find_child("k8s-ais-batch-dev-multi-v25")
+            cluster.add_json_patch(
+                JsonPatch.replace("/spec/forProvider/labels/calico_tag", "v9"), kind="ClusterV1"
+            )
+    """
+    root = make_project({"clusters/zz_tamper.py": tamper})
+    before = tree_hash(root)
+    assert run(root, str(FIGURE_10), "--derive-templates", "--verify") == 1
+    err = capsys.readouterr().err
+    assert (
+        f"{FIGURE_10}:54: labels.calico_tag: tfvars has 'v3.24.5', the rendered ClusterV1 "
+        "k8s-ais-batch-dev-multi-v25 label has 'v9'"
+    ) in err
+    assert "nothing written" in err
+    assert tree_hash(root) == before
+
+
+# --- the property: any label value round-trips, and the code holds declarations only ---------
+
+_ALLOWED_NODES = (
+    ast.Module, ast.Expr, ast.Constant, ast.ImportFrom, ast.alias, ast.FunctionDef,
+    ast.arguments, ast.arg, ast.Name, ast.Load, ast.Store, ast.Assign, ast.Call, ast.keyword,
+    ast.Dict, ast.List,
+)  # fmt: skip
+_KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=40)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(labels=st.dictionaries(_KEYS, st.text(), min_size=1, max_size=4), group_label=st.text())
+def test_any_label_value_round_trips_and_the_code_is_only_declarations(
+    labels: dict[str, str], group_label: str
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "clusters").mkdir()
+        (root / "pyproject.toml").write_text(PYPROJECT)
+        (root / "clusters" / "__init__.py").write_text("")
+        source = tfvars(
+            root,
+            f"""\
+            project_name = "P"
+            keypair = "k"
+            cluster_name = "k8s-x-dev"
+            cluster_template_name = "kubernetes-1.25.3-3"
+            flavor = "m"
+            node_count = "1"
+            nodegroups_list = [
+              {{ name = "g", flavor_id = "m", node_count = "1",
+                 labels = {{ "note" = {encode_string(group_label)} }} }}
+            ]
+            labels = {{
+            """
+            + "".join(f"  {encode_string(k)} = {encode_string(v)}\n" for k, v in labels.items())
+            + "}\n",
+        )
+        config = FleetConfig.load(root)
+        result = plan_import(config, ImportOptions(paths=[source], derive_templates=True))
+        for text in result.files.values():
+            assert text.startswith(f'"""{GENERATED}')
+            for node in ast.walk(ast.parse(text)):
+                assert isinstance(node, _ALLOWED_NODES), ast.dump(node)
+        for path, text in result.files.items():
+            path.write_text(text, encoding="utf-8")
+        with project_modules(root, "clusters"):
+            fleet = load_fleet(config)
+        cluster = next(c for c in fleet.declarations() if isinstance(c, MagnumCluster))
+        cluster_v1, group_v1 = (yaml.safe_load(to_yaml(m.body)) for m in cluster.render("dev"))
+        assert cluster_v1["spec"]["forProvider"]["labels"] == labels
+        assert group_v1["spec"]["forProvider"]["labels"] == {"note": group_label}
+        ruff_ok(*result.files)
+
+
+@pytest.mark.parametrize("value", ['a"b', "a'b", '"\'"', "\x00\x85\u2028", "x" * 300, "é" * 80])
+def test_string_literals_are_exact_and_ruff_formatted(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("\n".join(['"""M."""', "", *statement(value, target="X")]) + "\n")
+    assert ast.literal_eval(py_str(value)) == value
+    ruff_ok(path)
+
+
+# --- bad input: one failing test each -----------------------------------------------------------
+
+
+def fails(root: Path, capsys: pytest.CaptureFixture[str], *args: str, code: int = 2) -> str:
+    before = tree_hash(root)
+    assert run(root, *args) == code
+    assert tree_hash(root) == before  # nothing written
+    return capsys.readouterr().err
+
+
+def test_fails_malformed_hcl_with_file_and_line(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, 'cluster_name = "k8s-x-dev"\nflavor = \nnode_count = "1"\n')
+    err = fails(project(make_project), capsys, str(FIXTURES), str(bad), "--derive-templates")
+    assert f"error: {bad}:2: malformed HCL at column" in err
+
+
+def test_fails_missing_cluster_name(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace('cluster_name = "k8s-x-dev"', ""))
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert f"error: {bad}: cluster_name: missing cluster_name" in err
+
+
+def test_fails_missing_cluster_template_name(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace('cluster_template_name = "kubernetes-1.25.3-3"', ""))
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert f"error: {bad}: cluster_template_name: missing cluster_template_name" in err
+
+
+def test_fails_unknown_template_without_derive(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace("kubernetes-1.25.3-3", "kubernetes-1.25.3-4"))
+    err = fails(project(make_project, catalog=True), capsys, str(bad))
+    assert (
+        "unknown cluster template 'kubernetes-1.25.3-4'; did you mean 'kubernetes-1.25.3-3'?" in err
+    )
+    assert f"error: {bad}:4: cluster_template_name:" in err
+
+
+def test_fails_not_a_number(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace('node_count = "1"', 'node_count = "1.5"'))
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert f"error: {bad}:6: node_count: must be a whole number, got '1.5'" in err
+
+
+def test_fails_merge_labels_not_a_bool(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    group = 'nodegroups_list = [{ name = "g", flavor_id = "m", node_count = 1, merge_labels = "x"}]'
+    bad = tfvars(tmp_path, MINIMAL + group + "\n")
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert "nodegroups_list[g].merge_labels: must be true or false, got 'x'" in err
+
+
+def test_fails_interpolation_in_a_value(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace('"cern-geneva-a"', '"${var.zone}"'))
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert f"error: {bad}:7: labels.availability_zone: template ${{...}} is not a value" in err
+
+
+def test_fails_reference_instead_of_a_value(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace('flavor = "m2.large"', "flavor = var.flavor"))
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert (
+        f"error: {bad}:5: flavor: must be a literal value, got the expression '${{var.flavor}}'"
+        in err
+    )
+
+
+def test_fails_key_set_twice(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL + 'flavor = "m2.small"\n')
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert f"error: {bad}:8: flavor: set twice (first on line 5)" in err
+
+
+def test_fails_label_that_is_not_a_string(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace('"cern-geneva-a"', "3"))
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert "labels: label values must be quoted strings, got 3 for 'availability_zone'" in err
+
+
+def test_fails_same_cluster_twice(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = tfvars(tmp_path, MINIMAL, cluster="one")
+    second = tfvars(tmp_path, MINIMAL, cluster="two")
+    err = fails(project(make_project), capsys, str(first), str(second), "--derive-templates")
+    assert (
+        f"error: {second}:3: cluster_name: cluster 'k8s-x-dev' is also declared in {first}" in err
+    )
+
+
+def test_fails_environment_not_in_the_name(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL.replace("k8s-x-dev", "k8s-x-dev-prod"))
+    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    assert "its name holds several (dev, prod) of dev, test, prod; use --environment" in err
+    root = project(make_project)
+    assert run(root, str(bad), "--derive-templates", "--environment", "prod", "--verify") == 0
+    assert 'environments=["prod"]' in (root / "clusters" / "ais.py").read_text()
+
+
+def test_fails_unknown_environment_option(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = fails(project(make_project), capsys, str(FIGURE_10), "--environment", "qa")
+    assert "--environment: unknown environment 'qa' (configured: dev, test, prod)" in err
+
+
+def test_fails_cluster_lacks_a_base_label_of_its_catalog_template(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tfvars(tmp_path, MINIMAL)  # the catalog's template has 59 base labels
+    err = fails(project(make_project, catalog=True), capsys, str(bad))
+    assert f"error: {bad}:7: labels: lacks base label(s) admission_control_list, " in err
+
+
+def test_fails_module_written_by_hand(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_project({"clusters/ais.py": '"""Written by a person."""\n'})
+    err = fails(root, capsys, str(FIGURE_10), "--derive-templates")
+    assert "ais.py: exists and was not written by `fleet import tfvars`" in err
+
+
+def test_fails_reimport_that_would_drop_a_cluster(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(make_project)
+    assert (
+        run(root, *map(str, (FIXTURES / "ais").glob("*/terraform.tfvars")), "--derive-templates")
+        == 0
+    )
+    capsys.readouterr()
+    err = fails(root, capsys, str(FIGURE_10), "--derive-templates")
+    assert (
+        "it declares k8s-ais-batch-prod-multi-v25, k8s-ais-web-test-v25, which this input lacks"
+        in err
+    )
+
+
+def test_fails_project_shared_by_two_communities(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tfvars(tmp_path, MINIMAL, community="batch")
+    err = fails(project(make_project), capsys, str(FIGURE_10), str(other), "--derive-templates")
+    assert "OpenStack project 'JEEDY AIS' is also used from ais.py (import them together" in err
+
+
+def test_definition_errors_are_collected_across_files(tmp_path: Path) -> None:
+    one = tfvars(tmp_path, "flavor = 1\n", cluster="one")
+    two = tfvars(tmp_path, "flavor = 1\n", cluster="two")
+    with pytest.raises(DefinitionErrors) as raised:
+        plan_import(FleetConfig(root=tmp_path), ImportOptions(paths=[one, two]))
+    assert {e.where for e in raised.value.errors} == {str(one), str(two), f"{one}:1", f"{two}:1"}
