@@ -335,6 +335,8 @@ def test_markdown_budget_leaves_details_out_but_keeps_the_summary() -> None:
     text = render_markdown(diff, findings, title="t", budget=10)
     assert "<details>" not in text
     assert "_1 more changed object left out" in text
+    assert text.count("- _and 1 more (run `fleet diff` to see all)_") == 2  # added, removed
+    assert "ConfigMap x" not in text
     assert "| `prod` | 0 | 1 | 0 |" in text
 
 

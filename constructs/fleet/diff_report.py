@@ -120,6 +120,17 @@ def _details(change: ObjectChange) -> str:
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
+def _within(blocks: Sequence[str], left: list[int]) -> list[str]:
+    """The leading ``blocks`` that fit in ``left[0]`` characters (which they use up)."""
+    shown: list[str] = []
+    for block in blocks:
+        if len(block) > left[0]:
+            break
+        left[0] -= len(block)
+        shown.append(block)
+    return shown
+
+
 def render_markdown(
     diff: FleetDiff,
     findings: Sequence[Finding],
@@ -130,8 +141,8 @@ def render_markdown(
 ) -> str:
     """The report as a merge-request / pull-request comment (GitLab and GitHub Markdown).
 
-    Per-object details stop after ``budget`` characters with a note saying how many
-    objects were left out; the summary, the guards and ``extra_sections`` always appear.
+    Object lists and details stop after ``budget`` characters with a note saying how
+    many were left out; the summary, the guards and ``extra_sections`` always appear.
     """
     out = [f"### fleet diff\n\n{title}"]
     errors = [f for f in findings if f.level == "error"]
@@ -160,30 +171,31 @@ def render_markdown(
                 for f in findings
             )
         )
-    used = 0
+    left = [budget]
     for env in diff.environments:
         if env.empty:
             continue
         parts = [f"#### `{env.environment}`: {_counts(env)}"]
-        for heading, refs in (("Added", env.added), ("Removed", env.removed)):
+        # Removed first: it is what the reviewer must not miss.
+        for heading, refs in (("Removed", env.removed), ("Added", env.added)):
             if refs:
-                items = "\n".join(f"- `{r.label()}` ({r.group}) `{r.relpath}`" for r in refs)
-                parts.append(f"**{heading}**\n\n{items}")
+                items = [f"- `{r.label()}` ({r.group}) `{r.relpath}`" for r in refs]
+                shown = _within(items, left)
+                more = len(items) - len(shown)
+                if more:
+                    shown.append(f"- _and {more} more (run `fleet diff` to see all)_")
+                parts.append(f"**{heading}**\n\n" + "\n".join(shown))
         if env.changed:
             parts.append("**Changed**")
-        left_out = 0
-        for change in env.changed:
-            block = _details(change)
-            if used + len(block) > budget:
-                left_out += 1
-                continue
-            used += len(block)
-            parts.append(block)
-        if left_out:
-            parts.append(
-                f"_{left_out} more changed object{'' if left_out == 1 else 's'} left out to "
-                "keep this comment small; run `fleet diff` to see every field._"
-            )
+            blocks = [_details(change) for change in env.changed]
+            shown = _within(blocks, left)
+            parts.extend(shown)
+            more = len(blocks) - len(shown)
+            if more:
+                parts.append(
+                    f"_{more} more changed object{'' if more == 1 else 's'} left out to "
+                    "keep this comment small; run `fleet diff` to see every field._"
+                )
         out.append("\n\n".join(parts))
     for section in extra_sections:
         out.append(f"#### {section.title}\n\n{section.body.rstrip()}")
