@@ -509,3 +509,24 @@ def test_definition_errors_are_collected_across_files(tmp_path: Path) -> None:
     with pytest.raises(DefinitionErrors) as raised:
         plan_import(FleetConfig(root=tmp_path), ImportOptions(paths=[one, two]))
     assert {e.where for e in raised.value.errors} == {str(one), str(two), f"{one}:1", f"{two}:1"}
+
+
+def test_a_later_import_extends_the_derived_templates_without_changing_their_base(
+    make_project: ProjectFactory,
+) -> None:
+    root = project(make_project)
+    assert (
+        run(root, *map(str, sorted((FIXTURES / "ais").glob("*/*.tfvars"))), "--derive-templates")
+        == 0
+    )
+    catalog = root / "clusters" / "imported_templates.py"
+    first = catalog.read_text()
+    edh = map(str, sorted((FIXTURES / "edh").glob("*/*.tfvars")))
+    assert run(root, *edh, "--derive-templates", "--verify") == 0
+    second = catalog.read_text()
+    # The base labels stay (the ais module was written against them); the lists grow.
+    assert first.split("optional_labels")[0] == second.split("optional_labels")[0]
+    single = second.split('name="kubernetes-1.25.3-3",')[1].split("ClusterTemplate(")[0]
+    assert 'optional_labels=["report_banner"]' in single
+    assert '"nvidia_gpu_enabled"' in single.split("changing_labels")[1]
+    assert main(["--root", str(root), "synth"]) == 0
