@@ -32,9 +32,18 @@ def load_fleet(config: FleetConfig) -> Fleet:
     package = config.clusters_dir.name
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[name]
+    # The project's root goes first on sys.path for the duration of the load, so a
+    # `clusters` package of another project loaded earlier in this process never wins.
+    saved_path = list(sys.path)
     root = str(config.clusters_dir.parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    sys.path[:] = [root, *(p for p in sys.path if p != root)]
+    try:
+        return _load(config, package)
+    finally:
+        sys.path[:] = saved_path
+
+
+def _load(config: FleetConfig, package: str) -> Fleet:
     importlib.invalidate_caches()
     catalog().clear()
     set_location_root(str(config.root))
