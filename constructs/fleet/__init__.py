@@ -4,6 +4,9 @@ This module only re-exports the public API.
 """
 
 from fleet import _node  # noqa: F401  (must run before cdk8s is imported)
+from fleet.argo_cd import ArgoCd
+from fleet.argo_registration import ArgoRegistration
+from fleet.bootstrap import BootstrapVersions
 from fleet.cluster import FleetCluster, NodePoolSummary
 from fleet.cluster_template import ClusterTemplate
 from fleet.config import FleetConfig
@@ -11,6 +14,7 @@ from fleet.environment import Environment
 from fleet.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.fleet import Fleet
 from fleet.fleet_construct import FleetConstruct
+from fleet.fleet_package import FleetPackage, GitPath, HelmChart
 from fleet.magnum_cluster import MagnumCluster, NodeGroup
 from fleet.manifest import Manifest
 from fleet.oci_cluster_identity import OciClusterIdentity
@@ -20,6 +24,9 @@ from fleet.openstack_project import OpenStackProject
 from fleet.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
+    "ArgoCd",
+    "ArgoRegistration",
+    "BootstrapVersions",
     "ClusterTemplate",
     "DefinitionError",
     "DefinitionErrors",
@@ -29,6 +36,9 @@ __all__ = [
     "FleetConfig",
     "FleetConstruct",
     "FleetError",
+    "FleetPackage",
+    "GitPath",
+    "HelmChart",
     "JsonPatch",
     "MagnumCluster",
     "Manifest",
