@@ -24,9 +24,19 @@ Handler = Callable[[argparse.Namespace, FleetConfig], int]
 
 def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet import synth as pipeline
+    from fleet.progress import Progress
 
     started = time.perf_counter()
-    result = pipeline.synthesize(config, args.env or None)
+    with Progress() as progress:  # shows only when the synth takes longer than 2 s
+        result = pipeline.synthesize(
+            config,
+            args.env or None,
+            jobs=args.jobs,
+            use_cache=False if args.no_cache else None,
+            progress=progress,
+        )
+        if not args.check:
+            pipeline.write(config, result, progress=progress)
     if args.check:
         differing = pipeline.drift(config, result)
         if differing:
@@ -37,7 +47,6 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
             return EXIT_CHECK
         print(f"dist/ is up to date ({result.object_count} objects)")
         return EXIT_OK
-    pipeline.write(config, result)
     elapsed = time.perf_counter() - started
     print(
         f"wrote {result.object_count} objects in {len(result.files)} environments "
@@ -50,6 +59,17 @@ def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser("synth", help="render the fleet into dist/")
     p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
     p.add_argument("--check", action="store_true", help="exit 1 if dist/ differs from the sources")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes rendering environments (default: $FLEET_JOBS, else by fleet size)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore .fleet/cache/synth (as $FLEET_NO_CACHE=1); the output is the same",
+    )
     p.set_defaults(handler=_synth)
 
 

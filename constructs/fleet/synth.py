@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from fleet import cache as synth_cache
 from fleet.config import FleetConfig
 from fleet.discovery import load_fleet
-from fleet.errors import DefinitionError, DefinitionErrors
+from fleet.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.fleet import Fleet
 from fleet.manifest import Identity, Manifest
-from fleet.render import to_yaml
-from fleet.validation import InvalidObjects, available_crds_dir, check_all
+from fleet.progress import Progress
+from fleet.references import check_references
+from fleet.schema import _SCHEMALESS, Problem, validate_manifests
+from fleet.secret_guard import find_secret_material
+from fleet.validation import InvalidObjects, available_crds_dir
 from fleet.writer import diff_tree, write_environment
+from fleet.yaml_fast import fast_to_yaml
 
 EXTRA_FOLDER = "extra"
+JOBS_VAR = "FLEET_JOBS"
+PARALLEL_SOURCE_BYTES = 256 * 1024
+"""Declarations larger than this (about 200 clusters) render environments in parallel
+when ``jobs`` is not given: below it, starting a worker (Python, cdk8s, Node, loading the
+fleet again) costs more than it saves (measured in docs/performance.md)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,8 @@ class Synth:
     manifests: dict[str, list[Manifest]]
     files: dict[str, dict[str, bytes]]
     crds_dir: Path | None = None
+    cache_hits: int = 0
+    """Objects whose YAML (and check verdicts) came from ``.fleet/cache/synth``."""
 
     @property
     def object_count(self) -> int:
@@ -72,35 +87,209 @@ def check_unique(manifests: Sequence[Manifest]) -> None:
 
 def to_files(manifests: Sequence[Manifest]) -> dict[str, bytes]:
     """The files of one environment: relative path -> canonical YAML."""
-    return {m.relpath: to_yaml(m.body) for m in manifests}
+    return {m.relpath: fast_to_yaml(m.body) for m in manifests}
+
+
+@dataclass(frozen=True)
+class _Checks:
+    """What is the same for every environment of one synth (sent to workers)."""
+
+    config: FleetConfig
+    validate: bool
+    crds_dir: Path | None
+    use_cache: bool
+
+
+@dataclass
+class _Rendered:
+    """One environment, rendered, converted and checked (a worker's answer)."""
+
+    environment: str
+    manifests: list[Manifest]
+    files: dict[str, bytes]
+    schema: list[Problem] = field(default_factory=list)
+    references: list[Problem] = field(default_factory=list)
+    secrets: list[Problem] = field(default_factory=list)
+    cache_hits: int = 0
+
+
+def _environment(fleet: Fleet, environment: str, checks: _Checks) -> _Rendered:
+    """Render ``environment``, then YAML and per-object checks, from the cache when it has them."""
+    rendered = render_environment(fleet, environment)
+    check_unique(rendered)
+    store = synth_cache.SynthCache(checks.config.root, environment, active=checks.use_cache)
+    verdict = (
+        synth_cache.crds_digest(checks.crds_dir, _SCHEMALESS)
+        if checks.validate and checks.use_cache
+        else ""
+    )
+    files: dict[str, bytes] = {}
+    entries: list[tuple[bytes, bytes, str]] = []
+    unchecked: list[Manifest] = []
+    for m in rendered:
+        key = synth_cache.object_key(m.body) if store.active else b""
+        entry = store.get(key) if store.active else None
+        data, passed = entry if entry is not None else (fast_to_yaml(m.body), "")
+        files[m.relpath] = data
+        entries.append((key, data, passed))
+        if checks.validate and (not verdict or passed != verdict):
+            unchecked.append(m)
+    out = _Rendered(environment, rendered, files, cache_hits=store.hits)
+    if checks.validate:
+        if checks.crds_dir is not None:
+            out.schema = validate_manifests(unchecked, crds_dir=checks.crds_dir)
+        out.references = check_references(rendered)
+        out.secrets = find_secret_material(unchecked)
+    clean = checks.validate and not out.schema and not out.secrets
+    if store.active:
+        for key, data, passed in entries:
+            store.put(key, (data, verdict if clean else passed))
+        store.save()
+    return out
+
+
+def _declarations_size(config: FleetConfig) -> int:
+    folder = config.clusters_dir
+    if not folder.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in folder.rglob("*.py"))
+
+
+def choose_jobs(config: FleetConfig, environments: int, jobs: int | None = None) -> int:
+    """How many processes render: ``jobs``, else ``$FLEET_JOBS``, else by fleet size.
+
+    Parallel only pays for large fleets (each worker loads the whole fleet itself), so
+    by default a fleet whose declarations are under PARALLEL_SOURCE_BYTES renders serially.
+    """
+    if jobs is None and os.environ.get(JOBS_VAR):
+        try:
+            jobs = int(os.environ[JOBS_VAR])
+        except ValueError:
+            raise FleetError(
+                f"${JOBS_VAR} must be a number, got {os.environ[JOBS_VAR]!r}"
+            ) from None
+    if jobs is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        large = _declarations_size(config) >= PARALLEL_SOURCE_BYTES
+        jobs = min(cpus or 1, environments) if large else 1
+    if jobs < 1:
+        raise FleetError(f"jobs must be 1 or more, got {jobs}")
+    return max(1, min(jobs, environments))
+
+
+# --- parallel rendering -------------------------------------------------------------------
+# Workers are spawned, never forked: forking after `import cdk8s` breaks jsii's Node
+# process. Each worker imports the fleet package and loads the declarations itself, once,
+# and renders the environments it is given.
+
+_WORKER_FLEET: dict[Path, Fleet] = {}
+
+
+def _in_worker(checks: _Checks, environment: str) -> _Rendered | tuple[str, Any]:
+    """Render one environment in a worker; fleet errors come back as plain data."""
+    try:
+        fleet = _WORKER_FLEET.get(checks.config.root)
+        if fleet is None:
+            fleet = _WORKER_FLEET[checks.config.root] = load_fleet(checks.config)
+        return _environment(fleet, environment, checks)
+    except DefinitionErrors as e:  # exceptions with keyword fields do not unpickle
+        return ("definitions", [(x.message, x.where, x.field) for x in e.errors])
+    except DefinitionError as e:
+        return ("definitions", [(e.message, e.where, e.field)])
+    except FleetError as e:
+        return ("fleet", str(e))
+
+
+def _raise_remote(error: tuple[str, Any]) -> None:
+    kind, data = error
+    if kind == "definitions":
+        raise DefinitionErrors([DefinitionError(m, where=w, field=f) for m, w, f in data])
+    raise FleetError(data)
+
+
+def _render_parallel(checks: _Checks, envs: list[str], jobs: int) -> Iterator[_Rendered]:
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes=jobs) as pool:
+        results = [pool.apply_async(_in_worker, (checks, env)) for env in envs]
+        for result in results:
+            answer = result.get()
+            if isinstance(answer, tuple):
+                _raise_remote(answer)
+            else:
+                yield answer
+
+
+def _render_serial(checks: _Checks, envs: list[str], progress: Progress) -> Iterator[_Rendered]:
+    fleet = load_fleet(checks.config)
+    for env in envs:
+        fleet.environment(env)  # unknown environment: a clear error
+    progress.advance("loaded the declarations")
+    for env in envs:
+        yield _environment(fleet, env, checks)
+
+
+def _all(results: Sequence[_Rendered], kind: str) -> list[Problem]:
+    return [p for r in results for p in getattr(r, kind)]
 
 
 def synthesize(
-    config: FleetConfig, environments: Sequence[str] | None = None, *, validate: bool = True
+    config: FleetConfig,
+    environments: Sequence[str] | None = None,
+    *,
+    validate: bool = True,
+    jobs: int | None = None,
+    use_cache: bool | None = None,
+    progress: Progress | None = None,
 ) -> Synth:
     """Load the declarations and render ``environments`` (all when None), checked.
 
     With ``validate``, every object is checked against its CRD (when CRDs are
     available), references and the secret guard. Raises DefinitionError(s) for bad
     definitions and InvalidObjects for objects that fail a check; writes nothing.
+
+    ``jobs`` processes render environments in parallel (default: :func:`choose_jobs`);
+    ``use_cache`` (default: on unless ``$FLEET_NO_CACHE``) reuses the YAML and the
+    check verdicts of objects that rendered identically before (:mod:`fleet.cache`).
+    Every combination gives the same bytes.
     """
-    fleet = load_fleet(config)
     envs = list(environments or config.environments)
     for env in envs:
-        fleet.environment(env)  # unknown environment: a clear error
-    manifests: dict[str, list[Manifest]] = {}
-    for env in envs:
-        rendered = render_environment(fleet, env)
-        check_unique(rendered)
-        manifests[env] = rendered
-    crds_dir = None
-    if validate:
-        crds_dir = available_crds_dir(config)
-        problems = check_all([m for ms in manifests.values() for m in ms], crds_dir=crds_dir)
-        if problems:
-            raise InvalidObjects(problems)
-    files = {env: to_files(ms) for env, ms in manifests.items()}
-    return Synth(manifests=manifests, files=files, crds_dir=crds_dir)
+        if env not in config.environments:
+            raise DefinitionError(
+                f"unknown environment {env!r} (configured: {', '.join(config.environments)})",
+                field="environment",
+            )
+    crds_dir = available_crds_dir(config) if validate else None
+    checks = _Checks(
+        config=config,
+        validate=validate,
+        crds_dir=crds_dir.resolve() if crds_dir else None,
+        use_cache=synth_cache.enabled() if use_cache is None else use_cache,
+    )
+    progress = progress or Progress.silent()
+    workers = choose_jobs(config, len(envs), jobs)
+    progress.expect(len(envs) + (1 if workers == 1 else 0))
+    if workers > 1:
+        stream = _render_parallel(checks, envs, workers)
+    else:
+        stream = _render_serial(checks, envs, progress)
+    done: dict[str, _Rendered] = {}
+    for result in stream:
+        done[result.environment] = result
+        progress.advance(f"rendered {result.environment}")
+    ordered = [done[env] for env in envs]
+    # The order of fleet.validation.check_all: schemas, references, secrets. Checks run per
+    # environment here (references never cross one) so that the per-object verdicts of
+    # unchanged objects come from the cache; a new check must be added here as well.
+    problems = [*_all(ordered, "schema"), *_all(ordered, "references"), *_all(ordered, "secrets")]
+    if problems:
+        raise InvalidObjects(problems)
+    return Synth(
+        manifests={r.environment: r.manifests for r in ordered},
+        files={r.environment: r.files for r in ordered},
+        crds_dir=crds_dir,
+        cache_hits=sum(r.cache_hits for r in ordered),
+    )
 
 
 def stale_environments(config: FleetConfig, synth: Synth) -> list[str]:
@@ -115,10 +304,20 @@ def stale_environments(config: FleetConfig, synth: Synth) -> list[str]:
     )
 
 
-def write(config: FleetConfig, synth: Synth) -> None:
+def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> None:
     """Write every rendered environment; remove environments no longer configured."""
-    for env, files in synth.files.items():
-        write_environment(config.dist_dir, env, files)
+    if progress is not None:
+        progress.expect(len(synth.files))
+    removals = []
+    try:
+        for env, files in synth.files.items():
+            removals.append(write_environment(config.dist_dir, env, files, wait=False))
+            if progress is not None:
+                progress.advance(f"wrote {env}")
+    finally:
+        for removal in removals:
+            if removal is not None:
+                removal.join()
     for env in stale_environments(config, synth):
         shutil.rmtree(config.dist_dir / env)
 

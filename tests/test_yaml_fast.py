@@ -1,0 +1,114 @@
+"""fast_to_yaml writes the bytes of fleet.render.to_yaml (PyYAML), for any plain object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support import REPO
+
+from fleet.render import to_yaml
+from fleet.writer import read_tree
+from fleet.yaml_fast import fast_to_yaml
+
+# Strings PyYAML quotes, escapes or would read back as another type.
+TRICKY = [
+    "",
+    "true",
+    "False",
+    "yes",
+    "on",
+    "null",
+    "~",
+    "1",
+    "0x1F",
+    "0o7",
+    "1.5",
+    "1e3",
+    ".inf",
+    "2020-01-01",
+    "- x",
+    "a: b",
+    "#c",
+    "x #y",
+    " lead",
+    "trail ",
+    "'q'",
+    '"dq"',
+    "@x",
+    "%p",
+    "*a",
+    "&b",
+    "!t",
+    "{x}",
+    "[y]",
+    "k:v",
+    "http://x/y?z=1",
+    "é",
+    "日本",
+    "a\nb",
+    "tab\there",
+    "\x07bell",
+    "a" * 200,
+    "<container_infra_prefix>",
+    "--feature-gates= --x=1",
+]
+scalars = st.one_of(
+    st.sampled_from(TRICKY),
+    st.text(max_size=12),
+    st.integers(),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=False),
+)
+keys = st.one_of(st.sampled_from(TRICKY), st.text(max_size=10))
+values = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(keys, children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def _share(body: Any, pool: list[Any]) -> Any:
+    """Replace some containers by earlier ones, so PyYAML writes anchors and aliases."""
+    if isinstance(body, dict):
+        out = {k: _share(v, pool) for k, v in body.items()}
+    elif isinstance(body, list):
+        out = [_share(v, pool) for v in body]
+    else:
+        return body
+    if pool and len(out) % 2:
+        return pool[len(out) % len(pool)]
+    pool.append(out)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(keys, values, min_size=1, max_size=5), st.booleans())
+def test_same_bytes_as_pyyaml(body: dict[str, Any], shared: bool) -> None:
+    if shared:
+        body = {k: _share(v, []) for k, v in body.items()}
+    assert fast_to_yaml(body) == to_yaml(body)
+
+
+def test_anchors_and_aliases_like_pyyaml() -> None:
+    d, e, items = {"x": 1, "y": 2}, {}, [1, 2]
+    body = {"a": d, "b": d, "c": [d, d], "e": e, "f": e, "l": items, "m": [items, [items]]}
+    assert fast_to_yaml(body) == to_yaml(body)
+    assert b"&id001" in fast_to_yaml(body)
+
+
+def test_same_bytes_for_every_file_in_dist() -> None:
+    files = {
+        f"{env}/{p}": data
+        for env in ("dev", "test", "prod")
+        for p, data in read_tree(REPO / "dist" / env).items()
+    }
+    assert len(files) > 50
+    for path, data in files.items():
+        body = yaml.load(data, Loader=yaml.CSafeLoader)
+        assert fast_to_yaml(body) == to_yaml(body) == data, path
