@@ -1,0 +1,199 @@
+"""Cached and parallel synths give the bytes of a clean serial one; the writer, the progress
+display, and a smoke run of the benchmark (benchmarks/synth_bench.py, N=2)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import REPO
+
+from fleet import FleetConfig
+from fleet.cache import FOLDER, SynthCache, crds_digest, object_key
+from fleet.progress import Progress
+from fleet.synth import choose_jobs, synthesize, write
+from fleet.validation import InvalidObjects
+from fleet.writer import read_tree, write_environment
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import fleet_gen
+
+CRDS = Path(os.environ.get("FLEET_CRDS_DIR") or REPO.parent / "shared" / "crds")
+
+
+@pytest.fixture
+def bench_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FleetConfig:
+    """A generated hybrid fleet of 10 clusters per environment (Magnum, OKE, ArgoCD)."""
+    if CRDS.is_dir():
+        monkeypatch.setenv("FLEET_CRDS_DIR", str(CRDS))
+    monkeypatch.delenv("FLEET_NO_CACHE", raising=False)
+    monkeypatch.delenv("FLEET_JOBS", raising=False)
+    root = tmp_path / "bench"
+    fleet_gen.write_project(root, clusters=10, envs=3)
+    return FleetConfig.load(root)
+
+
+def clean(config: FleetConfig) -> dict[str, dict[str, bytes]]:
+    """A clean serial render: no cache, one process."""
+    return synthesize(config, jobs=1, use_cache=False).files
+
+
+def test_cached_and_parallel_synth_equal_a_clean_serial_one(bench_project: FleetConfig) -> None:
+    config = bench_project
+    reference = clean(config)
+    assert sum(len(f) for f in reference.values()) > 100
+
+    cold = synthesize(config, jobs=1, use_cache=True)
+    assert cold.cache_hits == 0
+    assert cold.files == reference
+    warm = synthesize(config, jobs=1, use_cache=True)
+    assert warm.cache_hits == warm.object_count  # everything came from the cache
+    assert warm.files == reference
+    parallel = synthesize(config, jobs=2, use_cache=True)
+    assert parallel.cache_hits == parallel.object_count
+    assert parallel.files == reference
+    assert synthesize(config, jobs=2, use_cache=False).files == reference
+
+    # After a definition change, the cache must not serve the old cluster.
+    fleet_gen.change_one_cluster(config.root)
+    changed = clean(config)
+    assert changed != reference
+    differing = {
+        (env, path)
+        for env in changed
+        for path in changed[env]
+        if changed[env][path] != reference[env].get(path)
+    }
+    assert {env for env, _ in differing} == {"dev", "test", "prod"}
+    assert all("k8s-bench-00000" in path for _, path in differing)
+    after = synthesize(config, jobs=1, use_cache=True)
+    assert after.files == changed
+    assert 0 < after.cache_hits < after.object_count
+    assert synthesize(config, jobs=2, use_cache=True).files == changed
+
+    write(config, after)
+    assert {env: read_tree(config.dist_dir / env) for env in changed} == changed
+
+
+def test_a_warm_cache_still_catches_an_invalid_object(bench_project: FleetConfig) -> None:
+    if not CRDS.is_dir():
+        pytest.fail(f"the CRDs are needed for this test: {CRDS}")
+    config = bench_project
+    synthesize(config, jobs=1, use_cache=True)
+    bench = config.clusters_dir / "bench.py"
+    source = bench.read_text().replace("    per_env,\n", "    per_env,\n    JsonPatch,\n")
+    source = source.replace(
+        '    MagnumCluster(\n        fleet,\n        "magnum-00000"',
+        ('    first = MagnumCluster(\n        fleet,\n        "magnum-00000"'),
+    )
+    bench.write_text(
+        source
+        + "    first.add_json_patch(JsonPatch.replace('/spec/forProvider/nodeCount', 'three'),"
+        " kind='ClusterV1')\n"
+    )
+    with pytest.raises(InvalidObjects, match=r"nodeCount"):
+        synthesize(config, jobs=1, use_cache=True)
+
+
+def test_cache_keys_see_types_and_shared_objects() -> None:
+    shared = {"a": 1}
+    assert object_key({"x": shared, "y": shared}) != object_key({"x": {"a": 1}, "y": {"a": 1}})
+    keys = {object_key({"v": value}) for value in (1, True, "1", 1.0, None, [1])}
+    assert len(keys) == 6
+
+
+def test_crd_digest_follows_the_crd_files(tmp_path: Path) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "a.yaml").write_text("kind: CustomResourceDefinition\n")
+    before = crds_digest(crds, [])
+    assert crds_digest(crds, []) == before
+    assert crds_digest(crds, [("v1", "X")]) != before
+    (crds / "a.yaml").write_text("kind: CustomResourceDefinition\n# changed\n")
+    assert crds_digest(crds, []) != before
+    assert crds_digest(None, []) != before
+
+
+def test_a_damaged_cache_file_is_ignored(tmp_path: Path) -> None:
+    (tmp_path / FOLDER).mkdir(parents=True)
+    (tmp_path / FOLDER / "dev.marshal").write_bytes(b"not marshal data")
+    store = SynthCache(tmp_path, "dev")
+    assert store.get(b"k") is None
+    store.put(b"k", (b"a: 1\n", ""))
+    store.save()
+    assert SynthCache(tmp_path, "dev").get(b"k") == (b"a: 1\n", "")
+
+
+def test_jobs_are_chosen_by_fleet_size(
+    bench_project: FleetConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert choose_jobs(bench_project, 3) == 1  # 10 clusters: workers would cost more
+    assert choose_jobs(bench_project, 3, 8) == 3  # never more workers than environments
+    monkeypatch.setenv("FLEET_JOBS", "2")
+    assert choose_jobs(bench_project, 3) == 2
+
+
+def test_writer_links_unchanged_files_and_replaces_changed_ones(tmp_path: Path) -> None:
+    write_environment(tmp_path, "dev", {"a/x.yaml": b"1", "a/y.yaml": b"2", "z.yaml": b"3"})
+    before = {p: os.stat(tmp_path / "dev" / p).st_ino for p in ("a/x.yaml", "a/y.yaml")}
+    write_environment(tmp_path, "dev", {"a/x.yaml": b"1", "a/y.yaml": b"changed"})
+    assert read_tree(tmp_path / "dev") == {"a/x.yaml": b"1", "a/y.yaml": b"changed"}
+    assert os.stat(tmp_path / "dev" / "a/x.yaml").st_ino == before["a/x.yaml"]
+    assert os.stat(tmp_path / "dev" / "a/y.yaml").st_ino != before["a/y.yaml"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".dev")] == []
+
+
+def test_progress_shows_a_bar_on_a_terminal() -> None:
+    out = io.StringIO()
+    with Progress(stream=out, force_terminal=True, delay_s=0) as progress:
+        progress.expect(2)
+        progress.advance("rendered dev")
+        progress.advance("rendered test")
+    text = out.getvalue()
+    assert "\x1b[" in text  # rich drew (and removed) a live bar
+    assert "synth" in text
+
+
+def test_progress_prints_plain_lines_elsewhere() -> None:
+    out = io.StringIO()
+    with Progress(stream=out, force_terminal=False, delay_s=0) as progress:
+        progress.expect(2)
+        progress.advance("rendered dev")
+        progress.advance("wrote dev")
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("synth: [0/0] starting, working...")
+    assert lines[1].startswith("synth: [1/2] rendered dev (")
+    assert lines[2].startswith("synth: [2/2] wrote dev (")
+    assert "\x1b[" not in out.getvalue()
+
+
+def test_progress_shows_nothing_for_a_fast_synth() -> None:
+    out = io.StringIO()
+    with Progress(stream=out, force_terminal=True, delay_s=30) as progress:
+        progress.expect(1)
+        progress.advance("rendered dev")
+    assert out.getvalue() == ""
+    assert not progress.shown
+
+
+def test_benchmark_smoke(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "synth_bench.py"), "--clusters", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    line = json.loads(result.stdout.strip().splitlines()[-1])
+    required = "clusters envs objects full_s incremental_s naive_cdk8s_s floor_s peak_rss_mb"
+    assert set(required.split()) <= set(line)
+    assert line["clusters"] == 2 and line["envs"] == 3
+    assert line["objects"] > 20
+    assert line["full_s"] > 0 and line["incremental_s"] > 0
+    assert line["naive_cdk8s_s"] > 0 and line["floor_s"] > 0
+    assert 50 < line["peak_rss_mb"] < 4096  # Python and Node were both counted
