@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from fleet import (
+    ArgoCd,
     ClusterTemplate,
     DefinitionError,
     Fleet,
@@ -26,6 +27,7 @@ from fleet import (
     NodeGroup,
     NodePoolSummary,
     OpenStackProject,
+    SecretKeyRef,
     per_env,
 )
 from fleet.cli import main
@@ -40,6 +42,14 @@ TEMPLATE = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
 def _tiny(tmp_path: Path) -> Fleet:
     """Two environments; a plain, an autoscaled, an unregistered and a retired cluster."""
     fleet = Fleet(FleetConfig(root=tmp_path, environments=("dev", "prod")))
+    # ArgoCD only in dev: nothing is registered in prod
+    ArgoCd(
+        fleet,
+        "argocd",
+        environments=["dev"],
+        server_addr="argocd-server.argocd.svc:443",
+        credentials=SecretKeyRef(name="argocd", namespace="crossplane-system", key="authToken"),
+    )
     project = OpenStackProject(fleet, "proj", project_name="PROJ")
     common = dict(project=project, template=TEMPLATE, flavor="m1", keypair="k")
     MagnumCluster(
@@ -151,7 +161,7 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
             "node_pools": "3",
             "nodes": "4 (4-9)",
             "account": "PROJ",
-            "argocd": "yes",
+            "argocd": "no",
             "protected": "yes",
         },
         {
@@ -232,7 +242,7 @@ def test_csv_exact(tmp_path: Path) -> None:
         "max_nodes,account,registered_in_argocd,deletion_protection,retired\n"
         "dev,web-dev,magnum,k8s-1.30,v1.30.1,default-worker a burst,2,2,7,PROJ,true,true,false\n"
         "dev,lab,magnum,k8s-1.30,v1.30.1,default-worker a,3,,,PROJ,false,false,false\n"
-        "prod,web-prod,magnum,k8s-1.30,v1.30.1,default-worker a burst,4,4,9,PROJ,true,true,false\n"
+        "prod,web-prod,magnum,k8s-1.30,v1.30.1,default-worker a burst,4,4,9,PROJ,false,true,false\n"
         "prod,old,magnum,k8s-1.30,v1.30.1,default-worker,1,,,PROJ,false,true,true\n"
     )
 
@@ -349,3 +359,19 @@ def test_cli_on_a_terminal_prints_a_table(example: Path) -> None:
     assert not text.lstrip().startswith("[")
     assert "template/version" in text
     assert "k8s-ais-batch-prod-multi-v25" in text
+
+
+def test_argocd_column_is_true_to_what_renders() -> None:
+    """A row says registered exactly when dist/ holds the provider-argocd Cluster."""
+    from fleet.synth import render_environment
+
+    fleet = load_fleet(FleetConfig.load(REPO))
+    rows = inventory(fleet)
+    rendered = {
+        (env, m.name)
+        for env in fleet.environment_names
+        for m in render_environment(fleet, env)
+        if m.group == "cluster.argocd.crossplane.io" and m.kind == "Cluster"
+    }
+    assert rendered
+    assert {(r.environment, r.cluster) for r in rows if r.registered_in_argocd} == rendered

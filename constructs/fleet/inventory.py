@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fleet.argo_cd import ArgoCd
 from fleet.cluster import FleetCluster, NodePoolSummary
 from fleet.fleet import Fleet
 
@@ -166,12 +167,14 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def is_registered(cluster: FleetCluster, environment: str) -> bool:
-    """Whether ``dist/<environment>/`` registers the cluster in ArgoCD.
-
-    A retired cluster renders nothing, so it is not registered whatever it asks for.
-    """
-    return cluster.register_in_argocd and not cluster.retired
+def registered(fleet: Fleet, environment: str) -> set[FleetCluster]:
+    """The clusters ``dist/<environment>/`` registers in ArgoCD: those the environment's
+    :class:`~fleet.ArgoCd` registers (none when the environment has no ArgoCd; a retired
+    cluster or one declared with ``register_in_argocd=False`` is never registered)."""
+    for construct in fleet.declarations():
+        if isinstance(construct, ArgoCd) and environment in construct.environments:
+            return {cluster for cluster, _ in construct.registered(environment)}
+    return set()
 
 
 def clusters(fleet: Fleet) -> list[FleetCluster]:
@@ -191,6 +194,7 @@ def inventory(fleet: Fleet, *, environments: Iterable[str] | None = None) -> lis
     members = clusters(fleet)
     rows: list[InventoryRow] = []
     for env in envs:
+        in_argocd = registered(fleet, env)
         for cluster in members:
             if env not in cluster.environments:
                 continue
@@ -206,7 +210,7 @@ def inventory(fleet: Fleet, *, environments: Iterable[str] | None = None) -> lis
                     node_pools=pools,
                     totals=node_totals(pools),
                     account=cluster.account(env),
-                    registered_in_argocd=is_registered(cluster, env),
+                    registered_in_argocd=cluster in in_argocd,
                     deletion_protection=cluster.deletion_protection,
                     retired=cluster.retired,
                     source=cluster.where,
