@@ -207,10 +207,20 @@ def _raise_remote(error: tuple[str, Any]) -> None:
     raise FleetError(data)
 
 
-def _render_parallel(checks: _Checks, envs: list[str], jobs: int) -> Iterator[_Rendered]:
+def _render_parallel(
+    checks: _Checks, envs: list[str], jobs: int, progress: Progress
+) -> Iterator[_Rendered]:
+    """The first environments in this process, the others in ``jobs - 1`` workers.
+
+    This process takes the larger share: a worker first pays for starting Python, cdk8s
+    and Node, which this process has done already.
+    """
+    share = -(-len(envs) // jobs)
+    here, there = envs[:share], envs[share:]
     context = multiprocessing.get_context("spawn")
-    with context.Pool(processes=jobs) as pool:
-        results = [pool.apply_async(_in_worker, (checks, env)) for env in envs]
+    with context.Pool(processes=min(jobs - 1, len(there))) as pool:
+        results = [pool.apply_async(_in_worker, (checks, env)) for env in there]
+        yield from _render_serial(checks, here, progress)
         for result in results:
             answer = result.get()
             if isinstance(answer, tuple):
@@ -268,9 +278,9 @@ def synthesize(
     )
     progress = progress or Progress.silent()
     workers = choose_jobs(config, len(envs), jobs)
-    progress.expect(len(envs) + (1 if workers == 1 else 0))
+    progress.expect(len(envs) + 1)
     if workers > 1:
-        stream = _render_parallel(checks, envs, workers)
+        stream = _render_parallel(checks, envs, workers, progress)
     else:
         stream = _render_serial(checks, envs, progress)
     done: dict[str, _Rendered] = {}
