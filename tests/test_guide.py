@@ -1,0 +1,264 @@
+"""Every command and snippet in ``docs/guide.md`` works.
+
+``shell`` blocks: each ``fleet`` command is parsed by the real argument parser and, unless
+listed in ``PARSE_ONLY`` with a reason, run for real against a copy of the example fleet;
+``make`` targets must exist; ``pytest`` options must be known; commands that need a live
+cluster (``kind``, ``kubectl``) must be in ``NOT_HERE`` with a reason, and every file they
+apply must exist in ``dist/``. ``python`` blocks are declaration modules: each is dropped
+into the example fleet and rendered. The ``toml`` block is applied to its pyproject.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from crd_samples import crds_dir
+
+from fleet import FleetConfig
+from fleet.cli import build_parser, main
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE = REPO / "docs" / "guide.md"
+
+PARSE_ONLY = {
+    "diff": "needs a git history with a base revision; tests/test_cli_diff.py runs it",
+    "import": "run below on a fresh project (the example fleet has the same clusters)",
+}
+"""fleet subcommands the guide shows that this test only parses, and why."""
+
+NOT_HERE = {
+    "kind": "creates a cluster (Docker); the disaster-recovery drill",
+    "kubectl": "talks to a live management cluster",
+    "git": "the user's repository",
+}
+"""Programs that cannot run in a test, and why."""
+
+
+def blocks(language: str) -> list[str]:
+    """The fenced blocks of ``language`` in the guide, in order."""
+    text = GUIDE.read_text()
+    return re.findall(rf"^ *```{language}\n(.*?)^ *```$", text, re.M | re.S)
+
+
+def shell_commands() -> Iterator[list[str]]:
+    """Every command line of the guide's ``shell`` blocks, split like a shell would."""
+    for block in blocks("shell"):
+        for line in block.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                yield shlex.split(line)
+
+
+def _inline_commands() -> Iterator[list[str]]:
+    """``kubectl ...`` commands quoted inline in the prose (the retirement steps)."""
+    for quoted in re.findall(r"`(kubectl [^`]+)`", GUIDE.read_text()):
+        yield shlex.split(quoted.replace("<", "X").replace(">", "X"))
+
+
+def test_the_guide_has_every_task() -> None:
+    titles = re.findall(r"^## (.+)$", GUIDE.read_text(), re.M)
+    assert titles == [
+        "How the pieces fit",
+        "The everyday loop",
+        "Declare a Magnum cluster",
+        "Declare an OKE cluster",
+        "Add an environment",
+        "Migrate from Terraform",
+        "Review a change",
+        "Retire a cluster safely",
+        "Recover from a disaster",
+    ]
+    assert len(blocks("mermaid")) == 1
+
+
+def test_every_program_is_known() -> None:
+    programs = {argv[0] for argv in shell_commands()}
+    assert programs <= {"fleet", "make", "pytest"} | set(NOT_HERE), programs
+
+
+def test_every_fleet_command_parses() -> None:
+    commands = [argv for argv in shell_commands() if argv[0] == "fleet"]
+    assert len(commands) >= 10
+    for argv in commands:
+        args = build_parser().parse_args(argv[1:])  # SystemExit(2) on an unknown option
+        assert callable(args.handler), argv
+
+
+def test_make_targets_exist() -> None:
+    targets = set(re.findall(r"^([A-Za-z][\w-]*):", (REPO / "Makefile").read_text(), re.M))
+    for argv in shell_commands():
+        if argv[0] == "make":
+            assert set(argv[1:]) <= targets, argv
+    assert "make setup" in GUIDE.read_text()
+    assert "setup" in targets
+
+
+def test_pytest_options_exist() -> None:
+    options = {w for argv in shell_commands() if argv[0] == "pytest" for w in argv[1:]}
+    assert options == {"--snapshot-update"}
+    help_text = subprocess.run(
+        [sys.executable, "-m", "pytest", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    ).stdout
+    assert all(option in help_text for option in options)
+
+
+def test_live_cluster_commands_apply_files_that_exist() -> None:
+    applied = []
+    for argv in [*shell_commands(), *_inline_commands()]:
+        if argv[0] not in NOT_HERE:
+            continue
+        if "-f" in argv:
+            target = argv[argv.index("-f") + 1]
+            if not target.startswith("https://"):
+                assert (REPO / target).is_file(), target
+                applied.append(target)
+    # the one-button bootstrap: the root Application of prod
+    assert applied == ["dist/prod/bootstrap/application_argoproj.io_argocd_fleet-prod.yaml"]
+
+
+def test_secrets_created_by_hand_are_the_ones_dist_references() -> None:
+    """Each ``kubectl create secret`` matches a secretRef (name, namespace, key) in dist/."""
+    rendered = "\n".join(p.read_text() for p in (REPO / "dist" / "prod").rglob("*.yaml"))
+    created = [a for a in shell_commands() if a[:3] == ["kubectl", "-n", "crossplane-system"]]
+    assert len(created) == 2
+    for argv in created:
+        name = argv[argv.index("generic") + 1]
+        key = next(a for a in argv if a.startswith("--from-")).split("=", 1)[1].split("=")[0]
+        assert f"key: {key}\n      name: {name}\n      namespace: crossplane-system" in rendered
+
+
+def test_inline_kubectl_commands_name_real_resource_kinds() -> None:
+    resources = {argv[2] for argv in _inline_commands() if argv[1] in ("delete", "patch")}
+    resources |= {argv[4] for argv in _inline_commands() if argv[1] == "-n"}
+    assert resources == {
+        "clusters.cluster.argocd.crossplane.io",
+        "clusterv1.containerinfra.openstack.crossplane.io",
+        "nodegroupv1.containerinfra.openstack.crossplane.io",
+        "clusters.cluster.x-k8s.io",
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the example fleet, guide snippets added, its pyproject as the guide says."""
+    root = tmp_path / "fleet"
+    root.mkdir()
+    shutil.copy(REPO / "pyproject.toml", root)
+    shutil.copytree(REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
+    for i, source in enumerate(blocks("python")):
+        (root / "clusters" / f"guide_{i}.py").write_text(source)
+    (toml,) = blocks("toml")
+    environments = re.search(r"^environments = .*$", toml, re.M)
+    assert environments is not None
+    pyproject = root / "pyproject.toml"
+    text = re.sub(r"^environments = .*$", environments.group(0), pyproject.read_text(), flags=re.M)
+    pyproject.write_text(text)
+    return root
+
+
+def test_fleet_commands_run(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guide's fleet commands, in its order, on the example fleet plus its snippets."""
+    if not os.environ.get("FLEET_CRDS_DIR"):  # `make test` sets it; plain pytest may not
+        monkeypatch.setenv("FLEET_CRDS_DIR", str(crds_dir()))
+    ran = []
+    for argv in shell_commands():
+        if argv[0] != "fleet" or argv[1] in PARSE_ONLY:
+            continue
+        if argv[1] == "ls" and "staging" in argv:
+            continue  # run below, once a cluster is placed there
+        code = main(["--root", str(project), *argv[1:]])
+        out, err = capsys.readouterr()
+        assert code == 0, (argv, err)
+        ran.append(" ".join(argv[1:]))
+        if argv[1] == "ls":
+            fmt = argv[argv.index("--format") + 1] if "--format" in argv else "json"
+            env = argv[argv.index("--env") + 1]
+            assert (f"{env}," if fmt == "csv" else f'"environment": "{env}"') in out
+    assert "validate" in ran
+    assert "graph --env prod" in ran
+    assert (project / "dist" / "staging" / "bootstrap").is_dir()
+
+
+def test_snippets_declare_their_clusters(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--root", str(project), "ls", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    names = {(r["environment"], r["cluster"], r["cloud"]) for r in rows}
+    assert {
+        ("dev", "k8s-ats-web-dev-v25", "magnum"),
+        ("prod", "k8s-ats-web-prod-v25", "magnum"),
+        ("test", "oke-ats-test", "oke"),
+        ("prod", "oke-ats-prod", "oke"),
+    } <= names
+
+
+def test_new_environment_renders_once_a_cluster_is_placed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = project / "clusters" / "guide_0.py"
+    module.write_text(
+        module.read_text().replace(
+            'environments=["dev", "prod"]', 'environments=["dev", "staging", "prod"]'
+        )
+    )
+    # as the guide says: a per_env value needs an entry or a default for the new environment
+    assert main(["--root", str(project), "synth"]) == 2
+    assert "no value for environment 'staging'" in capsys.readouterr().err
+    module.write_text(
+        module.read_text()
+        .replace("per_env(dev=1, prod=3)", "per_env(dev=1, default=3)")
+        .replace("per_env(dev=2, prod=10)", "per_env(dev=2, default=10)")
+    )
+    assert main(["--root", str(project), "synth"]) == 0
+    assert main(["--root", str(project), "ls", "--env", "staging"]) == 0
+    out = capsys.readouterr().out
+    assert '"cluster": "k8s-ats-web-staging-v25"' in out
+    assert FleetConfig.load(project).environments == ("dev", "test", "staging", "prod")
+    assert (project / "dist" / "staging" / "clusters" / "k8s-ats-web-staging-v25").is_dir()
+
+
+def test_migration_from_terraform(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The guide's import command, on the tfvars fixtures laid out as ``terraform/``."""
+    root = tmp_path / "new-fleet"
+    (root / "clusters").mkdir(parents=True)
+    (root / "clusters" / "__init__.py").write_text("")
+    shutil.copy(REPO / "pyproject.toml", root)
+    shutil.copytree(REPO / "tests" / "fixtures" / "tfvars", root / "terraform")
+    (section,) = [b for b in blocks("shell") if "fleet import" in b]
+    (imported,) = [argv for argv in shell_commands() if argv[:2] == ["fleet", "import"]]
+    assert imported[3] == "terraform/"
+    imported[3] = str(root / "terraform")
+    assert main(["--root", str(root), *imported[1:]]) == 0
+    assert main(["--root", str(root), "synth"]) == 0
+    assert "fleet synth" in section
+    assert (root / "clusters" / "imported_templates.py").is_file()
+    assert 'management_policies=["Observe"]' in (root / "clusters" / "ais.py").read_text()
+    assert main(["--root", str(root), "ls", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert '"cluster": "k8s-ais-batch-dev-multi-v25"' in out
+
+
+def test_readme_everyday_commands_exist() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Everyday commands\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```shell\n(.*?)```", section, re.S)
+    commands = [shlex.split(line) for line in block.splitlines() if line.strip()]
+    assert {argv[0] for argv in commands} == {"make", "fleet", "pytest"}
+    for argv in commands:
+        if argv[0] == "fleet":
+            assert callable(build_parser().parse_args(argv[1:]).handler), argv
+    assert "docs/guide.md" in section
