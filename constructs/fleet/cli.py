@@ -14,8 +14,10 @@ from fleet.cli_diff import add_parser as _add_diff
 from fleet.cli_graph import add_parser as _add_graph
 from fleet.cli_import import add_parser as _add_import
 from fleet.cli_ls import add_parser as _add_ls
+from fleet.cli_validate import add_parsers as _add_validate
 from fleet.config import FleetConfig
 from fleet.errors import DefinitionErrors, FleetError
+from fleet.validation import InvalidObjects
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
 
@@ -37,6 +39,11 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
         )
         if not args.check:
             pipeline.write(config, result, progress=progress)
+    if result.crds_dir is None:
+        print(
+            "note: schemas not checked (no CRDs: run `fleet crds pull` or set FLEET_CRDS_DIR)",
+            file=sys.stderr,
+        )
     if args.check:
         differing = pipeline.drift(config, result)
         if differing:
@@ -79,6 +86,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ign
     _add_graph,
     _add_diff,
     _add_import,
+    _add_validate,
 ]
 
 
@@ -114,6 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         for error in e.errors:
             print(f"error: {error.line()}", file=sys.stderr)
+        return EXIT_INPUT
+    except InvalidObjects as e:
+        if args.debug:
+            traceback.print_exc()
+        for problem in e.problems:
+            print(f"error: {problem.line()}", file=sys.stderr)
         return EXIT_INPUT
     except FleetError as e:
         if args.debug:
