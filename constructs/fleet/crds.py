@@ -125,10 +125,13 @@ def _parse_crds(directory: Path, files: list[Path]) -> dict[tuple[str, str], Crd
     return schemas
 
 
-def index_cache_dir(start: Path | None = None) -> Path | None:
-    """``.fleet/cache/`` of the project (the folder holding crds.lock.yaml), else None."""
-    root = project_root(start)
-    return root / ".fleet" / "cache" if (root / LOCK_FILE).is_file() else None
+def index_cache_dir(start: Path | None = None) -> Path:
+    """``.fleet/cache/`` of the project: the folder holding crds.lock.yaml, else ``start``.
+
+    The index is keyed by the CRD files themselves, so any project may keep one; without
+    it every process re-parses the CRD YAML (about 2 s for the pinned set).
+    """
+    return project_root(start) / ".fleet" / "cache"
 
 
 def load_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
