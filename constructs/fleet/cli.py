@@ -30,6 +30,8 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
 
     started = time.perf_counter()
     with Progress() as progress:  # shows only when the synth takes longer than 2 s
+        if not args.check:
+            progress.expect(len(args.env or config.environments))  # the writes
         result = pipeline.synthesize(
             config,
             args.env or None,

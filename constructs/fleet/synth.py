@@ -315,9 +315,11 @@ def stale_environments(config: FleetConfig, synth: Synth) -> list[str]:
 
 
 def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> None:
-    """Write every rendered environment; remove environments no longer configured."""
-    if progress is not None:
-        progress.expect(len(synth.files))
+    """Write every rendered environment; remove environments no longer configured.
+
+    ``progress`` advances once per environment; the caller announces those steps
+    (``expect``) before the synth starts, so the total shown never grows.
+    """
     removals = []
     try:
         for env, files in synth.files.items():
