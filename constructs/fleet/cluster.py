@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from fleet.errors import DefinitionError
 from fleet.fleet import Fleet
 from fleet.fleet_construct import FleetConstruct, sync_options
 from fleet.manifest import Manifest
-from fleet.names import check_dns_label
+from fleet.names import check_dns_label, check_label_values
 from fleet.values import PerEnv, SecretKeyRef, resolve
 
 PROTECT = ("Prune=false", "Delete=false")
@@ -78,6 +78,30 @@ def resolve_counts(
     return NodeCounts(count, low, high)
 
 
+PoolT = TypeVar("PoolT")
+
+
+def unique_pools(
+    pools: Sequence[object], kind: type[PoolT], *, where: str, field: str, noun: str
+) -> tuple[PoolT, ...]:
+    """``pools`` if each is a ``kind`` and their names are unique, else the error naming it."""
+    seen: set[str] = set()
+    out: list[PoolT] = []
+    for pool in pools:
+        if not isinstance(pool, kind):
+            raise DefinitionError(
+                f"must hold {kind.__name__} objects, got {type(pool).__name__}",
+                where=where,
+                field=field,
+            )
+        name = str(getattr(pool, "name", ""))
+        if name in seen:
+            raise DefinitionError(f"duplicate {noun} name {name!r}", where=where, field=field)
+        seen.add(name)
+        out.append(pool)
+    return tuple(out)
+
+
 @dataclass(frozen=True, kw_only=True)
 class NodePoolSummary:
     """A node pool as fleet-wide code sees it, whatever the cloud calls it."""
@@ -127,14 +151,9 @@ class FleetCluster(FleetConstruct):
             if isinstance(value, str) and "{env}" in value:
                 value = value.replace("{env}", env)
             self._names[env] = check_dns_label(value, where=self.context, field="name")
-        self.fleet_labels: dict[str, str] = dict(fleet_labels or {})
-        for key, value in self.fleet_labels.items():
-            if not isinstance(value, str):
-                raise DefinitionError(
-                    f"label values are strings, got {value!r} for {key!r}",
-                    where=self.context,
-                    field="fleet_labels",
-                )
+        self.fleet_labels = check_label_values(
+            fleet_labels or {}, where=self.context, field="fleet_labels"
+        )
         self.deletion_protection = deletion_protection
         self.register_in_argocd = register_in_argocd
         self.retired = retired

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from fleet.errors import DefinitionError
+from fleet.names import check_label_values
 from fleet.values import caller_location
 
 _KUBE_VERSION = re.compile(r"^v?\d+\.\d+(\.\d+)?$")
@@ -52,13 +53,7 @@ class ClusterTemplate:
                 where=ctx,
                 field="kubernetes_version",
             )
-        for key, value in self.base_labels.items():
-            if not isinstance(value, str):
-                raise DefinitionError(
-                    f"label values are strings, got {type(value).__name__} for {key!r}",
-                    where=ctx,
-                    field="base_labels",
-                )
+        check_label_values(self.base_labels, where=ctx, field="base_labels")
         missing = sorted(set(self.changing_labels) - set(self.base_labels))
         if missing:
             raise DefinitionError(

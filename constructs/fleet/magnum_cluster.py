@@ -6,12 +6,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from fleet.cluster import FleetCluster, IntPerEnv, NodeCounts, NodePoolSummary, resolve_counts
+from fleet.cluster import (
+    FleetCluster,
+    IntPerEnv,
+    NodeCounts,
+    NodePoolSummary,
+    resolve_counts,
+    unique_pools,
+)
 from fleet.cluster_template import ClusterTemplate, catalog
 from fleet.errors import DefinitionError, DefinitionErrors
 from fleet.fleet import Fleet
 from fleet.manifest import Manifest
-from fleet.names import check_dns_label
+from fleet.names import check_dns_label, check_label_values
 from fleet.openstack_project import OpenStackProject
 from fleet.values import PerEnv, SecretKeyRef, caller_location, resolve
 
@@ -49,13 +56,7 @@ class NodeGroup:
         check_dns_label(self.name, where=ctx, field="name")
         if not self.flavor or not isinstance(self.flavor, str):
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
-        for key, value in self.labels.items():
-            if not isinstance(value, str):
-                raise DefinitionError(
-                    f"label values are strings, got {value!r} for {key!r}",
-                    where=ctx,
-                    field="labels",
-                )
+        check_label_values(self.labels, where=ctx, field="labels")
 
     def all_labels(self) -> dict[str, str]:
         """The node group's labels, ``availability_zone`` included."""
@@ -179,20 +180,9 @@ class MagnumCluster(FleetCluster):
         self.connection_secret_namespace = check_dns_label(
             connection_secret_namespace, where=ctx, field="connection_secret_namespace"
         )
-        seen: set[str] = set()
-        for group in node_groups:
-            if not isinstance(group, NodeGroup):
-                raise DefinitionError(
-                    f"must hold NodeGroup objects, got {type(group).__name__}",
-                    where=ctx,
-                    field="node_groups",
-                )
-            if group.name in seen:
-                raise DefinitionError(
-                    f"duplicate node group name {group.name!r}", where=ctx, field="node_groups"
-                )
-            seen.add(group.name)
-        self.node_groups = tuple(node_groups)
+        self.node_groups = unique_pools(
+            node_groups, NodeGroup, where=ctx, field="node_groups", noun="node group"
+        )
         self.merge_labels = merge_labels
         self._resolved = {
             env: self._resolve(

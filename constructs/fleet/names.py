@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from fleet.errors import DefinitionError
 
@@ -32,3 +33,13 @@ def check_dns_subdomain(value: str, *, where: str, field: str) -> str:
             field=field,
         )
     return value
+
+
+def check_label_values(labels: Mapping[str, object], *, where: str, field: str) -> dict[str, str]:
+    """``labels`` as a dict if every value is a string (labels never hold numbers or booleans)."""
+    for key, value in labels.items():
+        if not isinstance(value, str):
+            raise DefinitionError(
+                f"label values are strings, got {value!r} for {key!r}", where=where, field=field
+            )
+    return dict(labels)  # type: ignore[arg-type]  # checked above

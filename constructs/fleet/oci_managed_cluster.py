@@ -13,11 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from fleet.cluster import FleetCluster, IntPerEnv, NodeCounts, NodePoolSummary, resolve_counts
+from fleet.cluster import (
+    FleetCluster,
+    IntPerEnv,
+    NodeCounts,
+    NodePoolSummary,
+    resolve_counts,
+    unique_pools,
+)
 from fleet.errors import DefinitionError, DefinitionErrors
 from fleet.fleet import Fleet
 from fleet.manifest import Manifest
-from fleet.names import check_dns_label
+from fleet.names import check_dns_label, check_label_values
 from fleet.oci_cluster_identity import OciClusterIdentity
 from fleet.oke_network import (
     POD,
@@ -189,13 +196,7 @@ class OkeNodePool:
             )
         if self.ssh_public_key is not None:
             _check_ssh_key(self.ssh_public_key, ctx)
-        for key, value in self.labels.items():
-            if not isinstance(value, str):
-                raise DefinitionError(
-                    f"label values are strings, got {value!r} for {key!r}",
-                    where=ctx,
-                    field="labels",
-                )
+        check_label_values(self.labels, where=ctx, field="labels")
 
     @property
     def context(self) -> str:
@@ -411,19 +412,10 @@ class OciManagedCluster(FleetCluster):
     def _check_pools(self, node_pools: Sequence[OkeNodePool]) -> tuple[OkeNodePool, ...]:
         ctx = self.context
         names = self.network.names()
-        seen: set[str] = set()
-        for pool in node_pools:
-            if not isinstance(pool, OkeNodePool):
-                raise DefinitionError(
-                    f"must hold OkeNodePool objects, got {type(pool).__name__}",
-                    where=ctx,
-                    field="node_pools",
-                )
-            if pool.name in seen:
-                raise DefinitionError(
-                    f"duplicate node pool name {pool.name!r}", where=ctx, field="node_pools"
-                )
-            seen.add(pool.name)
+        pools = unique_pools(
+            node_pools, OkeNodePool, where=ctx, field="node_pools", noun="node pool"
+        )
+        for pool in pools:
             for env in self.environments:
                 check_dns_label(
                     f"{self.cluster_name(env)}-{pool.name}",
@@ -453,7 +445,7 @@ class OciManagedCluster(FleetCluster):
                             where=ctx,
                             field=f"node_pools[{pool.name}].{field_name}",
                         )
-        return tuple(node_pools)
+        return pools
 
     def _resolve(
         self,
