@@ -193,7 +193,7 @@ class ArgoCd(FleetConstruct):
             if (
                 isinstance(construct, FleetCluster)
                 and environment in construct.environments
-                and not construct.retired
+                and not construct.is_retired(environment)
             ):
                 yield construct
 
@@ -220,7 +220,7 @@ class ArgoCd(FleetConstruct):
         registration: ArgoRegistration | None,
     ) -> list[Manifest]:
         """The registration of ``cluster`` (and its kubeconfig PushSecret when exported)."""
-        if cluster.retired or environment not in cluster.environments:
+        if environment not in cluster.environments or cluster.is_retired(environment):
             return []
         source = registration.context if registration else cluster.context
         out = [

@@ -187,23 +187,23 @@ def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Files:
 def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
     """(environment, identity) -> definition, for every object that retiring took away.
 
-    The fleet is rendered once as it is and once with every retired cluster revived; what
-    only the second render holds is what retirement removed: the cluster's own objects and
-    whatever other declarations render for it (its ArgoCD registration, for one).
+    The fleet is rendered once as it is and once reviving (``Fleet.revive_retired``: every
+    cluster retired in an environment, and every retired node pool, renders as if it were
+    not); what only the second render holds is what retirement removed: the objects of the
+    cluster or node pool and whatever other declarations render for it (a cluster's ArgoCD
+    registration, for one). Projects and identities are not retired: a retired cluster
+    still uses them, so their ProviderConfigs stay in both renders.
     """
     fleet = load_fleet(config)
-    retired = [c for c in fleet.declarations() if isinstance(c, FleetCluster) and c.retired]
-    if not retired:
+    if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
         return {}
     envs = config.environments
     actual = {env: {m.identity for m in render_environment(fleet, env)} for env in envs}
-    for cluster in retired:
-        cluster.retired = False
+    fleet.revive_retired = True
     try:
         revived = {env: render_environment(fleet, env) for env in envs}
     finally:
-        for cluster in retired:
-            cluster.retired = True
+        fleet.revive_retired = False
     return {
         (env, m.identity): m.source
         for env, manifests in revived.items()

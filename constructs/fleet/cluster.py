@@ -120,6 +120,11 @@ class FleetCluster(FleetConstruct):
     ``name`` may differ per environment (a :class:`PerEnv`, or a string with an
     ``{env}`` placeholder such as ``"k8s-ais-batch-{env}-multi-v25"``); it names every
     object of the cluster and must never change once the cluster exists.
+
+    ``retired=True`` retires the cluster in every environment it is placed in; a list
+    (``retired=["dev"]``) only in those. Where retired, it renders nothing and nothing
+    registers it; its project's ProviderConfig (OKE: its identity) still renders while the
+    definition is kept, so that goes last.
     """
 
     cloud: ClassVar[str] = ""
@@ -142,7 +147,7 @@ class FleetCluster(FleetConstruct):
         fleet_labels: Mapping[str, str] | None = None,
         deletion_protection: bool = True,
         register_in_argocd: bool = True,
-        retired: bool = False,
+        retired: bool | Sequence[str] = False,
     ) -> None:
         super().__init__(scope, construct_id, environments=environments)
         self._names: dict[str, str] = {}
@@ -156,7 +161,48 @@ class FleetCluster(FleetConstruct):
         )
         self.deletion_protection = deletion_protection
         self.register_in_argocd = register_in_argocd
-        self.retired = retired
+        self.retired_environments = self._retired_environments(retired)
+        """The environments the cluster is declared retired in (whether or not the fleet
+        is reviving; ask :meth:`is_retired` what renders)."""
+
+    def _retired_environments(self, retired: bool | Sequence[str]) -> frozenset[str]:
+        if retired is True:
+            return frozenset(self.environments)
+        if retired is False:
+            return frozenset()
+        if isinstance(retired, str) or not isinstance(retired, Sequence):
+            raise DefinitionError(
+                f"must be True, False or a list of environments, got {retired!r}",
+                where=self.context,
+                field="retired",
+            )
+        for env in retired:
+            if env not in self.environments:
+                raise DefinitionError(
+                    f"{env!r} is not one of the cluster's environments "
+                    f"({', '.join(self.environments)})",
+                    where=self.context,
+                    field="retired",
+                )
+        return frozenset(retired)
+
+    @property
+    def reviving(self) -> bool:
+        """Whether the fleet renders retired clusters and node pools as if they were not."""
+        return self.fleet.revive_retired
+
+    def is_retired(self, environment: str) -> bool:
+        """Whether the cluster renders nothing in ``environment`` (retired there, and the
+        fleet is not reviving); False for an environment the cluster is not placed in."""
+        return environment in self.retired_environments and not self.reviving
+
+    def retired_pool_names(self) -> tuple[str, ...]:
+        """The node pools (Magnum node groups, OKE node pools) declared retired."""
+        return ()
+
+    def retires_anything(self) -> bool:
+        """Whether the cluster, in some environment, or one of its node pools is retired."""
+        return bool(self.retired_environments or self.retired_pool_names())
 
     def cluster_name(self, environment: str) -> str:
         """The cluster's name in ``environment``."""
@@ -199,7 +245,7 @@ class FleetCluster(FleetConstruct):
         return sync_options(PROTECT if self.deletion_protection else ())
 
     def manifests(self, environment: str) -> list[Manifest]:
-        """Rendered objects; a retired cluster renders nothing (see docs: retiring)."""
-        if self.retired:
+        """Rendered objects; nothing where the cluster is retired (see docs: retiring)."""
+        if self.is_retired(environment):
             return []
         return super().manifests(environment)

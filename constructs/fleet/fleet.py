@@ -30,6 +30,11 @@ class Fleet(cdk8s.App):
         self.config = config
         self._environments = {name: Environment(self, name) for name in config.environments}
         self._constructs: dict[str, FleetConstruct] = {}
+        self.revive_retired = False
+        """While True, retired clusters and node pools render as if they were not retired.
+
+        ``fleet diff`` sets it for a second render: what only that render holds is what
+        retirement took away (see :func:`fleet.cli_diff.retired_objects`)."""
 
     @property
     def environment_names(self) -> tuple[str, ...]:

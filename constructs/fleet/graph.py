@@ -387,12 +387,13 @@ def fleet_graph(
                 version = cluster.template_name(env) or cluster.kubernetes_version(env)
                 # the group's title is the name; the node says what the cluster is
                 lines = [f"{cluster.cloud} {version}"]
-                if cluster.retired:
+                retired = cluster.is_retired(env)
+                if retired:
                     lines.append("retired: renders nothing")
                 else:
                     lines.append(f"{node_totals(cluster.node_pools(env)).text()} nodes")
-                group.nodes.append(Node(node_id, tuple(lines), dashed=cluster.retired))
-                for pool in cluster.node_pools(env) if not cluster.retired else []:
+                group.nodes.append(Node(node_id, tuple(lines), dashed=retired))
+                for pool in cluster.node_pools(env) if not retired else []:
                     pool_id = ids(env, "pool", name, pool.name)
                     group.nodes.append(Node(pool_id, (_pool_line(pool),), shape="round"))
                     graph.edges.append(Edge(node_id, pool_id))

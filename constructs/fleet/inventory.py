@@ -169,8 +169,8 @@ def _yes(value: bool) -> str:
 
 def registered(fleet: Fleet, environment: str) -> set[FleetCluster]:
     """The clusters ``dist/<environment>/`` registers in ArgoCD: those the environment's
-    :class:`~fleet.ArgoCd` registers (none when the environment has no ArgoCd; a retired
-    cluster or one declared with ``register_in_argocd=False`` is never registered)."""
+    :class:`~fleet.ArgoCd` registers (none when the environment has no ArgoCd; a cluster
+    retired there or one declared with ``register_in_argocd=False`` is never registered)."""
     for construct in fleet.declarations():
         if isinstance(construct, ArgoCd) and environment in construct.environments:
             return {cluster for cluster, _ in construct.registered(environment)}
@@ -212,7 +212,7 @@ def inventory(fleet: Fleet, *, environments: Iterable[str] | None = None) -> lis
                     account=cluster.account(env),
                     registered_in_argocd=cluster in in_argocd,
                     deletion_protection=cluster.deletion_protection,
-                    retired=cluster.retired,
+                    retired=cluster.is_retired(env),
                     source=cluster.where,
                 )
             )

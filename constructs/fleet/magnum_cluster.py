@@ -37,7 +37,8 @@ class NodeGroup:
 
     ``availability_zone`` becomes the ``availability_zone`` label. ``min_node_count``
     and ``max_node_count`` are rendered only when set (autoscaling). Counts may differ
-    per environment (:class:`PerEnv`).
+    per environment (:class:`PerEnv`). ``retired=True`` removes the node group from the
+    render in every environment (see docs: retiring); its name stays taken.
     """
 
     name: str
@@ -48,12 +49,17 @@ class NodeGroup:
     availability_zone: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     merge_labels: bool = True
+    retired: bool = False
     where: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", self.where or caller_location())
         ctx = f"{self.where} (node group {self.name})"
         check_dns_label(self.name, where=ctx, field="name")
+        if not isinstance(self.retired, bool):
+            raise DefinitionError(
+                f"must be True or False, got {self.retired!r}", where=ctx, field="retired"
+            )
         if not self.flavor or not isinstance(self.flavor, str):
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
         check_label_values(self.labels, where=ctx, field="labels")
@@ -118,12 +124,13 @@ class MagnumCluster(FleetCluster):
         fleet_labels: Mapping[str, str] | None = None,
         deletion_protection: bool = True,
         register_in_argocd: bool = True,
-        retired: bool = False,
+        retired: bool | Sequence[str] = False,
     ) -> None:
         """Arguments left out: ``master_flavor`` is ``flavor``; ``labels`` only the
         template's base labels; ``deletion_policy`` is ``Orphan`` while
         ``deletion_protection`` is on, else ``Delete``; ``management_policies`` is not
-        rendered (Crossplane's default, all); ``external_name`` is the cluster name."""
+        rendered (Crossplane's default, all); ``external_name`` is the cluster name;
+        ``retired`` False (True: retired everywhere; a list: in those environments)."""
         super().__init__(
             scope,
             construct_id,
@@ -329,8 +336,17 @@ class MagnumCluster(FleetCluster):
                 max_node_count=counts.max_node_count,
                 placement=(group.availability_zone,) if group.availability_zone else (),
             )
-            for group, counts in r["groups"]
+            for group, counts in self._groups(environment)
         ]
+
+    def retired_pool_names(self) -> tuple[str, ...]:
+        """The node groups declared retired."""
+        return tuple(g.name for g in self.node_groups if g.retired)
+
+    def _groups(self, environment: str) -> list[tuple[NodeGroup, NodeCounts]]:
+        """The node groups that render in ``environment``, with their counts."""
+        groups: list[tuple[NodeGroup, NodeCounts]] = self._resolved[environment]["groups"]
+        return [(g, c) for g, c in groups if not g.retired or self.reviving]
 
     def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
         """The Crossplane connection secret (key ``attribute.kubeconfig.raw_config``)."""
@@ -347,7 +363,7 @@ class MagnumCluster(FleetCluster):
     # --- rendering ------------------------------------------------------------------
 
     def render(self, environment: str) -> list[Manifest]:
-        """ClusterV1, then one NodegroupV1 per node group."""
+        """ClusterV1, then one NodegroupV1 per node group (retired ones left out)."""
         r = self._resolved[environment]
         name = self.cluster_name(environment)
         folder = self.folder(environment)
@@ -384,7 +400,7 @@ class MagnumCluster(FleetCluster):
             },
         }
         out = [self._manifest(environment, folder, cluster)]
-        for group, counts in r["groups"]:
+        for group, counts in self._groups(environment):
             for_provider: dict[str, Any] = {
                 "clusterId": r["external_name"],
                 "flavorId": group.flavor,

@@ -95,6 +95,8 @@ class OkeNodePool:
     (Figure 16); ``image_id``, ``ssh_public_key`` and ``kubernetes_version`` the
     cluster's; ``memory_gb`` the shape's default for the OCPUs. ``ocpus`` is required
     for flexible (``*.Flex``) shapes. ``labels`` become Kubernetes node labels.
+    ``retired=True`` removes the pool from the render in every environment (see docs:
+    retiring); its name stays taken.
 
     Example::
 
@@ -121,12 +123,17 @@ class OkeNodePool:
     ssh_public_key: str | None = None
     kubernetes_version: StrPerEnv | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    retired: bool = False
     where: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", self.where or caller_location())
         ctx = self.context
         check_dns_label(self.name, where=ctx, field="name")
+        if not isinstance(self.retired, bool):
+            raise DefinitionError(
+                f"must be True or False, got {self.retired!r}", where=ctx, field="retired"
+            )
         if not isinstance(self.node_shape, str) or not self.node_shape:
             raise DefinitionError("a node pool needs a node shape", where=ctx, field="node_shape")
         ocpus = _positive(self.ocpus, where=ctx, field="ocpus", unit="OCPUs")
@@ -329,7 +336,7 @@ class OciManagedCluster(FleetCluster):
         fleet_labels: Mapping[str, str] | None = None,
         deletion_protection: bool = True,
         register_in_argocd: bool = True,
-        retired: bool = False,
+        retired: bool | Sequence[str] = False,
     ) -> None:
         super().__init__(
             scope,
@@ -569,9 +576,14 @@ class OciManagedCluster(FleetCluster):
 
     # --- rendering ------------------------------------------------------------------
 
+    def retired_pool_names(self) -> tuple[str, ...]:
+        """The node pools declared retired."""
+        return tuple(p.name for p in self.node_pool_specs if p.retired)
+
     def _pools(self, environment: str) -> list[_Pool]:
+        """The node pools that render in ``environment`` (retired ones left out)."""
         pools: list[_Pool] = self._resolved[environment]["pools"]
-        return pools
+        return [p for p in pools if not p.spec.retired or self.reviving]
 
     def _metadata(self, name: str, environment: str, **annotations: str) -> dict[str, Any]:
         meta: dict[str, Any] = {
@@ -589,7 +601,7 @@ class OciManagedCluster(FleetCluster):
 
     def render(self, environment: str) -> list[Manifest]:
         """Cluster, OCIManagedCluster, OCIManagedControlPlane, then per node pool a
-        MachinePool and its OCIManagedMachinePool."""
+        MachinePool and its OCIManagedMachinePool (retired pools left out)."""
         r = self._resolved[environment]
         name = self.cluster_name(environment)
         folder = self.folder(environment)

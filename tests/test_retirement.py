@@ -1,0 +1,304 @@
+"""Retiring: a cluster everywhere or per environment, one Magnum node group, one OKE pool.
+
+Most tests render in-process; the last ones run ``fleet diff`` end to end (a temp git
+repository whose base revision is rendered by its own copy of the library).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli_diff import diff as fleet_diff
+from test_cli_diff import make_repo, private_tempdir, write_project
+from test_oci_managed_cluster import oke, pool
+
+from fleet import (
+    ArgoCd,
+    ClusterTemplate,
+    DefinitionError,
+    Fleet,
+    FleetConfig,
+    MagnumCluster,
+    NodeGroup,
+    OpenStackProject,
+    SecretKeyRef,
+)
+from fleet.cli_diff import retired_objects
+from fleet.graph import fleet_graph, to_mermaid
+from fleet.inventory import inventory
+from fleet.synth import render_environment
+
+__all__ = ["private_tempdir"]  # the autouse fixture of test_cli_diff: temp files in tmp_path
+
+MAGNUM = "containerinfra.openstack.crossplane.io"
+TEMPLATE = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+
+
+def _fleet(tmp_path: Path) -> Fleet:
+    fleet = Fleet(FleetConfig(root=tmp_path, environments=("dev", "prod")))
+    ArgoCd(
+        fleet,
+        "argocd",
+        server_addr="argocd-server.argocd.svc:443",
+        credentials=SecretKeyRef(name="argocd", namespace="crossplane-system", key="token"),
+    )
+    return fleet
+
+
+def _magnum(fleet: Fleet, **overrides: Any) -> MagnumCluster:
+    args: dict[str, Any] = {
+        "name": "web-{env}",
+        "environments": ["dev", "prod"],
+        "project": OpenStackProject(fleet, "proj", project_name="PROJ"),
+        "template": TEMPLATE,
+        "flavor": "m1",
+        "keypair": "k",
+        "node_count": 1,
+        "node_groups": [
+            NodeGroup(name="a", flavor="m2", node_count=1),
+            NodeGroup(name="b", flavor="m2", node_count=2),
+        ],
+    }
+    args.update(overrides)
+    return MagnumCluster(fleet, "web", **args)
+
+
+def _kinds(fleet: Fleet, env: str) -> list[tuple[str, str]]:
+    return [(m.kind, m.name) for m in render_environment(fleet, env)]
+
+
+def test_retired_in_one_environment_renders_nothing_there_only(tmp_path: Path) -> None:
+    fleet = _fleet(tmp_path)
+    cluster = _magnum(fleet, retired=["dev"])
+    assert cluster.retired_environments == frozenset({"dev"})
+    assert (cluster.is_retired("dev"), cluster.is_retired("prod")) == (True, False)
+    assert cluster.manifests("dev") == []
+    assert [m.name for m in cluster.manifests("prod")] == ["web-prod", "web-prod-a", "web-prod-b"]
+    dev, prod = _kinds(fleet, "dev"), _kinds(fleet, "prod")
+    # not registered in dev; still in prod
+    assert ("Cluster", "web-dev") not in dev
+    assert ("Cluster", "web-prod") in prod
+    # the project keeps its ProviderConfig while the definition is kept: it goes last
+    assert ("ProviderConfig", "proj") in dev
+    assert ("ProviderConfig", "proj") in prod
+
+    rows = {row.environment: row for row in inventory(fleet)}
+    assert (rows["dev"].retired, rows["prod"].retired) == (True, False)
+    assert (rows["dev"].registered_in_argocd, rows["prod"].registered_in_argocd) == (False, True)
+
+    text = to_mermaid(fleet_graph({"dev": render_environment(fleet, "dev")}, fleet=fleet))
+    assert "retired: renders nothing" in text
+    text = to_mermaid(fleet_graph({"prod": render_environment(fleet, "prod")}, fleet=fleet))
+    assert "retired" not in text
+
+
+def test_retired_true_means_every_environment(tmp_path: Path) -> None:
+    fleet = _fleet(tmp_path)
+    cluster = _magnum(fleet, retired=True)
+    assert cluster.retired_environments == frozenset({"dev", "prod"})
+    assert cluster.manifests("dev") == cluster.manifests("prod") == []
+    assert _magnum(_fleet(tmp_path / "b")).retired_environments == frozenset()
+
+
+def test_reviving_renders_the_retired_and_restores_nothing_else(tmp_path: Path) -> None:
+    fleet = _fleet(tmp_path)
+    cluster = _magnum(
+        fleet,
+        retired=["dev"],
+        node_groups=[
+            NodeGroup(name="a", flavor="m2", node_count=1),
+            NodeGroup(name="b", flavor="m2", node_count=2, retired=True),
+        ],
+    )
+    assert cluster.retires_anything()
+    fleet.revive_retired = True
+    assert not cluster.is_retired("dev")
+    assert [m.name for m in cluster.manifests("dev")] == ["web-dev", "web-dev-a", "web-dev-b"]
+    assert [p.name for p in cluster.node_pools("prod")] == ["default-worker", "a", "b"]
+    fleet.revive_retired = False
+    assert cluster.retired_environments == frozenset({"dev"})
+    assert cluster.manifests("dev") == []
+
+
+def test_retired_node_group_renders_nothing(tmp_path: Path) -> None:
+    fleet = _fleet(tmp_path)
+    cluster = _magnum(
+        fleet,
+        node_groups=[
+            NodeGroup(name="a", flavor="m2", node_count=1),
+            NodeGroup(name="b", flavor="m2", node_count=2, retired=True),
+        ],
+    )
+    assert cluster.retired_pool_names() == ("b",)
+    assert cluster.retired_environments == frozenset()
+    for env in ("dev", "prod"):
+        assert [m.kind for m in cluster.manifests(env)] == ["ClusterV1", "NodegroupV1"]
+        assert [p.name for p in cluster.node_pools(env)] == ["default-worker", "a"]
+    [row, _] = inventory(fleet)
+    assert row.totals.nodes == 2  # default-worker 1 + a 1; b is gone
+
+
+def test_retired_oke_node_pool_renders_nothing(fleet: Fleet) -> None:
+    cluster = oke(fleet, node_pools=[pool(name="general"), pool(name="old", retired=True)])
+    assert cluster.retired_pool_names() == ("old",)
+    names = [(m.kind, m.name) for m in cluster.manifests("dev")]
+    assert ("MachinePool", "oke-dev-general") in names
+    assert ("OCIManagedMachinePool", "oke-dev-general") in names
+    assert not [n for n in names if n[1] == "oke-dev-old"]
+    assert [p.name for p in cluster.node_pools("dev")] == ["general"]
+    fleet.revive_retired = True
+    assert ("MachinePool", "oke-dev-old") in [(m.kind, m.name) for m in cluster.manifests("dev")]
+
+
+def test_fails_retired_environment_the_cluster_is_not_placed_in(tmp_path: Path) -> None:
+    with pytest.raises(DefinitionError) as e:
+        _magnum(_fleet(tmp_path), environments=["prod"], retired=["dev"])
+    assert e.value.field == "retired"
+    assert "'dev' is not one of the cluster's environments (prod)" in str(e.value)
+
+
+def test_fails_retired_as_one_string(tmp_path: Path) -> None:
+    with pytest.raises(DefinitionError) as e:
+        _magnum(_fleet(tmp_path), retired="dev")
+    assert e.value.field == "retired"
+    assert "must be True, False or a list of environments" in str(e.value)
+
+
+def test_fails_oke_retired_environment_the_cluster_is_not_placed_in(fleet: Fleet) -> None:
+    with pytest.raises(DefinitionError) as e:
+        oke(fleet, retired=["prod"])
+    assert e.value.field == "retired"
+
+
+def test_fails_node_pool_retired_not_a_bool() -> None:
+    with pytest.raises(DefinitionError) as e:
+        NodeGroup(name="a", flavor="m2", node_count=1, retired="yes")  # type: ignore[arg-type]
+    assert e.value.field == "retired"
+    with pytest.raises(DefinitionError) as e:
+        pool(retired=1)
+    assert e.value.field == "retired"
+
+
+def test_fails_retired_pool_name_is_still_taken(tmp_path: Path, fleet: Fleet) -> None:
+    groups = [
+        NodeGroup(name="a", flavor="m2", node_count=1, retired=True),
+        NodeGroup(name="a", flavor="m3", node_count=1),
+    ]
+    with pytest.raises(DefinitionError, match="duplicate node group name 'a'"):
+        _magnum(_fleet(tmp_path), node_groups=groups)
+    with pytest.raises(DefinitionError, match="duplicate node pool name 'old'"):
+        oke(fleet, node_pools=[pool(name="old", retired=True), pool(name="old")])
+
+
+PROJECT_SOURCE = """\
+from fleet import ClusterTemplate, MagnumCluster, NodeGroup, OpenStackProject
+
+T = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+
+
+def define(fleet):
+    proj = OpenStackProject(fleet, "proj", project_name="PROJ")
+    MagnumCluster(
+        fleet, "web", name="web-{env}", environments=["dev", "prod"], project=proj,
+        template=T, flavor="m1", keypair="k", node_count=1, retired=["prod"],
+        node_groups=[NodeGroup(name="a", flavor="m2", node_count=1, retired=True)],
+    )
+"""
+
+
+def test_retired_objects_come_from_the_revived_render(make_project: Any) -> None:
+    root = make_project({"clusters/web.py": PROJECT_SOURCE})
+    config = FleetConfig.load(root)
+    found = retired_objects(config)
+    got = sorted((env, kind, name) for env, (_, kind, _, name) in found)
+    # prod: the whole cluster; dev: the retired node group only. The project's
+    # ProviderConfig is in both renders, so it is not retired (it goes last).
+    assert got == [
+        ("dev", "NodegroupV1", "web-dev-a"),
+        ("prod", "ClusterV1", "web-prod"),
+        ("prod", "NodegroupV1", "web-prod-a"),
+    ]
+    assert all(where.startswith("clusters/web.py:") for where in found.values())
+
+
+# --- fleet diff, end to end -----------------------------------------------------------------
+
+
+def definition(*, zone_b: str | None = "", alpha_retired: str = "False") -> str:
+    """alpha in dev and prod with node groups zone-a and (unless None) zone-b."""
+    group_b = (
+        ""
+        if zone_b is None
+        else f'NodeGroup(name="zone-b", flavor="m2.large", node_count=1{zone_b}),'
+    )
+    return textwrap.dedent(
+        f"""\
+        from fleet import (
+            ArgoCd, ClusterTemplate, Fleet, MagnumCluster, NodeGroup, OpenStackProject,
+            SecretKeyRef,
+        )
+
+        T = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+
+
+        def define(fleet: Fleet) -> None:
+            demo = OpenStackProject(fleet, "demo", project_name="DEMO")
+            ArgoCd(
+                fleet, "argocd", server_addr="argocd-server.argocd.svc:443",
+                credentials=SecretKeyRef(name="argocd", namespace="crossplane-system", key="t"),
+            )
+            MagnumCluster(
+                fleet, "alpha", name="alpha-{{env}}", environments=["dev", "prod"],
+                project=demo, template=T, flavor="m2.large", keypair="k", node_count=1,
+                retired={alpha_retired},
+                node_groups=[
+                    NodeGroup(name="zone-a", flavor="m2.large", node_count=1),
+                    {group_b}
+                ],
+            )
+        """
+    )
+
+
+def test_diff_removing_a_node_group_needs_the_marker(tmp_path: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    write_project(root, definition(zone_b=None))
+    code, out, _ = fleet_diff(root)
+    assert code == 1, out
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert [e.split(": would be deleted")[0] for e in errors] == [
+        f"error: dev: NodegroupV1 alpha-dev-zone-b ({MAGNUM})",
+        f"error: prod: NodegroupV1 alpha-prod-zone-b ({MAGNUM})",
+    ]
+
+    write_project(root, definition(zone_b=", retired=True"))
+    code, out, err = fleet_diff(root)
+    assert (code, err) == (0, ""), out
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 2, out
+    assert notes[0].startswith(
+        f"note: dev: NodegroupV1 alpha-dev-zone-b ({MAGNUM}): deleted, retired at clusters/demo.py:"
+    )
+    assert notes[1].startswith(f"note: prod: NodegroupV1 alpha-prod-zone-b ({MAGNUM}): deleted, ")
+    assert "error: " not in out
+
+
+def test_diff_retiring_in_one_environment_passes_and_keeps_the_others(tmp_path: Path) -> None:
+    root = make_repo(tmp_path, definition())
+    write_project(root, definition(alpha_retired='["dev"]'))
+    code, out, err = fleet_diff(root)
+    assert (code, err) == (0, ""), out
+    assert "prod: no changes\n" in out
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    subjects = sorted(n.split(": deleted, retired at ")[0] for n in notes)
+    assert subjects == [
+        "note: dev: Cluster alpha-dev (cluster.argocd.crossplane.io)",
+        f"note: dev: ClusterV1 alpha-dev ({MAGNUM})",
+        f"note: dev: NodegroupV1 alpha-dev-zone-a ({MAGNUM})",
+        f"note: dev: NodegroupV1 alpha-dev-zone-b ({MAGNUM})",
+    ]
+    # the project's ProviderConfig stays in dev: it is deleted by hand, last
+    assert "ProviderConfig" not in out
