@@ -186,7 +186,7 @@ def test_writer_replaces_the_environment_and_removes_stale_files(tmp_path: Path)
     write_environment(tmp_path, "dev", {"a/x.yaml": b"1", "b.yaml": b"2"})
     write_environment(tmp_path, "dev", {"a/y.yaml": b"3"})
     assert read_tree(tmp_path / "dev") == {"a/y.yaml": b"3"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "dev"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev"]
 
 
 def test_concurrent_writers_do_not_interleave(tmp_path: Path) -> None:
@@ -197,7 +197,7 @@ def test_concurrent_writers_do_not_interleave(tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(write, [1, 2]))
     assert len(read_tree(tmp_path / "dev")) == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "dev"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev"]
 
 
 def test_unconfigured_environment_folder_is_removed(example_project: Path) -> None:

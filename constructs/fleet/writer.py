@@ -7,7 +7,8 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 Files = Mapping[str, bytes]
@@ -75,6 +76,17 @@ def _fill(staging: str, current: str | None, files: Files) -> None:
         _write_file(path, data)
 
 
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    # flock on the folder's own descriptor: no lock file appears in dist/.
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def write_environment(
     dist: Path, environment: str, files: Files, *, wait: bool = True
 ) -> threading.Thread | None:
@@ -82,15 +94,14 @@ def write_environment(
 
     The new tree is written beside the old one and swapped in with renames, so a
     reader (or a crash) sees either the old or the new environment, never half of
-    one; files that are no longer produced disappear with the old tree. A lock file
-    keeps two synths running at once from interleaving their swaps.
+    one; files that are no longer produced disappear with the old tree. A lock on the
+    ``dist`` folder itself keeps two synths at once from interleaving their swaps.
 
     With ``wait=False`` the old tree (hidden: ``.<env>.old-*``) is removed by a thread
     that is returned, so the caller can write the next environment meanwhile and join.
     """
     dist.mkdir(parents=True, exist_ok=True)
-    with (dist / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(dist):
         target = dist / environment
         staging = Path(tempfile.mkdtemp(prefix=f".{environment}.new-", dir=dist))
         retired = dist / f".{environment}.old-{staging.name.rsplit('-', 1)[1]}"
