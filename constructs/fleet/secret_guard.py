@@ -23,7 +23,7 @@ import base64
 import binascii
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fleet.manifest import Manifest
@@ -109,27 +109,34 @@ def _content_problem(value: str) -> str | None:
     return None
 
 
-def _walk(value: Any, path: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
+def _credential_literal(key: str) -> str:
+    return (
+        f"literal value in credential field {key!r}; "
+        "use a secret reference (for example a *SecretRef) instead"
+    )
+
+
+def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], str]]) -> None:
+    # One shared path list, copied only for a finding: this runs over every value of every
+    # object on each synth, so no per-node allocations.
     if isinstance(value, dict):
-        for key, item in value.items():
-            child = [*path, str(key)]
-            if isinstance(item, str) and item.strip() and _is_credential_field(str(key)):
-                yield (
-                    child,
-                    (
-                        f"literal value in credential field {key!r}; "
-                        "use a secret reference (for example a *SecretRef) instead"
-                    ),
-                )
-            else:
-                yield from _walk(item, child)
+        items: Iterable[tuple[str | int, Any]] = ((str(k), v) for k, v in value.items())
     elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _walk(item, [*path, i])
-    elif isinstance(value, str):
-        problem = _content_problem(value)
-        if problem:
-            yield path, problem
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        if isinstance(item, str):
+            if isinstance(key, str) and item.strip() and _is_credential_field(key):
+                out.append(([*path, key], _credential_literal(key)))
+            else:
+                problem = _content_problem(item)
+                if problem:
+                    out.append(([*path, key], problem))
+        elif isinstance(item, dict | list):
+            path.append(key)
+            _scan(item, path, out)
+            path.pop()
 
 
 def find_secret_material(manifests: Sequence[Manifest]) -> list[Problem]:
@@ -150,9 +157,7 @@ def find_secret_material(manifests: Sequence[Manifest]) -> list[Problem]:
                             "dist/; use an ExternalSecret or a connection-secret reference",
                         )
                     )
-        for key, item in body.items():
-            if key in skip:
-                continue
-            for path, message in _walk({key: item}, []):
-                problems.append(Problem.of(m, format_path(path), message))
+        found: list[tuple[list[str | int], str]] = []
+        _scan({k: v for k, v in body.items() if k not in skip}, [], found)
+        problems.extend(Problem.of(m, format_path(path), message) for path, message in found)
     return problems
