@@ -36,6 +36,9 @@ _BASE64_PEM_OR_YAML = ("LS0tLS1CRUdJT", "YXBpVmVyc2lvbj", "Y2xpZW50LWtleS1kYXRh"
 
 _MARKERS = ("PRIVATE KEY", "client-key-data", "token", *_BASE64_PEM_OR_YAML)
 """Substrings without which a string cannot hold a key or kubeconfig (a cheap first test)."""
+_MARKER = re.compile("|".join(re.escape(m) for m in _MARKERS))
+_MIN_LENGTH = 24
+"""Shorter strings cannot hold a key block or a kubeconfig."""
 
 CREDENTIAL_WORDS = (
     "password",
@@ -95,7 +98,7 @@ def _decoded(value: str) -> str | None:
 
 
 def _content_problem(value: str) -> str | None:
-    if len(value) < 24 or not any(marker in value for marker in _MARKERS):
+    if len(value) < _MIN_LENGTH or not _MARKER.search(value):
         return None
     for text, how in ((value, ""), (_decoded(value), "base64-encoded ")):
         if not text:
@@ -127,9 +130,9 @@ def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], st
         return
     for key, item in items:
         if isinstance(item, str):
-            if isinstance(key, str) and item.strip() and _is_credential_field(key):
+            if isinstance(key, str) and _is_credential_field(key) and item.strip():
                 out.append(([*path, key], _credential_literal(key)))
-            else:
+            elif len(item) >= _MIN_LENGTH:
                 problem = _content_problem(item)
                 if problem:
                     out.append(([*path, key], problem))
