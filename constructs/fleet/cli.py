@@ -16,8 +16,7 @@ from fleet.cli_import import add_parser as _add_import
 from fleet.cli_ls import add_parser as _add_ls
 from fleet.cli_validate import add_parsers as _add_validate
 from fleet.config import FleetConfig
-from fleet.errors import DefinitionErrors, FleetError
-from fleet.validation import InvalidObjects
+from fleet.errors import FleetError
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
 
@@ -119,22 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = FleetConfig.load(args.root)
         handler: Handler = args.handler
         return handler(args, config)
-    except DefinitionErrors as e:
-        if args.debug:
-            traceback.print_exc()
-        for error in e.errors:
-            print(f"error: {error.line()}", file=sys.stderr)
-        return EXIT_INPUT
-    except InvalidObjects as e:
-        if args.debug:
-            traceback.print_exc()
-        for problem in e.problems:
-            print(f"error: {problem.line()}", file=sys.stderr)
-        return EXIT_INPUT
     except FleetError as e:
+        # DefinitionErrors and InvalidObjects render one problem per line.
         if args.debug:
             traceback.print_exc()
-        print(f"error: {e}", file=sys.stderr)
+        for line in str(e).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_INPUT
 
 
