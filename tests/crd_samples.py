@@ -24,6 +24,7 @@ def crds_dir() -> Path:
     return Path(__file__).resolve().parents[1].parent / "shared" / "crds"
 
 
+# Figure 12 of the seed report (labels of the tfvars in Figure 10), transcribed.
 SEED_LABELS = {
     "admission_control_list": "ExtendedResourceToleration,NamespaceLifecycle,LimitRanger,"
     "ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,MutatingAdmissionWebhook,"
@@ -40,7 +41,10 @@ SEED_LABELS = {
     "cgroup_driver": "cgroupfs",
     "cloud_provider_enabled": "true",
     "cloud_provider_tag": "v1.24.5",
+    "container_infra_prefix": "<container_infra_prefix>",
     "container_runtime": "containerd",
+    "containerd_tarball_sha256": "<containerd_tarball_sha256>",
+    "containerd_tarball_url": "<containerd_tarball_url>",
     "coredns_tag": "1.8.7",
     "cvmfs_csi_enabled": "false",
     "cvmfs_csi_version": "v2.0.0",
@@ -72,6 +76,11 @@ SEED_LABELS = {
     "nvidia_gpu_enabled": "false",
     "nvidia_gpu_tag": "35-5.16.13-200.fc35.x86_64-470.82.00",
     "oidc_enabled": "false",
+    "oidc_groups_claim": "<oidc_groups_claim>",
+    "oidc_groups_prefix": "<oidc_groups_prefix>",
+    "oidc_issuer_url": "<oidc_issuer_url>",
+    "oidc_username_claim": "<oidc_username_claim>",
+    "oidc_username_prefix": "<oidc_username_prefix>",
     "snapshot_controller_enabled": "false",
     "tiller_enabled": "true",
     "tiller_tag": "v2.16.6",

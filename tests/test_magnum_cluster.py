@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from crd_samples import SEED_LABELS as FIGURE_12_LABELS
 
 from fleet import (
     ClusterTemplate,
@@ -17,70 +18,6 @@ from fleet import (
     OpenStackProject,
     per_env,
 )
-
-# Figure 12 of the seed report (labels of the tfvars in Figure 10), transcribed.
-FIGURE_12_LABELS = {
-    "admission_control_list": "ExtendedResourceToleration,NamespaceLifecycle,LimitRanger,"
-    "ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,MutatingAdmissionWebhook,"
-    "ValidatingAdmissionWebhook,ResourceQuota,Priority",
-    "autoscaler_tag": "v1.21.0-cern.0",
-    "calico_ipv4pool": "10.100.0.0/16",
-    "calico_ipv4pool_ipip": "Always",
-    "calico_tag": "v3.24.5",
-    "cephfs_csi_enabled": "false",
-    "cephfs_csi_version": "cern-csi-1.0-3",
-    "cern_chart_enabled": "true",
-    "cern_chart_version": "0.12.0",
-    "cert_manager_api": "true",
-    "cgroup_driver": "cgroupfs",
-    "cloud_provider_enabled": "true",
-    "cloud_provider_tag": "v1.24.5",
-    "container_infra_prefix": "<container_infra_prefix>",
-    "container_runtime": "containerd",
-    "containerd_tarball_sha256": "<containerd_tarball_sha256>",
-    "containerd_tarball_url": "<containerd_tarball_url>",
-    "coredns_tag": "1.8.7",
-    "cvmfs_csi_enabled": "false",
-    "cvmfs_csi_version": "v2.0.0",
-    "eos_enabled": "false",
-    "etcd_tag": "v3.4.13",
-    "heapster_enabled": "false",
-    "heat_container_agent_tag": "train-stable-6",
-    "helm_client_tag": "v2.16.6",
-    "ignition_version": "3.3.0",
-    "influx_grafana_dashboard_enabled": "false",
-    "ingress_controller": "",
-    "ip_family_policy": "single_stack",
-    "keystone_auth_enabled": "true",
-    "kube_csi_enabled": "false",
-    "kube_csi_version": "cern-csi-1.0-2",
-    "kube_dashboard_enabled": "false",
-    "kube_tag": "v1.25.3-cern.0",
-    "kubeapi_options": "--feature-gates=CSIMigration=true",
-    "kubecontroller_options": "--feature-gates=",
-    "kubelet_options": "--feature-gates= --system-reserved=memory=500Mi "
-    "--resolv-conf=/run/systemd/resolve/resolv.conf",
-    "logging_installer": "helm",
-    "manila_csi_enabled": "false",
-    "manila_enabled": "false",
-    "manila_version": "v0.3.0",
-    "metrics_server_enabled": "true",
-    "monitoring_enabled": "false",
-    "nginx_ingress_controller_tag": "v1.0.4",
-    "nvidia_gpu_enabled": "false",
-    "nvidia_gpu_tag": "35-5.16.13-200.fc35.x86_64-470.82.00",
-    "oidc_enabled": "false",
-    "oidc_groups_claim": "<oidc_groups_claim>",
-    "oidc_groups_prefix": "<oidc_groups_prefix>",
-    "oidc_issuer_url": "<oidc_issuer_url>",
-    "oidc_username_claim": "<oidc_username_claim>",
-    "oidc_username_prefix": "<oidc_username_prefix>",
-    "snapshot_controller_enabled": "false",
-    "tiller_enabled": "true",
-    "tiller_tag": "v2.16.6",
-    "traefik_ingress_controller_tag": "2.5.4",
-    "use_podman": "true",
-}
 
 PROTECTED = {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
 
