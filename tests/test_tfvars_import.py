@@ -257,7 +257,7 @@ def test_verify_catches_a_changed_value_and_writes_nothing(
 
 
         def define(fleet: Fleet) -> None:
-            cluster = fleet.node.find_child("k8s-ais-batch-dev-multi-v25")
+            cluster = fleet.declaration("k8s-ais-batch-dev-multi-v25")
             cluster.add_json_patch(
                 JsonPatch.replace("/spec/forProvider/labels/calico_tag", "v9"), kind="ClusterV1"
             )

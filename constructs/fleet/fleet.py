@@ -55,6 +55,13 @@ class Fleet(cdk8s.App):
         """Every fleet construct, in declaration order."""
         return iter(self._constructs.values())
 
+    def declaration(self, construct_id: str) -> FleetConstruct:
+        """The declaration with id ``construct_id`` (to patch one declared elsewhere)."""
+        try:
+            return self._constructs[construct_id]
+        except KeyError:
+            raise DefinitionError(f"no declaration with id {construct_id!r}", field="id") from None
+
     def register(self, construct: FleetConstruct, construct_id: str, where: str) -> None:
         """Called by FleetConstruct: checks the id before the construct joins the tree."""
         if not _ID.match(construct_id):
