@@ -371,7 +371,6 @@ def test_retired_cluster_is_dashed_and_renders_nothing(tmp_path: Path) -> None:
 
 def test_labels_are_escaped() -> None:
     odd = _app('say "hi" <b>', "dist/dev/x")
-    odd.body["metadata"]["name"] = 'say "hi" <b>'
     graph = fleet_graph({"dev": [odd]})
     assert '"Application say #quot;hi#quot; #lt;b#gt;<br/>' in to_mermaid(graph)
     assert 'label="Application say \\"hi\\" <b>\\n' in to_dot(graph)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from crd_samples import (
@@ -183,6 +184,7 @@ def test_bad_names() -> None:
     env = magnum_environment()
     env[2] = manifest(namespace("crossplane.clusters"))  # dots: fine for most kinds, not here
     env[3].body["metadata"]["name"] = "K8s_Ais"
+    env[3] = dataclasses.replace(env[3])  # a Manifest reads its name from the body once
     found = check_references(env)
     messages = {(p.object, p.field_path): p.message for p in found}
     assert messages[("Namespace crossplane.clusters", "metadata.name")].startswith(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Identity = tuple[str, str, str, str]
@@ -16,38 +16,38 @@ class Manifest:
     ``folder`` is the object's folder inside ``dist/<environment>/`` (for example
     ``clusters/k8s-ais-batch-dev-multi-v25``); ``source`` names the definition that
     produced it (``clusters/jeedy_ais.py:12`` or a construct path) for error messages.
+    The body is not changed once the manifest exists: its identity is read from it once.
     """
 
     environment: str
     body: dict[str, Any]
     folder: str
     source: str
+    # Read from ``body`` once: the checks ask for them about 15 times per object.
+    api_version: str = field(init=False, compare=False, repr=False)
+    """The object's apiVersion."""
+    group: str = field(init=False, compare=False, repr=False)
+    """The API group; "core" for the core group (apiVersion without a slash)."""
+    kind: str = field(init=False, compare=False, repr=False)
+    """The object's kind."""
+    name: str = field(init=False, compare=False, repr=False)
+    """metadata.name."""
+    namespace: str = field(init=False, compare=False, repr=False)
+    """metadata.namespace, or "" for cluster-scoped objects."""
+    relpath: str = field(init=False, compare=False, repr=False)
+    """Path of the object's file inside ``dist/<environment>/``."""
 
-    @property
-    def api_version(self) -> str:
-        """The object's apiVersion."""
-        return str(self.body.get("apiVersion", ""))
-
-    @property
-    def group(self) -> str:
-        """The API group; "core" for the core group (apiVersion without a slash)."""
-        api_version = self.api_version
-        return api_version.split("/", 1)[0] if "/" in api_version else "core"
-
-    @property
-    def kind(self) -> str:
-        """The object's kind."""
-        return str(self.body.get("kind", ""))
-
-    @property
-    def name(self) -> str:
-        """metadata.name."""
-        return str(self.body.get("metadata", {}).get("name", ""))
-
-    @property
-    def namespace(self) -> str:
-        """metadata.namespace, or "" for cluster-scoped objects."""
-        return str(self.body.get("metadata", {}).get("namespace", "") or "")
+    def __post_init__(self) -> None:
+        body = self.body
+        metadata = body.get("metadata", {})
+        api_version = str(body.get("apiVersion", ""))
+        put = object.__setattr__
+        put(self, "api_version", api_version)
+        put(self, "group", api_version.split("/", 1)[0] if "/" in api_version else "core")
+        put(self, "kind", str(body.get("kind", "")))
+        put(self, "name", str(metadata.get("name", "")))
+        put(self, "namespace", str(metadata.get("namespace", "") or ""))
+        put(self, "relpath", f"{self.folder}/{self.filename}" if self.folder else self.filename)
 
     @property
     def identity(self) -> Identity:
@@ -66,11 +66,6 @@ class Manifest:
             parts.append(self.namespace)
         parts.append(self.name)
         return "_".join(parts) + ".yaml"
-
-    @property
-    def relpath(self) -> str:
-        """Path of the object's file inside ``dist/<environment>/``."""
-        return f"{self.folder}/{self.filename}" if self.folder else self.filename
 
     def describe(self) -> str:
         """``<env>: <Kind> <namespace/>name`` for messages."""
