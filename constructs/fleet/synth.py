@@ -320,16 +320,10 @@ def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None
     ``progress`` advances once per environment; the caller announces those steps
     (``expect``) before the synth starts, so the total shown never grows.
     """
-    removals = []
-    try:
-        for env, files in synth.files.items():
-            removals.append(write_environment(config.dist_dir, env, files, wait=False))
-            if progress is not None:
-                progress.advance(f"wrote {env}")
-    finally:
-        for removal in removals:
-            if removal is not None:
-                removal.join()
+    for env, files in synth.files.items():
+        write_environment(config.dist_dir, env, files)
+        if progress is not None:
+            progress.advance(f"wrote {env}")
     for env in stale_environments(config, synth):
         shutil.rmtree(config.dist_dir / env)
 
