@@ -138,7 +138,7 @@ def test_jobs_are_chosen_by_fleet_size(
     assert choose_jobs(bench_project, 3) == 2
 
 
-def test_writer_links_unchanged_files_and_replaces_changed_ones(tmp_path: Path) -> None:
+def test_writer_keeps_unchanged_files_and_replaces_changed_ones(tmp_path: Path) -> None:
     write_environment(tmp_path, "dev", {"a/x.yaml": b"1", "a/y.yaml": b"2", "z.yaml": b"3"})
     before = {p: os.stat(tmp_path / "dev" / p).st_ino for p in ("a/x.yaml", "a/y.yaml")}
     write_environment(tmp_path, "dev", {"a/x.yaml": b"1", "a/y.yaml": b"changed"})
