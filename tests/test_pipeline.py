@@ -182,6 +182,27 @@ def test_user_cdk8s_constructs_land_in_their_environment(make_project) -> None: 
     assert "extra/namespace_core_crossplane-clusters.yaml" not in read_tree(root / "dist" / "dev")
 
 
+def test_node_starts_only_for_a_fleet_that_uses_cdk8s_constructs(example_project: Path) -> None:
+    # The example fleet is declarations only: synth must not import cdk8s (which starts
+    # Node.js, 0.3 s); a module that adds cdk8s constructs gets the App on first use.
+    code = (
+        "import sys; from fleet.cli import main; rc = main(sys.argv[1:]); "
+        "print('cdk8s' in sys.modules, 'jsii' in sys.modules); sys.exit(rc)"
+    )
+    result = run(sys.executable, "-c", code, "--root", str(example_project), "synth", cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "False False"
+    (example_project / "clusters" / "zz_extra.py").write_text(
+        "import cdk8s\n\n\ndef define(fleet):\n"
+        "    cdk8s.ApiObject(fleet.environment('dev'), 'ns', api_version='v1', kind='Namespace',"
+        " metadata={'name': 'extra'})\n"
+    )
+    result = run(sys.executable, "-c", code, "--root", str(example_project), "synth", cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "True True"
+    assert (example_project / "dist" / "dev" / "extra" / "namespace_core_extra.yaml").is_file()
+
+
 def test_writer_replaces_the_environment_and_removes_stale_files(tmp_path: Path) -> None:
     write_environment(tmp_path, "dev", {"a/x.yaml": b"1", "b.yaml": b"2"})
     write_environment(tmp_path, "dev", {"a/y.yaml": b"3"})

@@ -10,7 +10,6 @@ from fleet.bootstrap import BootstrapVersions
 from fleet.cluster import FleetCluster, NodePoolSummary
 from fleet.cluster_template import ClusterTemplate
 from fleet.config import FleetConfig
-from fleet.environment import Environment
 from fleet.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.fleet import Fleet
 from fleet.fleet_construct import FleetConstruct
@@ -30,7 +29,6 @@ __all__ = [
     "ClusterTemplate",
     "DefinitionError",
     "DefinitionErrors",
-    "Environment",
     "Fleet",
     "FleetCluster",
     "FleetConfig",

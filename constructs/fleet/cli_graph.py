@@ -20,7 +20,7 @@ def _graph(args: argparse.Namespace, config: FleetConfig) -> int:
     fleet = load_fleet(config)
     envs = list(args.env or config.environments)
     for env in envs:
-        fleet.environment(env)  # unknown environment: a clear error
+        fleet.check_environment(env)
     manifests = {}
     for env in envs:
         rendered = render_environment(fleet, env)

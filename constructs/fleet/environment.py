@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import cdk8s
-
-if TYPE_CHECKING:
-    from fleet.fleet import Fleet
 
 
 class Environment(cdk8s.Chart):
     """The cdk8s Chart of one environment (``dev``, ``test``, ``prod``, ...).
 
-    Fleet constructs render into it at synth time; any other cdk8s construct a user
-    adds to it (``cdk8s.ApiObject(fleet.environment("dev"), "x", ...)``) lands in
+    Fleet declarations render beside it; any cdk8s construct a user adds to it
+    (``cdk8s.ApiObject(fleet.environment("dev"), "x", ...)``) lands in
     ``dist/<env>/extra/``.
     """
 
-    def __init__(self, scope: Fleet, name: str) -> None:
+    def __init__(self, scope: cdk8s.App, name: str) -> None:
         super().__init__(scope, name, disable_resource_name_hashes=True)
         self.env_name = name
 

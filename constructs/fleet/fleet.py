@@ -1,34 +1,38 @@
-"""The root of the construct tree: the fleet, its environments and its declarations."""
+"""The root of a fleet: its environments, its declarations, and its cdk8s App."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
-
-import cdk8s
+from typing import TYPE_CHECKING, Any
 
 from fleet.config import FleetConfig
-from fleet.environment import Environment
 from fleet.errors import DefinitionError
 
 if TYPE_CHECKING:
+    import cdk8s
+
+    from fleet.environment import Environment
     from fleet.fleet_construct import FleetConstruct
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-class Fleet(cdk8s.App):
-    """The cdk8s App of a fleet: one :class:`Environment` chart per environment.
+class Fleet:
+    """A fleet: its declarations, placed in environments, and one cdk8s Chart per environment.
 
     Declarations (clusters, projects, packages) are created with the fleet as their
-    scope and placed in environments by name; they render at synth time.
+    scope and placed in environments by name; they render at synth time. The cdk8s
+    App and its :class:`~fleet.environment.Environment` charts are created the first
+    time a declaration module asks for a chart (``fleet.environment("dev")``) to add
+    cdk8s constructs of its own: importing cdk8s starts Node.js (0.3 s), which a fleet
+    of declarations alone never needs.
     """
 
     def __init__(self, config: FleetConfig) -> None:
-        super().__init__()
         self.config = config
-        self._environments = {name: Environment(self, name) for name in config.environments}
+        self._app: cdk8s.App | None = None
+        self._charts: dict[str, Environment] = {}
         self._constructs: dict[str, FleetConstruct] = {}
         self.revive_retired = False
         """While True, retired clusters and node pools render as if they were not retired.
@@ -37,19 +41,41 @@ class Fleet(cdk8s.App):
         retirement took away (see :func:`fleet.cli_diff.retired_objects`)."""
 
     @property
+    def app(self) -> cdk8s.App:
+        """The fleet's cdk8s App, with one Environment chart per environment."""
+        if self._app is None:
+            import cdk8s
+
+            from fleet.environment import Environment
+
+            self._app = cdk8s.App()
+            self._charts = {name: Environment(self._app, name) for name in self.environment_names}
+        return self._app
+
+    @property
     def environment_names(self) -> tuple[str, ...]:
         """The environments in their configured order."""
         return self.config.environments
 
-    def environment(self, name: str) -> Environment:
-        """The chart of environment ``name`` (add your own cdk8s constructs to it)."""
-        try:
-            return self._environments[name]
-        except KeyError:
+    def check_environment(self, name: str) -> None:
+        """Raise the fleet's "unknown environment" error unless ``name`` is configured."""
+        if name not in self.environment_names:
             raise DefinitionError(
                 f"unknown environment {name!r} (configured: {', '.join(self.environment_names)})",
                 field="environment",
-            ) from None
+            )
+
+    def environment(self, name: str) -> Environment:
+        """The cdk8s chart of environment ``name``: add your own cdk8s constructs to it."""
+        self.check_environment(name)
+        self.app  # noqa: B018  (creates the App and its charts)
+        return self._charts[name]
+
+    def user_objects(self, name: str) -> list[dict[str, Any]]:
+        """The objects of the cdk8s constructs added to environment ``name``'s chart."""
+        self.check_environment(name)
+        chart = self._charts.get(name)
+        return chart.user_objects() if chart is not None else []
 
     def declarations(self) -> Iterator[FleetConstruct]:
         """Every fleet construct, in declaration order."""
@@ -78,7 +104,7 @@ class Fleet(cdk8s.App):
                 where=where,
                 field="id",
             )
-        if construct_id in self._environments:
+        if construct_id in self.environment_names:
             raise DefinitionError(
                 f"id {construct_id!r} is the name of an environment", where=where, field="id"
             )

@@ -190,7 +190,7 @@ def inventory(fleet: Fleet, *, environments: Iterable[str] | None = None) -> lis
     """
     envs = list(environments) if environments is not None else list(fleet.environment_names)
     for env in envs:
-        fleet.environment(env)
+        fleet.check_environment(env)
     members = clusters(fleet)
     rows: list[InventoryRow] = []
     for env in envs:

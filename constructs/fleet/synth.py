@@ -57,8 +57,7 @@ def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
     out: list[Manifest] = []
     for construct in fleet.declarations():
         out.extend(construct.manifests(environment))
-    chart = fleet.environment(environment)
-    for body in chart.user_objects():
+    for body in fleet.user_objects(environment):
         out.append(Manifest(environment, body, EXTRA_FOLDER, f"cdk8s chart {environment}"))
     return out
 
@@ -232,7 +231,7 @@ def _render_parallel(
 def _render_serial(checks: _Checks, envs: list[str], progress: Progress) -> Iterator[_Rendered]:
     fleet = load_fleet(checks.config)
     for env in envs:
-        fleet.environment(env)  # unknown environment: a clear error
+        fleet.check_environment(env)
     progress.advance("loaded the declarations")
     for env in envs:
         yield _environment(fleet, env, checks)
