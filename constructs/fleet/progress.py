@@ -10,11 +10,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
 
 DELAY_S = 2.0
 
@@ -104,6 +103,11 @@ class Progress:
             if not self.terminal:
                 self._line(f"{self.last}, working...")
                 return
+            # rich is imported only for a bar actually shown (it costs 30 ms to import).
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
             console = Console(file=self.stream, force_terminal=True)
             self._bar = RichProgress(
                 TextColumn("{task.description}"),
