@@ -72,6 +72,7 @@ def test_the_guide_has_every_task() -> None:
         "Declare a Magnum cluster",
         "Declare an OKE cluster",
         "Add an environment",
+        "Add what the constructs do not model",
         "Migrate from Terraform",
         "Review a change",
         "Retire a cluster safely",
