@@ -116,13 +116,19 @@ def caller_location() -> str:
     frame = sys._getframe(1)
     while frame.f_back is not None and _is_library(frame.f_code.co_filename):
         frame = frame.f_back
-    filename = frame.f_code.co_filename
     line = _line_of(frame.f_code, frame.f_lasti)
+    root = _location_root[0] if _location_root else os.getcwd()
+    return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
+
+
+@functools.lru_cache(maxsize=256)
+def _shown_name(filename: str, root: str) -> str:
+    """``filename`` relative to ``root``; outside it, its base name."""
     with contextlib.suppress(ValueError):  # another drive on Windows
-        filename = os.path.relpath(filename, *_location_root)
+        filename = os.path.relpath(filename, root)
     if filename.startswith(".."):
         filename = os.path.basename(filename)
-    return f"{filename}:{line}"
+    return filename
 
 
 def _line_of(code: CodeType, offset: int) -> int | None:
@@ -146,6 +152,7 @@ def _line_table(code: CodeType) -> tuple[list[int], list[int | None]]:
     return starts, lines
 
 
+@functools.lru_cache(maxsize=256)
 def _is_library(filename: str) -> bool:
     # "<string>" is the __init__ that dataclasses generate for ClusterTemplate, NodeGroup, ...
     return (
