@@ -43,13 +43,17 @@ class Fleet:
     @property
     def app(self) -> cdk8s.App:
         """The fleet's cdk8s App, with one Environment chart per environment."""
+        return self._cdk8s()
+
+    def _cdk8s(self) -> cdk8s.App:
         if self._app is None:
             import cdk8s
 
             from fleet.environment import Environment
 
-            self._app = cdk8s.App()
-            self._charts = {name: Environment(self._app, name) for name in self.environment_names}
+            app = cdk8s.App()
+            self._charts = {name: Environment(app, name) for name in self.environment_names}
+            self._app = app
         return self._app
 
     @property
@@ -68,7 +72,7 @@ class Fleet:
     def environment(self, name: str) -> Environment:
         """The cdk8s chart of environment ``name``: add your own cdk8s constructs to it."""
         self.check_environment(name)
-        self.app  # noqa: B018  (creates the App and its charts)
+        self._cdk8s()
         return self._charts[name]
 
     def user_objects(self, name: str) -> list[dict[str, Any]]:

@@ -18,11 +18,11 @@ class FleetConstruct:
 
     A construct in the cdk8s sense (``(scope, id, *, props)``, checked at construction,
     one id per fleet) that lives on the Python side only: it is registered in its
-    :class:`Fleet` (the cdk8s App) rather than created as a node in Node.js, because a
-    jsii object costs about 1 ms per declaration, which at 1,000 clusters is a third of
-    an incremental synth (docs/performance.md). Subclasses render plain dicts in
-    :meth:`render`; ``add_json_patch`` is the escape hatch for what a construct does
-    not model. cdk8s constructs of your own go into ``fleet.environment(name)``.
+    :class:`Fleet` rather than created as a jsii object in Node.js, which cost about
+    1 ms per declaration, a second at 1,000 clusters (docs/performance.md). Subclasses
+    render plain dicts in :meth:`render`; ``add_json_patch`` is the escape hatch for what
+    a construct does not model. cdk8s constructs of your own go into
+    ``fleet.environment(name)``.
     """
 
     def __init__(self, scope: Fleet, construct_id: str, *, environments: Sequence[str]) -> None:

@@ -230,8 +230,6 @@ def _render_parallel(
 
 def _render_serial(checks: _Checks, envs: list[str], progress: Progress) -> Iterator[_Rendered]:
     fleet = load_fleet(checks.config)
-    for env in envs:
-        fleet.check_environment(env)
     progress.advance("loaded the declarations")
     for env in envs:
         yield _environment(fleet, env, checks)
