@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.manifest import Manifest
+from fleet.manifest import Identity, Manifest
 from fleet.schema import Problem, format_path
 
 EXTERNAL_NAME = "crossplane.io/external-name"
@@ -48,6 +48,9 @@ PROVIDER_CONFIG_FAMILIES: dict[str, str] = {
     ".m.argocd.crossplane.io": "m.argocd.crossplane.io",
 }
 """Managed-resource group suffix -> the group of its ProviderConfig (longest suffix wins)."""
+
+PROVIDER_CONFIG_KINDS: tuple[str, ...] = ("ProviderConfig", "ClusterProviderConfig")
+"""Kinds a ``spec.providerConfigRef`` can name."""
 
 
 def _get(body: Any, path: Sequence[str]) -> Any:
@@ -223,20 +226,31 @@ def _provider_config_group(group: str) -> str | None:
     return PROVIDER_CONFIG_FAMILIES[best] if best else None
 
 
-def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
+def provider_config_ref(m: Manifest) -> Identity | None:
+    """The identity of the ProviderConfig a Crossplane managed resource uses.
+
+    None for an object outside ``PROVIDER_CONFIG_FAMILIES``, for a ProviderConfig itself,
+    and for a ``spec.providerConfigRef`` that is not a map (a schema problem).
+    """
     target_group = _provider_config_group(m.group)
-    if target_group is None or m.kind in ("ProviderConfig", "ClusterProviderConfig"):
-        return
+    if target_group is None or m.kind in PROVIDER_CONFIG_KINDS:
+        return None
     ref = _get(m.body, ("spec", "providerConfigRef"))
     if ref is None:
         ref = {"name": "default"}
     if not isinstance(ref, dict):
-        return  # a schema problem, reported by fleet.schema
+        return None  # a schema problem, reported by fleet.schema
     name = str(ref.get("name", ""))
     kind = str(ref.get("kind") or "ProviderConfig")
     namespaced = ".m." in f".{target_group}" and kind == "ProviderConfig"
     namespace = m.namespace if namespaced else ""
-    if (target_group, kind, namespace, name) not in env.by_identity:
+    return (target_group, kind, namespace, name)
+
+
+def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
+    target = provider_config_ref(m)
+    if target is not None and target not in env.by_identity:
+        target_group, kind, namespace, name = target
         where = f"{namespace}/{name}" if namespace else name
         yield Problem.of(
             m,
