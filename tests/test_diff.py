@@ -7,13 +7,23 @@ import json
 from typing import Any
 
 import pytest
-from crd_samples import cluster_v1, crds_dir, nodegroup_v1
+from crd_samples import (
+    argocd_cluster,
+    argocd_provider_config,
+    cluster_v1,
+    crds_dir,
+    nodegroup_v1,
+    openstack_provider_config,
+)
 from syrupy.assertion import SnapshotAssertion
 
 from fleet.crds import load_crds
 from fleet.diff import (
     ABSENT,
+    UNUSED_HINT,
     FieldChange,
+    Files,
+    Finding,
     FleetDiff,
     ImmutableField,
     cluster_bearing_kinds,
@@ -26,6 +36,7 @@ from fleet.diff import (
     immutable_guard,
     is_cluster_bearing,
     parse_files,
+    unused_provider_configs,
 )
 from fleet.diff_report import ReportSection, render_markdown, render_text
 from fleet.manifest import Manifest
@@ -233,6 +244,108 @@ def test_deletion_guard_catches_a_changed_api_group() -> None:
     diff = compare(tree("dev", cluster_v1()), tree("dev", moved))
     [finding] = deletion_guard(diff, retired={})
     assert finding.level == "error"
+
+
+# --- ProviderConfigs nothing in the base uses ------------------------------------------------
+
+OPENSTACK_CONFIG = "ProviderConfig jeedy-ais (openstack.crossplane.io)"
+
+
+def rendered(env: str, *bodies: dict[str, Any]) -> dict[str, dict[str, bytes]]:
+    """``{env: {relpath: YAML}}``, the files of ``dist/<env>/``."""
+    return {env: {path: to_yaml(body) for path, body in tree(env, *bodies)[env].items()}}
+
+
+def guard_files(base: Files, head: Files) -> list[Finding]:
+    """The deletion guard as ``fleet diff`` runs it (nothing retired in the working tree)."""
+    diff = compare_files(base, head)
+    return deletion_guard(diff, retired={}, unused=unused_provider_configs(diff, base))
+
+
+def test_a_provider_config_nothing_in_the_base_uses_may_go() -> None:
+    # The project's last cluster was retired: the base renders its ProviderConfig only.
+    base = rendered("dev", openstack_provider_config(), config_map())
+    [finding] = guard_files(base, rendered("dev", config_map()))
+    assert finding.line() == (
+        f"note: dev: {OPENSTACK_CONFIG}: deleted, unused: nothing in the base revision "
+        "references it"
+    )
+
+
+def test_a_provider_config_a_live_cluster_uses_still_fails() -> None:
+    base = rendered("dev", openstack_provider_config(), cluster_v1())
+    findings = guard_files(base, rendered("dev"))
+    assert [(f.level, f.subject) for f in findings] == [
+        ("error", f"ClusterV1 k8s-ais-batch-dev-multi-v25 ({MAGNUM})"),
+        ("error", OPENSTACK_CONFIG),
+    ]
+    assert findings[1].message.endswith(UNUSED_HINT)
+    # A node group alone is a user too.
+    [finding] = guard_files(
+        rendered("dev", openstack_provider_config(), nodegroup_v1()),
+        rendered("dev", nodegroup_v1()),
+    )
+    assert (finding.level, finding.subject) == ("error", OPENSTACK_CONFIG)
+
+
+def test_a_renamed_provider_config_its_clusters_follow_still_fails() -> None:
+    moved = copy.deepcopy(cluster_v1())
+    moved["spec"]["providerConfigRef"]["name"] = "jeedy"
+    base = rendered("dev", openstack_provider_config(), cluster_v1())
+    head = rendered("dev", openstack_provider_config("jeedy"), moved)
+    [finding] = guard_files(base, head)
+    assert finding.level == "error"
+    assert finding.message.startswith("would be deleted (renamed to jeedy?); ")
+
+
+def test_unused_provider_configs_match_the_exact_name_per_environment() -> None:
+    # "jeedy" is spelt inside "jeedy-ais" (the file is read) but is not what it references.
+    base = {
+        **rendered("dev", openstack_provider_config("jeedy"), cluster_v1()),
+        **rendered("prod", openstack_provider_config("jeedy-ais")),
+    }
+    # The cluster in dev does not make prod's ProviderConfig of the same name used.
+    head = {**rendered("dev", cluster_v1()), **rendered("prod")}
+    diff = compare_files(base, head)
+    assert sorted((env, identity[3]) for env, identity in unused_provider_configs(diff, base)) == [
+        ("dev", "jeedy"),
+        ("prod", "jeedy-ais"),
+    ]
+
+
+def test_a_managed_resource_without_a_ref_uses_the_default_provider_config() -> None:
+    implicit = nodegroup_v1()
+    del implicit["spec"]["providerConfigRef"]
+    assert b"default" not in to_yaml(implicit)
+    [finding] = guard_files(
+        rendered("dev", openstack_provider_config("default"), implicit), rendered("dev", implicit)
+    )
+    assert (finding.level, finding.subject) == (
+        "error",
+        "ProviderConfig default (openstack.crossplane.io)",
+    )
+    [finding] = guard_files(rendered("dev", openstack_provider_config("default")), rendered("dev"))
+    assert finding.level == "note"
+
+
+def test_the_argocd_provider_config_is_used_by_registrations() -> None:
+    base = rendered("dev", argocd_provider_config(), argocd_cluster())
+    findings = guard_files(base, rendered("dev", argocd_cluster()))
+    assert [(f.level, f.subject) for f in findings] == [
+        ("error", "ProviderConfig argocd-provider (argocd.crossplane.io)")
+    ]
+    [finding] = guard_files(rendered("dev", argocd_provider_config()), rendered("dev"))
+    assert finding.level == "note"
+
+
+def test_a_provider_config_of_an_unknown_family_is_never_taken_as_unused() -> None:
+    # provider-kubernetes: the reference rules do not know its managed resources.
+    config = {**provider_config("in-cluster"), "apiVersion": "kubernetes.crossplane.io/v1alpha1"}
+    [finding] = guard_files(rendered("dev", config), rendered("dev"))
+    assert (finding.level, finding.subject) == (
+        "error",
+        "ProviderConfig in-cluster (kubernetes.crossplane.io)",
+    )
 
 
 # --- immutable-field guard -------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from test_cli_diff import diff as fleet_diff
-from test_cli_diff import make_repo, private_tempdir, write_project
+from test_cli_diff import git, make_repo, private_tempdir, write_project
 from test_oci_managed_cluster import oke, pool
 
 from fleet import (
@@ -23,12 +23,15 @@ from fleet import (
     FleetConfig,
     MagnumCluster,
     NodeGroup,
+    OciClusterIdentity,
     OpenStackProject,
     SecretKeyRef,
 )
 from fleet.cli_diff import retired_objects
+from fleet.diff import compare_files, deletion_guard, unused_provider_configs
 from fleet.graph import fleet_graph, to_mermaid
 from fleet.inventory import inventory
+from fleet.render import to_yaml
 from fleet.synth import render_environment
 
 __all__ = ["private_tempdir"]  # the autouse fixture of test_cli_diff: temp files in tmp_path
@@ -302,3 +305,79 @@ def test_diff_retiring_in_one_environment_passes_and_keeps_the_others(tmp_path: 
     ]
     # the project's ProviderConfig stays in dev: it is deleted by hand, last
     assert "ProviderConfig" not in out
+
+
+def without_alpha() -> str:
+    """Step 3: alpha's definition and its project's are removed; ArgoCd stays."""
+    return textwrap.dedent(
+        """\
+        from fleet import ArgoCd, Fleet, SecretKeyRef
+
+
+        def define(fleet: Fleet) -> None:
+            ArgoCd(
+                fleet, "argocd", server_addr="argocd-server.argocd.svc:443",
+                credentials=SecretKeyRef(name="argocd", namespace="crossplane-system", key="t"),
+            )
+        """
+    )
+
+
+def test_diff_removing_the_last_retired_cluster_lets_its_provider_config_go(
+    tmp_path: Path,
+) -> None:
+    # alpha is project demo's only cluster, in dev and prod.
+    root = make_repo(tmp_path, definition())
+    # Step 1: retire it. Its ProviderConfig still renders.
+    write_project(root, definition(alpha_retired="True"))
+    code, out, err = fleet_diff(root)
+    assert (code, err) == (0, ""), out
+    assert "ProviderConfig" not in out
+    git(root, "commit", "--quiet", "--all", "--message", "retire alpha")
+    # Step 3, once merged: remove the definitions. The ProviderConfig goes with them; no
+    # object of the base uses it any more, so that is a note, not a guard error.
+    write_project(root, without_alpha())
+    code, out, err = fleet_diff(root)
+    assert (code, err) == (0, ""), out
+    assert "error: " not in out
+    assert [line for line in out.splitlines() if line.startswith("note: ")] == [
+        f"note: {env}: ProviderConfig demo (openstack.crossplane.io): deleted, unused: "
+        "nothing in the base revision references it"
+        for env in ("dev", "prod")
+    ]
+    assert (
+        "  - ProviderConfig demo  (platform/providerconfig_openstack.crossplane.io_demo.yaml)"
+        in out
+    )
+
+
+def _oke_files(root: Path, *, retired: bool | None) -> dict[str, dict[str, bytes]]:
+    """dev's files with an identity and (unless None) its one cluster, retired or not."""
+    fleet = Fleet(FleetConfig(root=root))
+    tenancy = OciClusterIdentity(fleet, "oci-tenancy", principal_secret="oci-user-principal")
+    if retired is not None:
+        oke(fleet, identity=tenancy, retired=retired)
+    return {"dev": {m.relpath: to_yaml(m.body) for m in render_environment(fleet, "dev")}}
+
+
+def test_oke_identity_outlives_the_retired_cluster_and_goes_with_its_definition(
+    tmp_path: Path,
+) -> None:
+    live = _oke_files(tmp_path / "live", retired=False)
+    retired = _oke_files(tmp_path / "retired", retired=True)
+    gone = _oke_files(tmp_path / "gone", retired=None)
+    identity = (
+        "infrastructure.cluster.x-k8s.io",
+        "OCIClusterIdentity",
+        "oke-clusters",
+        "oci-tenancy",
+    )
+    # Step 1: everything but the identity goes.
+    [step1] = compare_files(live, retired).environments
+    assert identity not in {r.identity for r in step1.removed}
+    assert "MachinePool" in {r.kind for r in step1.removed}
+    # Step 3: the identity goes. It is not a cluster-bearing kind: no finding at all.
+    diff = compare_files(retired, gone)
+    [step3] = diff.environments
+    assert [r.identity for r in step3.removed] == [identity]
+    assert deletion_guard(diff, retired={}, unused=unused_provider_configs(diff, retired)) == []

@@ -39,6 +39,7 @@ from fleet.diff import (
     immutable_guard,
     is_cluster_bearing,
     parse_files,
+    unused_provider_configs,
 )
 from fleet.diff_report import ReportSection, render_markdown, render_text
 from fleet.discovery import load_fleet
@@ -192,7 +193,9 @@ def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
     not); what only the second render holds is what retirement removed: the objects of the
     cluster or node pool and whatever other declarations render for it (a cluster's ArgoCD
     registration, for one). Projects and identities are not retired: a retired cluster
-    still uses them, so their ProviderConfigs stay in both renders.
+    still uses them, so their ProviderConfigs stay in both renders. Once the last retired
+    definition is removed, the ProviderConfig goes too: the guard lets it, as nothing in
+    the base revision uses it (:func:`fleet.diff.unused_provider_configs`).
     """
     fleet = load_fleet(config)
     if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
@@ -213,7 +216,11 @@ def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
 
 
 def _guards(
-    args: argparse.Namespace, config: FleetConfig, diff: FleetDiff, crds_dir: Path | None
+    args: argparse.Namespace,
+    config: FleetConfig,
+    diff: FleetDiff,
+    crds_dir: Path | None,
+    base_files: Files,
 ) -> list[Finding]:
     kinds = cluster_bearing_kinds()
     removes_bearing = any(
@@ -221,7 +228,8 @@ def _guards(
     )
     # Loading the fleet again costs a second import of every definition: only when needed.
     retired = retired_objects(config) if removes_bearing else {}
-    findings = deletion_guard(diff, retired=retired, kinds=kinds)
+    unused = unused_provider_configs(diff, base_files) if removes_bearing else frozenset()
+    findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
     if crds_dir is None:
         findings.append(
             Finding(
@@ -257,7 +265,7 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     head = synthesize(config)
     base_files = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
     diff = compare_files(base_files, head.files, order=config.environments)
-    findings = _guards(args, config, diff, crds_dir)
+    findings = _guards(args, config, diff, crds_dir, base_files)
     markdown = args.format == "markdown"
     context = DiffContext(config, diff, head, base_files, head.files, markdown)
     sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]

@@ -16,7 +16,7 @@ import json
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,6 +25,11 @@ import yaml
 from fleet.crds import CrdIndex
 from fleet.errors import FleetError
 from fleet.manifest import Identity, Manifest
+from fleet.references import (
+    PROVIDER_CONFIG_FAMILIES,
+    PROVIDER_CONFIG_KINDS,
+    provider_config_ref,
+)
 
 Body = Mapping[str, Any]
 Tree = Mapping[str, Mapping[str, Body]]
@@ -351,6 +356,11 @@ RETIRE_HINT = (
     "to delete it on purpose, keep its definition and mark it retired=True in one change, "
     "then remove the definition in a later one"
 )
+UNUSED_HINT = (
+    "it can only go once nothing uses it: mark every cluster that uses it retired=True in "
+    "one change, then remove their definitions in a later one"
+)
+_HINTS: dict[str, str] = {kind: UNUSED_HINT for kind in PROVIDER_CONFIG_KINDS}
 
 _CONSEQUENCES: dict[str, str] = {
     "ProviderConfig": "the managed resources that use it could no longer be updated or deleted",
@@ -364,12 +374,15 @@ def deletion_guard(
     *,
     retired: Mapping[tuple[str, Identity], str],
     kinds: Sequence[KindPattern] | None = None,
+    unused: Collection[tuple[str, Identity]] = frozenset(),
 ) -> list[Finding]:
     """An error for every removed cluster-bearing object no retired definition covers.
 
     ``retired`` maps (environment, identity) of what retired definitions would render to
-    where each is defined; those removals become notes. A rename is a removal plus an
-    addition, so it is caught the same way ("renamed?" names the likely new object).
+    where each is defined; those removals become notes. So do those in ``unused``: the
+    ProviderConfigs nothing in the base revision uses (:func:`unused_provider_configs`).
+    A rename is a removal plus an addition, so it is caught the same way ("renamed?"
+    names the likely new object).
     """
     kinds = cluster_bearing_kinds() if kinds is None else kinds
     out: list[Finding] = []
@@ -389,6 +402,16 @@ def deletion_guard(
                     Finding("note", env.environment, _subject(ref), f"deleted, retired at {where}")
                 )
                 continue
+            if (env.environment, ref.identity) in unused:
+                out.append(
+                    Finding(
+                        "note",
+                        env.environment,
+                        _subject(ref),
+                        "deleted, unused: nothing in the base revision references it",
+                    )
+                )
+                continue
             successor = _successor(ref, added_by_kind[(ref.group, ref.kind)], removed_by_kind)
             renamed = f" (renamed to {successor.name}?)" if successor else ""
             out.append(
@@ -397,10 +420,55 @@ def deletion_guard(
                     env.environment,
                     _subject(ref),
                     f"would be deleted{renamed}; "
-                    f"{_CONSEQUENCES.get(ref.kind, _DEFAULT_CONSEQUENCE)}; {RETIRE_HINT}",
+                    f"{_CONSEQUENCES.get(ref.kind, _DEFAULT_CONSEQUENCE)}; "
+                    f"{_HINTS.get(ref.kind, RETIRE_HINT)}",
                 )
             )
     return out
+
+
+def unused_provider_configs(diff: FleetDiff, base: Files) -> frozenset[tuple[str, Identity]]:
+    """(environment, identity) of every removed ProviderConfig no object of ``base`` uses.
+
+    ``base`` is the base revision's whole render. An object uses the ProviderConfig its
+    ``spec.providerConfigRef`` names (:func:`fleet.references.provider_config_ref`; a
+    managed resource without one uses ``default``). That is the ProviderConfig left once
+    every cluster of a project was retired, whose removal then follows removing their
+    definitions: retired clusters render nothing, so nothing in the base uses it. A
+    ProviderConfig of a provider family the reference rules do not know
+    (:data:`~fleet.references.PROVIDER_CONFIG_FAMILIES`) is never taken as unused.
+
+    Only the files of the base that spell the ProviderConfig's name out are parsed (a
+    reference has to), every file of the environment for ``default``.
+    """
+    out: set[tuple[str, Identity]] = set()
+    for env in diff.environments:
+        # Only a provider family the reference rules know: who uses the others is unknown.
+        removed = [
+            r
+            for r in env.removed
+            if r.kind in PROVIDER_CONFIG_KINDS and r.group in PROVIDER_CONFIG_FAMILIES.values()
+        ]
+        if not removed:
+            continue
+        files = base.get(env.environment, {})
+        needles = [r.name.encode() for r in removed]
+        every = any(r.name == "default" for r in removed)
+        candidates = {
+            relpath: data
+            for relpath, data in files.items()
+            if every or any(n in data for n in needles)
+        }
+        used: set[Identity] = set()
+        for relpath, body in parse_files({env.environment: candidates})[env.environment].items():
+            if not body.get("kind"):
+                continue
+            manifest = Manifest(env.environment, dict(body), posixpath.dirname(relpath), relpath)
+            target = provider_config_ref(manifest)
+            if target is not None:
+                used.add(target)
+        out.update((env.environment, r.identity) for r in removed if r.identity not in used)
+    return frozenset(out)
 
 
 def _successor(
