@@ -165,6 +165,63 @@ def syncs(app: Manifest, m: Manifest, *, dist: str) -> bool:
     return False
 
 
+def _directory(file: str) -> str | None:
+    """The folder part of a repository path (None for a file at the top)."""
+    return file.rsplit("/", 1)[0] if "/" in file else None
+
+
+class _Appliers:
+    """Which Applications apply which objects, found through the objects' folders.
+
+    :func:`syncs` only looks at the folder of an object's file (a file name holds no
+    slash), so each Application is matched against the folders once, a recursive one
+    against every folder, instead of against every object: at 1,000 clusters (one
+    Application each, 10,000 objects) that is ten million tests per environment fewer.
+    """
+
+    def __init__(self, manifests: Sequence[Manifest], *, dist: str) -> None:
+        self.dist = dist
+        self.apps = [m for m in manifests if _is_application(m)]
+        """The Applications, in the order of the manifests."""
+        self._objects: dict[str | None, int] = defaultdict(int)
+        for m in manifests:
+            self._objects[_directory(repo_path(m, dist=dist))] += 1
+        self._folders: dict[int, list[str | None]] = {}
+        self._by_folder: dict[str | None, list[Manifest]] = defaultdict(list)
+        for app in self.apps:
+            folders = self._applied(app)
+            self._folders[id(app)] = folders
+            for folder in folders:
+                self._by_folder[folder].append(app)
+
+    def _applied(self, app: Manifest) -> list[str | None]:
+        """The folders (holding objects) whose files ``app`` applies, as :func:`syncs` says."""
+        out: list[str | None] = []
+        for path, recurse in source_paths(app):
+            if path in ("", "."):
+                # every repository path holds a slash: only a recursive source applies it
+                out.extend(self._objects if recurse else [f for f in self._objects if f is None])
+            elif recurse:
+                below = f"{path}/"
+                out.extend(
+                    f for f in self._objects if f is not None and (f == path or f.startswith(below))
+                )
+            elif path in self._objects:
+                out.append(path)
+        return list(dict.fromkeys(out))
+
+    def appliers(self, m: Manifest) -> list[Manifest]:
+        """The Applications that apply ``m``, in the order of the manifests."""
+        folder = _directory(repo_path(m, dist=self.dist))
+        if folder in self._objects:
+            return self._by_folder.get(folder, [])
+        return [a for a in self.apps if syncs(a, m, dist=self.dist)]
+
+    def count(self, app: Manifest) -> int:
+        """How many of the manifests ``app`` (one of :attr:`apps`) applies."""
+        return sum(self._objects[f] for f in self._folders[id(app)])
+
+
 def _cluster_folder(m: Manifest) -> str | None:
     """``x`` for an object in ``clusters/x/...``."""
     if not m.folder.startswith(CLUSTERS_FOLDER):
@@ -261,26 +318,27 @@ def _bootstrap(
     graph: Graph,
     group: Group,
     ids: _Ids,
+    appliers: _Appliers,
     *,
-    dist: str,
     only: Collection[Identity] | None = None,
 ) -> dict[Identity, str]:
     """Adds root -> waves -> Applications for ``env``; returns the id of each app.
 
     ``only``: keep just the Applications on the path to these objects.
     """
-    apps = [m for m in manifests if _is_application(m)]
+    apps = appliers.apps
     parents: dict[Identity, list[Manifest]] = {}
+    children: dict[Identity, list[Manifest]] = defaultdict(list)
     for app in apps:
-        parents[app.identity] = [
-            p for p in apps if p.identity != app.identity and syncs(p, app, dist=dist)
-        ]
+        parents[app.identity] = [p for p in appliers.appliers(app) if p.identity != app.identity]
+    for app in apps:
+        for parent_id in dict.fromkeys(p.identity for p in parents[app.identity]):
+            children[parent_id].append(app)
     keep: set[Identity] | None = None
     if only is not None:
         keep = set()
-        frontier = [
-            a for a in apps if any(syncs(a, m, dist=dist) for m in _objects(manifests, only))
-        ]
+        applying = {a.identity for m in _objects(manifests, only) for a in appliers.appliers(m)}
+        frontier = [a for a in apps if a.identity in applying]
         while frontier:
             app = frontier.pop()
             if app.identity not in keep:
@@ -290,18 +348,17 @@ def _bootstrap(
     for app in apps:
         if keep is not None and app.identity not in keep:
             continue
-        count = sum(1 for m in manifests if syncs(app, m, dist=dist))
         node_id = ids(env, "app", app.namespace, app.name)
+        group.nodes.append(Node(node_id, _app_lines(app, appliers.count(app)), shape="app"))
         node_ids[app.identity] = node_id
-        group.nodes.append(Node(node_id, _app_lines(app, count), shape="app"))
     # children of each app, ordered by wave: app -> wave a -> wave b -> ...
     for parent in apps:
         if parent.identity not in node_ids:
             continue
-        children = [a for a in apps if a.identity in node_ids and parent in parents[a.identity]]
         by_wave: dict[int, list[Manifest]] = defaultdict(list)
-        for child in children:
-            by_wave[sync_wave(child)].append(child)
+        for child in children[parent.identity]:
+            if child.identity in node_ids:
+                by_wave[sync_wave(child)].append(child)
         previous = node_ids[parent.identity]
         for wave in sorted(by_wave):
             wave_id = ids(
@@ -319,24 +376,81 @@ def _objects(manifests: Sequence[Manifest], identities: Collection[Identity]) ->
     return [m for m in manifests if m.identity in identities]
 
 
-def _leaf_apps(
-    apps: Mapping[Identity, str], manifests: Sequence[Manifest], m: Manifest, *, dist: str
-) -> list[str]:
+def _leaf_apps(apps: Mapping[Identity, str], appliers: _Appliers, m: Manifest) -> list[str]:
     """Ids of the innermost Applications that apply ``m``.
 
     An Application that applies another Application which also applies ``m`` (an
     app-of-apps whose source recurses) is left out: the arrow comes from the step.
     """
-    syncing = [
-        a
-        for a in manifests
-        if a.identity in apps and a.identity != m.identity and syncs(a, m, dist=dist)
-    ]
+    syncing = [a for a in appliers.appliers(m) if a.identity in apps and a.identity != m.identity]
     return [
         apps[a.identity]
         for a in syncing
-        if not any(b is not a and syncs(a, b, dist=dist) for b in syncing)
+        if not any(b is not a and syncs(a, b, dist=appliers.dist) for b in syncing)
     ]
+
+
+@dataclass
+class _Environment:
+    """One environment's clusters, registrations and packages, as the graph sees them."""
+
+    name: str
+    rendered: Sequence[Manifest]
+    appliers: _Appliers
+    declared: dict[str, FleetCluster]
+    """The clusters placed in the environment, by their name there."""
+    names: list[str]
+    """Every cluster: the declared ones, then the folders of undeclared ones."""
+    folders: dict[str, list[Manifest]]
+    registrations: dict[str, list[Manifest]]
+    """The provider-argocd ``Cluster`` objects of each cluster."""
+    packages: list[Manifest]
+    """The ApplicationSets."""
+
+    def own(self, name: str) -> list[Manifest]:
+        """The objects in the cluster's folder, its registration left out."""
+        return [m for m in self.folders.get(name, []) if m not in self.registrations[name]]
+
+    def targets(self, appset: Manifest) -> list[str]:
+        """The clusters a package deploys to (once per registration selected)."""
+        every_registration = [r for regs in self.registrations.values() for r in regs]
+        known = set(self.names)
+        found = (registered_cluster(r, known) for r in package_targets(appset, every_registration))
+        return [name for name in found if name is not None]
+
+
+def _environments(
+    manifests: Mapping[str, Sequence[Manifest]], fleet: Fleet | None, dist: str
+) -> Iterable[_Environment]:
+    clusters: list[FleetCluster] = (
+        [c for c in fleet.declarations() if isinstance(c, FleetCluster)] if fleet else []
+    )
+    for env, rendered in manifests.items():
+        folders: dict[str, list[Manifest]] = defaultdict(list)
+        for m in rendered:
+            folder = _cluster_folder(m)
+            if folder:
+                folders[folder].append(m)
+        declared = {c.cluster_name(env): c for c in clusters if env in c.environments}
+        names = list(declared) + [f for f in folders if f not in declared]
+        known = set(names)
+        registrations: dict[str, list[Manifest]] = defaultdict(list)
+        for m in rendered:
+            if m.group == REGISTRATION_GROUP and m.kind == "Cluster":
+                owner = registered_cluster(m, known)
+                if owner is not None:
+                    registrations[owner].append(m)
+        packages = [m for m in rendered if m.group == ARGO_GROUP and m.kind == "ApplicationSet"]
+        yield _Environment(
+            env,
+            rendered,
+            _Appliers(rendered, dist=dist),
+            declared,
+            names,
+            folders,
+            registrations,
+            packages,
+        )
 
 
 def fleet_graph(
@@ -353,32 +467,17 @@ def fleet_graph(
     """
     graph = Graph()
     ids = _Ids()
-    clusters: list[FleetCluster] = (
-        [c for c in fleet.declarations() if isinstance(c, FleetCluster)] if fleet else []
-    )
-    for env, rendered in manifests.items():
+    for e in _environments(manifests, fleet, dist):
+        env = e.name
         env_group = Group(ids(env), env)
         graph.groups.append(env_group)
         bootstrap = Group(ids(env, "bootstrap"), "bootstrap")
-        app_ids = _bootstrap(env, rendered, graph, bootstrap, ids, dist=dist)
+        app_ids = _bootstrap(env, e.rendered, graph, bootstrap, ids, e.appliers)
         env_group.groups.append(bootstrap)
 
-        folders: dict[str, list[Manifest]] = defaultdict(list)
-        for m in rendered:
-            folder = _cluster_folder(m)
-            if folder:
-                folders[folder].append(m)
-        declared = {c.cluster_name(env): c for c in clusters if env in c.environments}
-        names = list(declared) + [f for f in folders if f not in declared]
-        registrations: dict[str, list[Manifest]] = defaultdict(list)
-        for m in rendered:
-            if m.group == REGISTRATION_GROUP and m.kind == "Cluster":
-                owner = registered_cluster(m, names)
-                if owner is not None:
-                    registrations[owner].append(m)
         cluster_ids: dict[str, str] = {}
-        for name in names:
-            cluster = declared.get(name)
+        for name in e.names:
+            cluster = e.declared.get(name)
             node_id = ids(env, "cluster", name)
             cluster_ids[name] = node_id
             group = Group(ids(env, "clusters", name), name)
@@ -399,50 +498,39 @@ def fleet_graph(
                     graph.edges.append(Edge(node_id, pool_id))
             else:
                 group.nodes.append(Node(node_id, (name,)))
-            own = [m for m in folders.get(name, []) if m not in registrations[name]]
-            for app_id in _apps_for(app_ids, rendered, own, dist=dist):
+            for app_id in _apps_for(app_ids, e.appliers, e.own(name)):
                 graph.edges.append(Edge(app_id, node_id, dashed=True))
-            for reg in registrations[name]:
+            for reg in e.registrations[name]:
                 reg_id = ids(env, "registration", reg.namespace, reg.name)
                 group.nodes.append(
                     Node(reg_id, (f"ArgoCD Cluster {reg.name}",), shape="registration")
                 )
                 graph.edges.append(Edge(node_id, reg_id, "registered", dashed=True))
-                for app_id in _apps_for(app_ids, rendered, [reg], dist=dist):
+                for app_id in _apps_for(app_ids, e.appliers, [reg]):
                     graph.edges.append(Edge(app_id, reg_id, dashed=True))
 
-        every_registration = [r for regs in registrations.values() for r in regs]
-        packages = [m for m in rendered if m.group == ARGO_GROUP and m.kind == "ApplicationSet"]
-        if packages:
+        if e.packages:
             group = Group(ids(env, "packages"), "packages")
             env_group.groups.append(group)
-            for appset in packages:
+            for appset in e.packages:
                 pkg_id = ids(env, "package", appset.namespace, appset.name)
                 group.nodes.append(
                     Node(pkg_id, (f"ApplicationSet {appset.name}",), shape="package")
                 )
-                for app_id in _apps_for(app_ids, rendered, [appset], dist=dist):
+                for app_id in _apps_for(app_ids, e.appliers, [appset]):
                     graph.edges.append(Edge(app_id, pkg_id, dashed=True))
-                for reg in package_targets(appset, every_registration):
-                    target = registered_cluster(reg, names)
-                    if target is not None:
-                        graph.edges.append(
-                            Edge(pkg_id, cluster_ids[target], "deploys to", dashed=True)
-                        )
+                for target in e.targets(appset):
+                    graph.edges.append(Edge(pkg_id, cluster_ids[target], "deploys to", dashed=True))
     return graph
 
 
 def _apps_for(
-    app_ids: Mapping[Identity, str],
-    rendered: Sequence[Manifest],
-    objects: Sequence[Manifest],
-    *,
-    dist: str,
+    app_ids: Mapping[Identity, str], appliers: _Appliers, objects: Sequence[Manifest]
 ) -> list[str]:
     """Ids of the Applications that apply any of ``objects``, in first-seen order."""
     out: list[str] = []
     for m in objects:
-        for app_id in _leaf_apps(app_ids, rendered, m, dist=dist):
+        for app_id in _leaf_apps(app_ids, appliers, m):
             if app_id not in out:
                 out.append(app_id)
     return out
@@ -480,7 +568,8 @@ def touched_graph(
         env_group = Group(ids(env), env)
         graph.groups.append(env_group)
         bootstrap = Group(ids(env, "bootstrap"), "bootstrap")
-        app_ids = _bootstrap(env, rendered, graph, bootstrap, ids, dist=dist, only=wanted)
+        appliers = _Appliers(rendered, dist=dist)
+        app_ids = _bootstrap(env, rendered, graph, bootstrap, ids, appliers, only=wanted)
         env_group.groups.append(bootstrap)
         folders: dict[str, Group] = {}
         for m in _objects(rendered, wanted):
@@ -494,7 +583,7 @@ def touched_graph(
             node_id = ids(env, m.kind, m.namespace, m.name)
             ns = f"{m.namespace}/" if m.namespace else ""
             group.nodes.append(Node(node_id, (m.kind, f"{ns}{m.name}"), shape="object"))
-            for app_id in _leaf_apps(app_ids, rendered, m, dist=dist):
+            for app_id in _leaf_apps(app_ids, appliers, m):
                 graph.edges.append(Edge(app_id, node_id, dashed=True))
     return graph
 
