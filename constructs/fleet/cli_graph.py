@@ -9,7 +9,15 @@ import sys
 from fleet.cli_diff import EXTRA_SECTIONS, DiffContext
 from fleet.config import FleetConfig
 from fleet.diff_report import ReportSection
-from fleet.graph import FORMATS, fleet_graph, render, touched_subgraph
+from fleet.graph import (
+    FORMATS,
+    MERMAID_MAX_EDGES,
+    MERMAID_MAX_TEXT,
+    fitted_mermaid,
+    fleet_graph,
+    render,
+    touched_subgraph,
+)
 from fleet.manifest import Manifest
 
 
@@ -26,9 +34,20 @@ def _graph(args: argparse.Namespace, config: FleetConfig) -> int:
         rendered = render_environment(fleet, env)
         check_unique(rendered)
         manifests[env] = rendered
-    graph = fleet_graph(manifests, fleet=fleet, dist=config.dist)
-    sys.stdout.write(render(graph, args.format))
+    if args.format != "mermaid" or args.full:
+        sys.stdout.write(render(fleet_graph(manifests, fleet=fleet, dist=config.dist), args.format))
+        return 0
+    fitted = fitted_mermaid(manifests, fleet=fleet, dist=config.dist, hint=FULL_GRAPH_HINT)
+    sys.stdout.write(fitted.text)
+    for note in fitted.notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+FULL_GRAPH_HINT = (
+    "For every object: fleet graph --env NAME (one environment), --format dot "
+    "(Graphviz has no such limit) or --full."
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,10 +58,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="The bootstrap order (root Application, sync waves, Applications) and "
         "the fleet's structure (environments, clusters, node pools, registrations, "
         "packages) as a Mermaid flowchart (paste it in a ```mermaid block: GitHub and "
-        "GitLab render it) or Graphviz DOT.",
+        "GitLab render it) or Graphviz DOT. A Mermaid graph over Mermaid's limits is "
+        "summarized: clusters grouped by cloud and account, the rest counted.",
     )
     p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
     p.add_argument("--format", choices=FORMATS, default="mermaid", help="mermaid (default) or dot")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help=f"draw every object even past Mermaid's limits ({MERMAID_MAX_EDGES} arrows, "
+        f"{MERMAID_MAX_TEXT:,} characters), where a larger fleet is summarized: for a "
+        "renderer with higher maxEdges and maxTextSize",
+    )
     p.set_defaults(handler=_graph)
 
 

@@ -5,13 +5,17 @@ loaded :class:`~fleet.Fleet` for cluster details), then written as text. The boo
 order comes from the ArgoCD ``Application`` objects in the manifests, their sync-wave
 annotations and the folders their sources point at, so it is true to ``dist/``
 whatever the bootstrap constructs choose to render.
+
+A large fleet's graph is past what Mermaid draws (:data:`MERMAID_MAX_EDGES` arrows,
+:data:`MERMAID_MAX_TEXT` characters): :func:`fitted_mermaid` then draws
+:func:`summary_graph`, with groups of similar objects as one node each.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +31,16 @@ CLUSTERS_FOLDER = "clusters/"
 CLUSTER_LABEL = "fleet/cluster"
 
 FORMATS = ("mermaid", "dot")
+
+MERMAID_MAX_EDGES = 500
+"""Mermaid's default ``maxEdges``: a flowchart with more arrows is an error ("Edge limit
+exceeded"). GitHub and GitLab keep the default, and a diagram cannot raise it (it is a
+secure setting)."""
+MERMAID_MAX_TEXT = 50_000
+"""Mermaid's default ``maxTextSize``: characters of diagram text it reads at most."""
+GROUPINGS = ("account", "cloud")
+"""How :func:`summary_graph` groups clusters, finest first: by cloud and account (OpenStack
+project, OCI compartment), or by cloud alone."""
 
 # shape name -> (Mermaid opening, closing), Graphviz shape
 _SHAPES: dict[str, tuple[str, str, str]] = {
@@ -76,11 +90,13 @@ class Group:
 
 @dataclass
 class Graph:
-    """Groups, loose nodes and edges, in the order they are written."""
+    """Groups, loose nodes and edges, in the order they are written; ``notes`` become
+    comments at the top (one line each)."""
 
     groups: list[Group] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 class _Ids:
@@ -308,7 +324,7 @@ def _app_lines(app: Manifest, objects: int) -> tuple[str, ...]:
     paths = [p for p, _ in source_paths(app)]
     if paths:
         lines.append(", ".join(paths))
-        lines.append(f"{objects} object{'' if objects == 1 else 's'}")
+        lines.append(_plural(objects, "object"))
     return tuple(lines)
 
 
@@ -321,10 +337,12 @@ def _bootstrap(
     appliers: _Appliers,
     *,
     only: Collection[Identity] | None = None,
+    fold: Callable[[Manifest], bool] | None = None,
 ) -> dict[Identity, str]:
     """Adds root -> waves -> Applications for ``env``; returns the id of each app.
 
-    ``only``: keep just the Applications on the path to these objects.
+    ``only``: keep just the Applications on the path to these objects. ``fold``: the
+    Applications (of those that apply no other) drawn as one node per parent and wave.
     """
     apps = appliers.apps
     parents: dict[Identity, list[Manifest]] = {}
@@ -344,12 +362,28 @@ def _bootstrap(
             if app.identity not in keep:
                 keep.add(app.identity)
                 frontier.extend(parents[app.identity])
+    folds: dict[tuple[tuple[Identity, ...], int], list[Manifest]] = defaultdict(list)
+    folded: dict[Identity, tuple[tuple[Identity, ...], int]] = {}
+    if fold is not None:
+        for app in apps:
+            if not children.get(app.identity) and fold(app):
+                by = tuple(dict.fromkeys(p.identity for p in parents[app.identity]))
+                folded[app.identity] = (by, sync_wave(app))
+                folds[by, sync_wave(app)].append(app)
     node_ids: dict[Identity, str] = {}
     for app in apps:
         if keep is not None and app.identity not in keep:
             continue
-        node_id = ids(env, "app", app.namespace, app.name)
-        group.nodes.append(Node(node_id, _app_lines(app, appliers.count(app)), shape="app"))
+        key = folded.get(app.identity)
+        if key is None:
+            node_id = ids(env, "app", app.namespace, app.name)
+            group.nodes.append(Node(node_id, _app_lines(app, appliers.count(app)), shape="app"))
+        else:
+            members = folds[key]
+            node_id = ids(env, "apps", *(name for _, _, _, name in key[0]), str(key[1]))
+            if app is members[0]:
+                objects = sum(appliers.count(a) for a in members)
+                group.nodes.append(Node(node_id, _folded_lines(members, objects), shape="app"))
         node_ids[app.identity] = node_id
     # children of each app, ordered by wave: app -> wave a -> wave b -> ...
     for parent in apps:
@@ -367,9 +401,32 @@ def _bootstrap(
             group.nodes.append(Node(wave_id, (f"wave {wave}",), shape="wave"))
             graph.edges.append(Edge(previous, wave_id))
             previous = wave_id
+            drawn: set[str] = set()  # folded Applications share a node and its arrow
             for child in sorted(by_wave[wave], key=lambda a: a.name):
-                graph.edges.append(Edge(wave_id, node_ids[child.identity]))
+                child_id = node_ids[child.identity]
+                if child.identity in folded:
+                    if child_id in drawn:
+                        continue
+                    drawn.add(child_id)
+                graph.edges.append(Edge(wave_id, child_id))
     return node_ids
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _folded_lines(apps: Sequence[Manifest], objects: int) -> tuple[str, ...]:
+    """What a node standing for several Applications says: how many, where, how much."""
+    lines = [f"{_plural(len(apps), 'Application')}, one per cluster"]
+    paths = list(dict.fromkeys(p for a in apps for p, _ in source_paths(a)))
+    above = {p.rsplit("/", 1)[0] for p in paths}
+    if len(paths) > 1 and len(above) == 1:
+        lines.append(f"{above.pop()}/*")
+    elif len(paths) == 1:
+        lines.append(paths[0])
+    lines.append(f"{objects} object{'' if objects == 1 else 's'}")
+    return tuple(lines)
 
 
 def _objects(manifests: Sequence[Manifest], identities: Collection[Identity]) -> list[Manifest]:
@@ -524,6 +581,187 @@ def fleet_graph(
     return graph
 
 
+def _cluster_app(env: str, dist: str) -> Callable[[Manifest], bool]:
+    """Whether an Application applies one cluster's folder and nothing else."""
+    prefix = f"{dist.strip('/')}/{env}/{CLUSTERS_FOLDER}"
+
+    def check(app: Manifest) -> bool:
+        paths = [p for p, _ in source_paths(app)]
+        if not paths or len(paths) != len(_sources(app)):
+            return False  # no folder, or a Helm chart too
+        owners = set()
+        for path in paths:
+            if not path.startswith(prefix):
+                return False
+            owners.add(path[len(prefix) :].split("/", 1)[0])
+        return len(owners) == 1 and "" not in owners
+
+    return check
+
+
+def _summary_lines(
+    env: str, names: Sequence[str], declared: Mapping[str, FleetCluster], by: str
+) -> tuple[str, ...]:
+    members = [declared[n] for n in names if n in declared]
+    retired = [c for c in members if c.is_retired(env)]
+    head = _plural(len(names), "cluster") + (f", {len(retired)} retired" if retired else "")
+    lines = [head]
+    if by == "cloud" and members:
+        lines.append(_plural(len({c.account(env) for c in members}), "account"))
+    versions = list(
+        dict.fromkeys(c.template_name(env) or c.kubernetes_version(env) for c in members)
+    )
+    if versions:
+        shown = ", ".join(versions[:3])
+        lines.append(shown + (f" and {len(versions) - 3} more" if len(versions) > 3 else ""))
+    pools = [p for c in members if c not in retired for p in c.node_pools(env)]
+    if pools:
+        lines.append(f"{_plural(len(pools), 'node pool')}, {node_totals(pools).text()} nodes")
+    return tuple(lines)
+
+
+def summary_graph(
+    manifests: Mapping[str, Sequence[Manifest]],
+    *,
+    fleet: Fleet | None = None,
+    dist: str = "dist",
+    by: str = "account",
+) -> Graph:
+    """:func:`fleet_graph` folded for a large fleet: a few dozen arrows per environment.
+
+    Per environment the clusters are grouped ``by`` cloud and account (OpenStack project,
+    OCI compartment), or by ``cloud`` alone; each group is one node with its cluster
+    count, versions, node pools and nodes, plus one node counting its ArgoCD
+    registrations. The Applications that each apply one cluster's folder are one node
+    per wave, and the packages one node, with an arrow to each group they deploy to.
+    """
+    if by not in GROUPINGS:
+        raise ValueError(f"unknown grouping {by!r} (known: {', '.join(GROUPINGS)})")
+    graph = Graph()
+    ids = _Ids()
+    for e in _environments(manifests, fleet, dist):
+        env = e.name
+        env_group = Group(ids(env), env)
+        graph.groups.append(env_group)
+        bootstrap = Group(ids(env, "bootstrap"), "bootstrap")
+        fold = _cluster_app(env, dist)
+        app_ids = _bootstrap(env, e.rendered, graph, bootstrap, ids, e.appliers, fold=fold)
+        env_group.groups.append(bootstrap)
+
+        groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for name in e.names:
+            cluster = e.declared.get(name)
+            key: tuple[str, ...] = ()
+            if cluster is not None:
+                key = (cluster.cloud,) if by == "cloud" else (cluster.cloud, cluster.account(env))
+            groups[key].append(name)
+        group_ids: dict[str, str] = {}
+        for key, names in groups.items():
+            node_id = ids(env, "cluster", *key)
+            group = Group(ids(env, "clusters", *key), " ".join(key) or "clusters")
+            env_group.groups.append(group)
+            members = [e.declared[n] for n in names if n in e.declared]
+            group.nodes.append(
+                Node(
+                    node_id,
+                    _summary_lines(env, names, e.declared, by),
+                    dashed=bool(members) and all(c.is_retired(env) for c in members),
+                )
+            )
+            for name in names:
+                group_ids[name] = node_id
+            own = [m for name in names for m in e.own(name)]
+            for app_id in _apps_for(app_ids, e.appliers, own):
+                graph.edges.append(Edge(app_id, node_id, dashed=True))
+            registrations = [r for name in names for r in e.registrations[name]]
+            if registrations:
+                reg_id = ids(env, "registrations", *key)
+                group.nodes.append(
+                    Node(
+                        reg_id,
+                        (_plural(len(registrations), "ArgoCD Cluster"),),
+                        shape="registration",
+                    )
+                )
+                graph.edges.append(Edge(node_id, reg_id, "registered", dashed=True))
+                for app_id in _apps_for(app_ids, e.appliers, registrations):
+                    graph.edges.append(Edge(app_id, reg_id, dashed=True))
+
+        if e.packages:
+            group = Group(ids(env, "packages"), "packages")
+            env_group.groups.append(group)
+            pkg_id = ids(env, "package")
+            names = [p.name for p in e.packages]
+            shown = names if len(names) <= 5 else [*names[:4], f"and {len(names) - 4} more"]
+            lines = (_plural(len(names), "ApplicationSet"), *shown)
+            group.nodes.append(Node(pkg_id, lines, shape="package"))
+            for app_id in _apps_for(app_ids, e.appliers, e.packages):
+                graph.edges.append(Edge(app_id, pkg_id, dashed=True))
+            reached: dict[str, set[str]] = defaultdict(set)
+            for appset in e.packages:
+                for target in e.targets(appset):
+                    reached[group_ids[target]].add(target)
+            for target_id, clusters in reached.items():
+                label = f"deploys to {_plural(len(clusters), 'cluster')}"
+                graph.edges.append(Edge(pkg_id, target_id, label, dashed=True))
+    return graph
+
+
+@dataclass(frozen=True)
+class FittedMermaid:
+    """A Mermaid flowchart within Mermaid's limits, and why it is summarized (if it is)."""
+
+    text: str
+    notes: tuple[str, ...] = ()
+    """Empty when the graph is drawn in full; also the comments at the top of ``text``."""
+
+
+def _overflow(graph: Graph, max_edges: int, max_text: int) -> tuple[str, str]:
+    """The Mermaid text, and what of Mermaid's limits it is over ("" when none)."""
+    text = to_mermaid(graph)
+    if len(graph.edges) > max_edges:
+        return text, f"{len(graph.edges):,} arrows (Mermaid draws at most {max_edges:,})"
+    if len(text) > max_text:
+        return text, f"{len(text):,} characters (Mermaid reads at most {max_text:,})"
+    return text, ""
+
+
+def fitted_mermaid(
+    manifests: Mapping[str, Sequence[Manifest]],
+    *,
+    fleet: Fleet | None = None,
+    dist: str = "dist",
+    max_edges: int = MERMAID_MAX_EDGES,
+    max_text: int = MERMAID_MAX_TEXT,
+    hint: str = "",
+) -> FittedMermaid:
+    """:func:`fleet_graph` as Mermaid when it is within ``max_edges`` arrows and
+    ``max_text`` characters, else the finest :func:`summary_graph` that is.
+
+    A summary starts with comments saying so, what the full graph was over, and
+    ``hint`` (how to get every object); if even the coarsest summary is over, it is
+    returned anyway and says that too.
+    """
+    text, over = _overflow(fleet_graph(manifests, fleet=fleet, dist=dist), max_edges, max_text)
+    if not over:
+        return FittedMermaid(text)
+    for by in GROUPINGS:
+        graph = summary_graph(manifests, fleet=fleet, dist=dist, by=by)
+        grouping = "cloud and account" if by == "account" else "cloud"
+        graph.notes = [
+            f"Summarized: drawn in full, this graph has {over}.",
+            f"Clusters are grouped by {grouping}; node pools, cluster Applications, "
+            "ArgoCD registrations and packages are counted.",
+        ]
+        if hint:
+            graph.notes.append(hint)
+        text, still = _overflow(graph, max_edges, max_text)
+        if not still:
+            return FittedMermaid(text, tuple(graph.notes))
+    graph.notes.append(f"Even summarized, it has {still}.")
+    return FittedMermaid(to_mermaid(graph), tuple(graph.notes))
+
+
 def _apps_for(
     app_ids: Mapping[Identity, str], appliers: _Appliers, objects: Sequence[Manifest]
 ) -> list[str]:
@@ -626,7 +864,7 @@ def _mermaid_text(lines: Sequence[str]) -> str:
 
 def to_mermaid(graph: Graph) -> str:
     """A Mermaid flowchart (GitHub and GitLab render it in a ```mermaid block)."""
-    out = ["flowchart LR"]
+    out = ["flowchart LR", *(f"%% {note}" for note in graph.notes)]
     dashed: list[str] = []
 
     def node(n: Node, indent: str) -> None:
@@ -668,6 +906,7 @@ def to_dot(graph: Graph) -> str:
     """A Graphviz digraph (``dot -Tsvg``); groups become clusters."""
     out = [
         "digraph fleet {",
+        *(f"  // {note}" for note in graph.notes),
         "  rankdir=LR;",
         '  node [shape=box, fontname="Helvetica"];',
         '  edge [fontname="Helvetica"];',
