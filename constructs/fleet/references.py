@@ -52,6 +52,18 @@ PROVIDER_CONFIG_FAMILIES: dict[str, str] = {
 PROVIDER_CONFIG_KINDS: tuple[str, ...] = ("ProviderConfig", "ClusterProviderConfig")
 """Kinds a ``spec.providerConfigRef`` can name."""
 
+OCI_IDENTITY: tuple[str, str] = ("infrastructure.cluster.x-k8s.io", "OCIClusterIdentity")
+"""(group, kind) of CAPOCI's credentials, which a cluster's ``spec.identityRef`` names."""
+
+IDENTITY_REF_KINDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"),
+        # Self-managed CAPOCI clusters (not rendered by the fleet, but a plain object may be).
+        ("infrastructure.cluster.x-k8s.io", "OCICluster"),
+    }
+)
+"""(group, kind) of the CAPOCI clusters whose ``spec.identityRef`` names an OCIClusterIdentity."""
+
 
 def _get(body: Any, path: Sequence[str]) -> Any:
     for step in path:
@@ -245,6 +257,44 @@ def provider_config_ref(m: Manifest) -> Identity | None:
     namespaced = ".m." in f".{target_group}" and kind == "ProviderConfig"
     namespace = m.namespace if namespaced else ""
     return (target_group, kind, namespace, name)
+
+
+def identity_ref(m: Manifest) -> Identity | None:
+    """The identity of the OCIClusterIdentity a CAPOCI cluster uses, as CAPOCI finds it.
+
+    CAPOCI (``GetClusterIdentityFromRef``) gets the OCIClusterIdentity named by
+    ``spec.identityRef.name`` in ``spec.identityRef.namespace``, else in the cluster's
+    namespace, whatever the ref's ``kind`` and ``apiVersion`` say. None for an object outside
+    ``IDENTITY_REF_KINDS``, without ``spec.identityRef`` (CAPOCI then uses its own
+    credentials) or with one that is not a map (a schema problem).
+    """
+    if (m.group, m.kind) not in IDENTITY_REF_KINDS:
+        return None
+    ref = _get(m.body, ("spec", "identityRef"))
+    if not isinstance(ref, dict):
+        return None
+    namespace = str(ref.get("namespace") or m.namespace)
+    return (*OCI_IDENTITY, namespace, str(ref.get("name", "")))
+
+
+def shared_object_refs(m: Manifest) -> list[Identity]:
+    """The shared objects ``m`` needs to be reconciled: its ProviderConfig, its identity.
+
+    What :func:`provider_config_ref` and :func:`identity_ref` name; the deletion guard lets
+    such an object go only when nothing uses it (:func:`fleet.diff.unused_objects`).
+    """
+    return [t for t in (provider_config_ref(m), identity_ref(m)) if t is not None]
+
+
+def is_use_known(group: str, kind: str) -> bool:
+    """Whether the reference rules know every user of an object of ``group``/``kind``.
+
+    A ProviderConfig of a provider family in ``PROVIDER_CONFIG_FAMILIES``, and the
+    OCIClusterIdentity. Who uses any other object is unknown.
+    """
+    if kind in PROVIDER_CONFIG_KINDS:
+        return group in PROVIDER_CONFIG_FAMILIES.values()
+    return (group, kind) == OCI_IDENTITY
 
 
 def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
