@@ -10,6 +10,7 @@ import pytest
 from crd_samples import (
     argocd_cluster,
     argocd_provider_config,
+    capoci_managed,
     cluster_v1,
     crds_dir,
     nodegroup_v1,
@@ -36,7 +37,7 @@ from fleet.diff import (
     immutable_guard,
     is_cluster_bearing,
     parse_files,
-    unused_provider_configs,
+    unused_objects,
 )
 from fleet.diff_report import ReportSection, render_markdown, render_text
 from fleet.manifest import Manifest
@@ -189,6 +190,7 @@ def test_bearing_kinds_come_from_cluster_classes_and_the_platform_list() -> None
         ("argoproj.io/v1alpha1", "Application", False),
         ("argocd.crossplane.io/v1alpha1", "ProviderConfig", True),
         ("infrastructure.cluster.x-k8s.io/v1beta2", "OCIManagedControlPlane", True),
+        ("infrastructure.cluster.x-k8s.io/v1beta2", "OCIClusterIdentity", True),
         ("v1", "ConfigMap", False),
     ],
 )
@@ -259,7 +261,7 @@ def rendered(env: str, *bodies: dict[str, Any]) -> dict[str, dict[str, bytes]]:
 def guard_files(base: Files, head: Files) -> list[Finding]:
     """The deletion guard as ``fleet diff`` runs it (nothing retired in the working tree)."""
     diff = compare_files(base, head)
-    return deletion_guard(diff, retired={}, unused=unused_provider_configs(diff, base))
+    return deletion_guard(diff, retired={}, unused=unused_objects(diff, base))
 
 
 def test_a_provider_config_nothing_in_the_base_uses_may_go() -> None:
@@ -298,7 +300,7 @@ def test_a_renamed_provider_config_its_clusters_follow_still_fails() -> None:
     assert finding.message.startswith("would be deleted (renamed to jeedy?); ")
 
 
-def test_unused_provider_configs_match_the_exact_name_per_environment() -> None:
+def test_unused_objects_match_the_exact_name_per_environment() -> None:
     # "jeedy" is spelt inside "jeedy-ais" (the file is read) but is not what it references.
     base = {
         **rendered("dev", openstack_provider_config("jeedy"), cluster_v1()),
@@ -307,7 +309,7 @@ def test_unused_provider_configs_match_the_exact_name_per_environment() -> None:
     # The cluster in dev does not make prod's ProviderConfig of the same name used.
     head = {**rendered("dev", cluster_v1()), **rendered("prod")}
     diff = compare_files(base, head)
-    assert sorted((env, identity[3]) for env, identity in unused_provider_configs(diff, base)) == [
+    assert sorted((env, identity[3]) for env, identity in unused_objects(diff, base)) == [
         ("dev", "jeedy"),
         ("prod", "jeedy-ais"),
     ]
@@ -346,6 +348,111 @@ def test_a_provider_config_of_an_unknown_family_is_never_taken_as_unused() -> No
         "error",
         "ProviderConfig in-cluster (kubernetes.crossplane.io)",
     )
+
+
+# --- OCIClusterIdentities nothing in the base uses -------------------------------------------
+
+INFRA = "infrastructure.cluster.x-k8s.io"
+TENANCY = f"OCIClusterIdentity oke-clusters/oci-tenancy ({INFRA})"
+
+
+def oci_identity(name: str = "oci-tenancy", namespace: str = "oke-clusters") -> dict[str, Any]:
+    return {
+        "apiVersion": f"{INFRA}/v1beta2",
+        "kind": "OCIClusterIdentity",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "allowedNamespaces": {"list": ["oke"]},
+            "principalSecret": {"name": "oci-user-principal", "namespace": namespace},
+            "type": "UserPrincipal",
+        },
+    }
+
+
+def oke_cluster(**identity_ref: str) -> dict[str, Any]:
+    """CAPOCI's OCIManagedCluster oke-dev (namespace oke), with ``identity_ref`` if given."""
+    [body] = [b for b in capoci_managed() if b["kind"] == "OCIManagedCluster"]
+    if identity_ref:
+        body["spec"]["identityRef"] = identity_ref
+    return body
+
+
+def tenancy_ref(**overrides: str) -> dict[str, str]:
+    ref = {
+        "apiVersion": f"{INFRA}/v1beta2",
+        "kind": "OCIClusterIdentity",
+        "name": "oci-tenancy",
+        "namespace": "oke-clusters",
+    }
+    ref.update(overrides)
+    return {k: v for k, v in ref.items() if v}
+
+
+def test_an_oci_identity_a_live_cluster_uses_fails() -> None:
+    cluster = oke_cluster(**tenancy_ref())
+    [finding] = guard_files(rendered("dev", oci_identity(), cluster), rendered("dev", cluster))
+    assert finding.line() == (
+        f"error: dev: {TENANCY}: would be deleted; CAPOCI could no longer authenticate for "
+        f"the OKE clusters that use it; {UNUSED_HINT}"
+    )
+    # Removing the cluster with it is no way round: the base still uses the identity.
+    findings = guard_files(rendered("dev", oci_identity(), cluster), rendered("dev"))
+    assert [(f.level, f.subject) for f in findings] == [
+        ("error", f"OCIClusterIdentity oke-clusters/oci-tenancy ({INFRA})"),
+        ("error", f"OCIManagedCluster oke/oke-dev ({INFRA})"),
+    ]
+
+
+def test_an_oci_identity_nothing_in_the_base_uses_may_go() -> None:
+    # Its last cluster was retired: the base renders the identity only.
+    [finding] = guard_files(rendered("dev", oci_identity(), config_map()), rendered("dev"))
+    assert finding.line() == (
+        f"note: dev: {TENANCY}: deleted, unused: nothing in the base revision references it"
+    )
+    # A cluster without identityRef uses CAPOCI's own credentials, not the identity.
+    [finding] = guard_files(
+        rendered("dev", oci_identity(), oke_cluster()), rendered("dev", oke_cluster())
+    )
+    assert finding.level == "note"
+
+
+def test_an_identity_ref_without_a_namespace_means_the_cluster_s() -> None:
+    # As CAPOCI looks it up: the ref's namespace, else the cluster's (oke); not its kind.
+    cluster = oke_cluster(**tenancy_ref(namespace="", kind="", apiVersion=""))
+    assert cluster["spec"]["identityRef"] == {"name": "oci-tenancy"}
+    in_oke, elsewhere = oci_identity(namespace="oke"), oci_identity()
+    base = rendered("dev", in_oke, elsewhere, cluster)
+    findings = guard_files(base, rendered("dev", cluster))
+    assert [(f.level, f.subject) for f in findings] == [
+        ("note", TENANCY),
+        ("error", f"OCIClusterIdentity oke/oci-tenancy ({INFRA})"),
+    ]
+    # An explicit namespace is the one used, even when it is another than the cluster's.
+    cluster = oke_cluster(**tenancy_ref())
+    findings = guard_files(rendered("dev", in_oke, elsewhere, cluster), rendered("dev", cluster))
+    assert [(f.level, f.subject) for f in findings] == [
+        ("error", TENANCY),
+        ("note", f"OCIClusterIdentity oke/oci-tenancy ({INFRA})"),
+    ]
+
+
+def test_an_oci_identity_used_in_one_environment_only_goes_from_the_other() -> None:
+    cluster = oke_cluster(**tenancy_ref())
+    base = {
+        **rendered("dev", oci_identity(), cluster),
+        **rendered("prod", oci_identity()),
+    }
+    findings = guard_files(base, {**rendered("dev", cluster), **rendered("prod")})
+    assert [(f.level, f.environment) for f in findings] == [("error", "dev"), ("note", "prod")]
+    assert sorted(env for env, _ in unused_objects(compare_files(base, {}), base)) == ["prod"]
+
+
+def test_a_renamed_oci_identity_its_clusters_follow_still_fails() -> None:
+    base = rendered("dev", oci_identity(), oke_cluster(**tenancy_ref()))
+    head = rendered("dev", oci_identity("tenancy"), oke_cluster(**tenancy_ref(name="tenancy")))
+    [finding] = guard_files(base, head)
+    assert (finding.level, finding.subject) == ("error", TENANCY)
+    assert finding.message.startswith("would be deleted (renamed to tenancy?); CAPOCI ")
 
 
 # --- immutable-field guard -------------------------------------------------------------------

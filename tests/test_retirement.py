@@ -28,7 +28,7 @@ from fleet import (
     SecretKeyRef,
 )
 from fleet.cli_diff import retired_objects
-from fleet.diff import compare_files, deletion_guard, unused_provider_configs
+from fleet.diff import compare_files, deletion_guard, unused_objects
 from fleet.graph import fleet_graph, to_mermaid
 from fleet.inventory import inventory
 from fleet.render import to_yaml
@@ -376,8 +376,98 @@ def test_oke_identity_outlives_the_retired_cluster_and_goes_with_its_definition(
     [step1] = compare_files(live, retired).environments
     assert identity not in {r.identity for r in step1.removed}
     assert "MachinePool" in {r.kind for r in step1.removed}
-    # Step 3: the identity goes. It is not a cluster-bearing kind: no finding at all.
+    # Step 3: the identity goes; nothing in the base (retired) uses it, so it is a note.
     diff = compare_files(retired, gone)
     [step3] = diff.environments
     assert [r.identity for r in step3.removed] == [identity]
-    assert deletion_guard(diff, retired={}, unused=unused_provider_configs(diff, retired)) == []
+    [finding] = deletion_guard(diff, retired={}, unused=unused_objects(diff, retired))
+    assert (finding.level, finding.message) == (
+        "note",
+        "deleted, unused: nothing in the base revision references it",
+    )
+    # Skipping step 1: the live cluster of the base still uses it, so it may not go.
+    diff = compare_files(live, gone)
+    findings = deletion_guard(diff, retired={}, unused=unused_objects(diff, live))
+    [error] = [f for f in findings if f.subject.startswith("OCIClusterIdentity ")]
+    assert error.level == "error"
+    assert all(f.level == "error" for f in findings)
+
+
+def oke_definition(*, retired: str | None = "False") -> str:
+    """An identity and (unless None) its only cluster, oke-{env} in dev and prod."""
+    cluster = (
+        ""
+        if retired is None
+        else f"""
+            OciManagedCluster(
+                fleet, "oke", name="oke-{{env}}", environments=["dev", "prod"],
+                identity=tenancy, compartment_id="ocid1.compartment.oc1..aaaaexample",
+                region="eu-frankfurt-1", kubernetes_version="v1.30.1",
+                availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
+                node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
+                ssh_public_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIexample user@example",
+                node_pools=[OkeNodePool(name="general", ocpus=1, node_count=3)],
+                retired={retired},
+            )"""
+    )
+    return textwrap.dedent(
+        f"""\
+        from fleet import Fleet, OciClusterIdentity, OciManagedCluster, OkeNodePool
+
+
+        def define(fleet: Fleet) -> None:
+            tenancy = OciClusterIdentity(
+                fleet, "oci-tenancy", principal_secret="oci-user-principal"
+            )
+            {cluster.strip()}
+        """
+    )
+
+
+IDENTITY_SUBJECT = "OCIClusterIdentity oke-clusters/oci-tenancy (infrastructure.cluster.x-k8s.io)"
+
+
+def test_diff_removing_a_used_oke_identity_fails(tmp_path: Path) -> None:
+    # Removing the cluster's definition and the identity without retiring it first.
+    root = make_repo(tmp_path, oke_definition())
+    write_project(root, oke_definition(retired=None))
+    code, out, _ = fleet_diff(root)
+    assert code == 1, out
+    errors = [
+        line for line in out.splitlines() if line.startswith(f"error: dev: {IDENTITY_SUBJECT}")
+    ]
+    assert errors == [
+        f"error: dev: {IDENTITY_SUBJECT}: would be deleted; CAPOCI could no longer authenticate "
+        "for the OKE clusters that use it; it can only go once nothing uses it: mark every "
+        "cluster that uses it retired=True in one change, then remove their definitions in a "
+        "later one"
+    ]
+    assert f"error: prod: {IDENTITY_SUBJECT}: would be deleted; " in out
+
+
+def test_diff_removing_the_last_retired_oke_cluster_lets_its_identity_go(
+    tmp_path: Path,
+) -> None:
+    root = make_repo(tmp_path, oke_definition())
+    # Step 1: retire the cluster. The identity still renders.
+    write_project(root, oke_definition(retired="True"))
+    code, out, err = fleet_diff(root)
+    assert (code, err) == (0, ""), out
+    assert "error: " not in out
+    assert "OCIClusterIdentity" not in out
+    assert (
+        "note: dev: OCIManagedCluster oke-clusters/oke-dev (infrastructure.cluster.x-k8s.io): "
+        "deleted, retired at clusters/demo.py:"
+    ) in out
+    git(root, "commit", "--quiet", "--all", "--message", "retire oke")
+    # Step 3, once merged: remove the definition. The identity goes with it; no object of
+    # the base uses it any more, so that is a note, not a guard error.
+    write_project(root, oke_definition(retired=None))
+    code, out, err = fleet_diff(root)
+    assert (code, err) == (0, ""), out
+    assert "error: " not in out
+    assert [line for line in out.splitlines() if line.startswith("note: ")] == [
+        f"note: {env}: {IDENTITY_SUBJECT}: deleted, unused: nothing in the base revision "
+        "references it"
+        for env in ("dev", "prod")
+    ]

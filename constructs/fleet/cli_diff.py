@@ -39,7 +39,7 @@ from fleet.diff import (
     immutable_guard,
     is_cluster_bearing,
     parse_files,
-    unused_provider_configs,
+    unused_objects,
 )
 from fleet.diff_report import ReportSection, render_markdown, render_text
 from fleet.discovery import load_fleet
@@ -193,9 +193,10 @@ def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
     not); what only the second render holds is what retirement removed: the objects of the
     cluster or node pool and whatever other declarations render for it (a cluster's ArgoCD
     registration, for one). Projects and identities are not retired: a retired cluster
-    still uses them, so their ProviderConfigs stay in both renders. Once the last retired
-    definition is removed, the ProviderConfig goes too: the guard lets it, as nothing in
-    the base revision uses it (:func:`fleet.diff.unused_provider_configs`).
+    still uses them, so their ProviderConfigs and OCIClusterIdentities stay in both renders.
+    Once the last retired definition is removed, the ProviderConfig (or identity) goes too:
+    the guard lets it, as nothing in the base revision uses it
+    (:func:`fleet.diff.unused_objects`).
     """
     fleet = load_fleet(config)
     if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
@@ -228,7 +229,7 @@ def _guards(
     )
     # Loading the fleet again costs a second import of every definition: only when needed.
     retired = retired_objects(config) if removes_bearing else {}
-    unused = unused_provider_configs(diff, base_files) if removes_bearing else frozenset()
+    unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
     findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
     if crds_dir is None:
         findings.append(

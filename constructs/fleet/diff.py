@@ -26,9 +26,10 @@ from fleet.crds import CrdIndex
 from fleet.errors import FleetError
 from fleet.manifest import Identity, Manifest
 from fleet.references import (
-    PROVIDER_CONFIG_FAMILIES,
+    OCI_IDENTITY,
     PROVIDER_CONFIG_KINDS,
-    provider_config_ref,
+    is_use_known,
+    shared_object_refs,
 )
 
 Body = Mapping[str, Any]
@@ -292,8 +293,11 @@ PLATFORM_BEARING_KINDS: tuple[KindPattern, ...] = (
     ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"),
     ("infrastructure.cluster.x-k8s.io", "OCIManagedControlPlane"),
     ("infrastructure.cluster.x-k8s.io", "OCIManagedMachinePool"),
+    # CAPOCI's credentials for the clusters whose spec.identityRef names it.
+    OCI_IDENTITY,
     # provider-argocd's Cluster unregisters the cluster from ArgoCD, which prunes every
-    # application on it; a ProviderConfig deleted before its managed resources leaks them.
+    # application on it; a ProviderConfig deleted before its managed resources leaks them,
+    # as an OCIClusterIdentity deleted before its clusters strands them (see above).
     ("cluster.argocd.crossplane.io", "Cluster"),
     ("cluster.m.argocd.crossplane.io", "Cluster"),
     ("*", "ProviderConfig"),
@@ -360,11 +364,12 @@ UNUSED_HINT = (
     "it can only go once nothing uses it: mark every cluster that uses it retired=True in "
     "one change, then remove their definitions in a later one"
 )
-_HINTS: dict[str, str] = {kind: UNUSED_HINT for kind in PROVIDER_CONFIG_KINDS}
+_HINTS: dict[str, str] = {kind: UNUSED_HINT for kind in (*PROVIDER_CONFIG_KINDS, OCI_IDENTITY[1])}
 
 _CONSEQUENCES: dict[str, str] = {
     "ProviderConfig": "the managed resources that use it could no longer be updated or deleted",
     "Cluster": "ArgoCD would prune it, deleting or unregistering the cluster",
+    OCI_IDENTITY[1]: "CAPOCI could no longer authenticate for the OKE clusters that use it",
 }
 _DEFAULT_CONSEQUENCE = "ArgoCD would prune it, which can delete the real cluster or its nodes"
 
@@ -380,7 +385,8 @@ def deletion_guard(
 
     ``retired`` maps (environment, identity) of what retired definitions would render to
     where each is defined; those removals become notes. So do those in ``unused``: the
-    ProviderConfigs nothing in the base revision uses (:func:`unused_provider_configs`).
+    ProviderConfigs and OCIClusterIdentities nothing in the base revision uses
+    (:func:`unused_objects`).
     A rename is a removal plus an addition, so it is caught the same way ("renamed?"
     names the likely new object).
     """
@@ -427,33 +433,32 @@ def deletion_guard(
     return out
 
 
-def unused_provider_configs(diff: FleetDiff, base: Files) -> frozenset[tuple[str, Identity]]:
-    """(environment, identity) of every removed ProviderConfig no object of ``base`` uses.
+def unused_objects(diff: FleetDiff, base: Files) -> frozenset[tuple[str, Identity]]:
+    """(environment, identity) of every removed shared object no object of ``base`` uses.
 
-    ``base`` is the base revision's whole render. An object uses the ProviderConfig its
-    ``spec.providerConfigRef`` names (:func:`fleet.references.provider_config_ref`; a
-    managed resource without one uses ``default``). That is the ProviderConfig left once
-    every cluster of a project was retired, whose removal then follows removing their
-    definitions: retired clusters render nothing, so nothing in the base uses it. A
-    ProviderConfig of a provider family the reference rules do not know
-    (:data:`~fleet.references.PROVIDER_CONFIG_FAMILIES`) is never taken as unused.
+    Shared objects are those many clusters use: ProviderConfigs and OCIClusterIdentities.
+    ``base`` is the base revision's whole render. An object uses what its references name
+    (:func:`fleet.references.shared_object_refs`): the ProviderConfig of its
+    ``spec.providerConfigRef`` (a managed resource without one uses ``default``), the
+    OCIClusterIdentity of its ``spec.identityRef`` (in the ref's namespace, else the
+    object's). That is the ProviderConfig or identity left once every cluster that used it
+    was retired, whose removal then follows removing their definitions: retired clusters
+    render nothing, so nothing in the base uses it. An object whose users the reference
+    rules do not know (a ProviderConfig of a provider family outside
+    :data:`~fleet.references.PROVIDER_CONFIG_FAMILIES`) is never taken as unused. A
+    reference that resolves to no namespace uses the name in every namespace.
 
-    Only the files of the base that spell the ProviderConfig's name out are parsed (a
-    reference has to), every file of the environment for ``default``.
+    Only the files of the base that spell a removed object's name out are parsed (a
+    reference has to), every file of the environment for the ProviderConfig ``default``.
     """
     out: set[tuple[str, Identity]] = set()
     for env in diff.environments:
-        # Only a provider family the reference rules know: who uses the others is unknown.
-        removed = [
-            r
-            for r in env.removed
-            if r.kind in PROVIDER_CONFIG_KINDS and r.group in PROVIDER_CONFIG_FAMILIES.values()
-        ]
+        removed = [r for r in env.removed if is_use_known(r.group, r.kind)]
         if not removed:
             continue
         files = base.get(env.environment, {})
         needles = [r.name.encode() for r in removed]
-        every = any(r.name == "default" for r in removed)
+        every = any(r.name == "default" and r.kind in PROVIDER_CONFIG_KINDS for r in removed)
         candidates = {
             relpath: data
             for relpath, data in files.items()
@@ -464,10 +469,13 @@ def unused_provider_configs(diff: FleetDiff, base: Files) -> frozenset[tuple[str
             if not body.get("kind"):
                 continue
             manifest = Manifest(env.environment, dict(body), posixpath.dirname(relpath), relpath)
-            target = provider_config_ref(manifest)
-            if target is not None:
-                used.add(target)
-        out.update((env.environment, r.identity) for r in removed if r.identity not in used)
+            used.update(shared_object_refs(manifest))
+        anywhere = {(g, k, name) for g, k, ns, name in used if not ns}
+        out.update(
+            (env.environment, r.identity)
+            for r in removed
+            if r.identity not in used and (r.group, r.kind, r.name) not in anywhere
+        )
     return frozenset(out)
 
 
