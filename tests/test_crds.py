@@ -5,6 +5,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +17,10 @@ import yaml
 from crd_samples import crds_dir
 
 from fleet.crds import (
+    CACHE_HOME_VAR,
     ENV_VAR,
     CrdPullError,
+    index_cache_dir,
     load_crds,
     pull,
     read_lock,
@@ -87,6 +92,35 @@ def test_index_cache_is_used_and_invalidated(tmp_path: Path) -> None:
     assert load_crds(crds, cache_dir=cache).schemas == first.schemas  # damaged: rebuilt
     (crds / "w.yaml").write_text(yaml.safe_dump(_crd("example.org", "Widget", [("v2", True)])))
     assert sorted(load_crds(crds, cache_dir=cache).schemas) == [("example.org/v2", "Widget")]
+
+
+def test_the_index_cache_is_the_users_not_the_working_directorys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(CACHE_HOME_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert index_cache_dir() == tmp_path / "xdg" / "fleet"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert index_cache_dir() == tmp_path / "home" / ".cache" / "fleet"
+    monkeypatch.setenv(CACHE_HOME_VAR, str(tmp_path / "explicit"))
+    assert index_cache_dir() == tmp_path / "explicit"
+
+
+def test_a_synth_run_from_elsewhere_writes_nothing_there(
+    example_project: Path, tmp_path: Path
+) -> None:
+    # `fleet --root PROJECT synth` from another folder: the parsed CRD index goes to the
+    # user's cache, and the folder the command ran in stays as it was.
+    elsewhere, cache = tmp_path / "elsewhere", tmp_path / "user-cache"
+    elsewhere.mkdir()
+    env = {**os.environ, ENV_VAR: str(crds_dir()), CACHE_HOME_VAR: str(cache)}
+    code = "import sys; from fleet.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = [sys.executable, "-c", code, "--root", str(example_project), "synth", "--no-cache"]
+    result = subprocess.run(args, cwd=elsewhere, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert [p.name.startswith("crd-index-") for p in cache.iterdir()] == [True]
 
 
 def test_duplicate_definitions_are_an_error(tmp_path: Path) -> None:

@@ -242,7 +242,7 @@ def _guards(
             )
         )
     elif any(env.changed for env in diff.environments):
-        index = load_crds(crds_dir, cache_dir=index_cache_dir(config.root))
+        index = load_crds(crds_dir, cache_dir=index_cache_dir())
         immutable = immutable_fields(index)
         findings += immutable_guard(diff, immutable=immutable, strict=args.strict)
     order = {"error": 0, "warning": 1, "note": 2}

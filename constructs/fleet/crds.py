@@ -25,6 +25,7 @@ from fleet.errors import FleetError
 LOCK_FILE = "crds.lock.yaml"
 CACHE_DIR = Path(".fleet") / "crds"
 ENV_VAR = "FLEET_CRDS_DIR"
+CACHE_HOME_VAR = "FLEET_CACHE_DIR"
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -124,13 +125,19 @@ def _parse_crds(directory: Path, files: list[Path]) -> dict[tuple[str, str], Crd
     return schemas
 
 
-def index_cache_dir(start: Path | None = None) -> Path:
-    """``.fleet/cache/`` of the project: the folder holding crds.lock.yaml, else ``start``.
+def index_cache_dir() -> Path:
+    """Where parsed CRD indexes are kept: ``$FLEET_CACHE_DIR``, else the user's cache folder.
 
-    The index is keyed by the CRD files themselves, so any project may keep one; without
+    That is ``$XDG_CACHE_HOME/fleet``, else ``~/.cache/fleet``. An index is keyed by the
+    CRD files themselves (path, size, mtime), so one cache serves every project and
+    working directory, and nothing is written where the command happens to run. Without
     it every process re-parses the CRD YAML (about 2 s for the pinned set).
     """
-    return project_root(start) / ".fleet" / "cache"
+    explicit = os.environ.get(CACHE_HOME_VAR)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "fleet"
 
 
 def load_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
