@@ -36,6 +36,15 @@ class FleetConfig:
         """Absolute path of the declarations folder."""
         return self.root / self.clusters
 
+    def check_environment(self, name: str, *, where: str = "", field: str = "environment") -> None:
+        """Raise the "unknown environment" DefinitionError unless ``name`` is configured."""
+        if name not in self.environments:
+            raise DefinitionError(
+                f"unknown environment {name!r} (configured: {', '.join(self.environments)})",
+                where=where,
+                field=field,
+            )
+
     @classmethod
     def load(cls, root: Path) -> FleetConfig:
         """Read ``[tool.fleet]`` from ``root/pyproject.toml``; defaults where it is silent."""

@@ -63,11 +63,7 @@ class Fleet:
 
     def check_environment(self, name: str) -> None:
         """Raise the fleet's "unknown environment" error unless ``name`` is configured."""
-        if name not in self.environment_names:
-            raise DefinitionError(
-                f"unknown environment {name!r} (configured: {', '.join(self.environment_names)})",
-                field="environment",
-            )
+        self.config.check_environment(name)
 
     def environment(self, name: str) -> Environment:
         """The cdk8s chart of environment ``name``: add your own cdk8s constructs to it."""

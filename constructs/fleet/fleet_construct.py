@@ -42,13 +42,7 @@ class FleetConstruct:
             environments = [environments]
         envs = tuple(environments)
         for env in envs:
-            if env not in scope.environment_names:
-                raise DefinitionError(
-                    f"unknown environment {env!r} "
-                    f"(configured: {', '.join(scope.environment_names)})",
-                    where=self.context,
-                    field="environments",
-                )
+            scope.config.check_environment(env, where=self.context, field="environments")
         if len(set(envs)) != len(envs):
             raise DefinitionError(
                 "an environment is listed twice", where=self.context, field="environments"

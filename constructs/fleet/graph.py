@@ -425,7 +425,7 @@ def _folded_lines(apps: Sequence[Manifest], objects: int) -> tuple[str, ...]:
         lines.append(f"{above.pop()}/*")
     elif len(paths) == 1:
         lines.append(paths[0])
-    lines.append(f"{objects} object{'' if objects == 1 else 's'}")
+    lines.append(_plural(objects, "object"))
     return tuple(lines)
 
 

@@ -163,12 +163,8 @@ def environment_of(cluster: ImportedCluster, config: FleetConfig, chosen: str | 
 
 def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     """Parse the input and decide every file; raises DefinitionErrors, writes nothing."""
-    if options.environment is not None and options.environment not in config.environments:
-        raise DefinitionError(
-            f"unknown environment {options.environment!r} "
-            f"(configured: {', '.join(config.environments)})",
-            field="--environment",
-        )
+    if options.environment is not None:
+        config.check_environment(options.environment, field="--environment")
     clusters = load_clusters(find_tfvars(options.paths))
     errors: list[DefinitionError] = []
     environments: dict[str, str] = {}

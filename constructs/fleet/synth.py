@@ -261,11 +261,7 @@ def synthesize(
     """
     envs = list(environments or config.environments)
     for env in envs:
-        if env not in config.environments:
-            raise DefinitionError(
-                f"unknown environment {env!r} (configured: {', '.join(config.environments)})",
-                field="environment",
-            )
+        config.check_environment(env)
     crds_dir = available_crds_dir(config) if validate else None
     checks = _Checks(
         config=config,
