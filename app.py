@@ -12,6 +12,6 @@ if __name__ == "__main__":
     os.chdir(ROOT)
     if os.environ.get("CDK8S_OUTDIR"):  # cdk8s-cli checks that the app created it
         Path(os.environ["CDK8S_OUTDIR"]).mkdir(parents=True, exist_ok=True)
-    from fleet.cli import main
+    from fleet.cli.main import main
 
     sys.exit(main(["--root", str(ROOT), "synth", *sys.argv[1:]]))

@@ -18,7 +18,7 @@ with N clusters in each environment, then measures:
   ``add_json_patch`` per object, then ``App.synth()`` (file per resource), timed from
   ``import cdk8s`` (Node start included) to the end of synth, in a subprocess;
 * ``floor_s``: the same objects as plain dicts, each dumped with PyYAML's C dumper
-  (``fleet.render.to_yaml``) into its own file (building the dicts not timed).
+  (``fleet.pipeline.render.to_yaml``) into its own file (building the dicts not timed).
 
 Wall-clock seconds; with ``--repeat R`` each timing is the best of R runs and the memory
 the largest of them. Prints a table,
@@ -47,12 +47,12 @@ sys.path.insert(0, str(REPO / "constructs"))
 
 import fleet_gen  # noqa: E402
 
-SYNTH = "import sys; from fleet.cli import main; sys.exit(main(sys.argv[1:]))"
+SYNTH = "import sys; from fleet.cli.main import main; sys.exit(main(sys.argv[1:]))"
 SYNTH_NO_VALIDATE = """
 import sys
 from pathlib import Path
-from fleet.config import FleetConfig
-from fleet import synth
+from fleet.core.config import FleetConfig
+from fleet.pipeline import synth
 config = FleetConfig.load(Path(sys.argv[1]))
 synth.write(config, synth.synthesize(config, validate=False))
 """
@@ -206,7 +206,7 @@ def load_bodies(dist: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
 
 def measure_floor(bodies: dict[str, list[tuple[str, dict[str, Any]]]], out: Path) -> float:
     """Dump every object with PyYAML's C dumper into its own file."""
-    from fleet.render import to_yaml
+    from fleet.pipeline.render import to_yaml
 
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
@@ -263,7 +263,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="best of R runs (default 1)")
     parser.add_argument("--skip-naive", action="store_true", help="do not run naive cdk8s")
     args = parser.parse_args()
-    from fleet import _node  # noqa: F401  (JSII_NODE for the naive run and the report)
+    from fleet.core import _node  # noqa: F401  (JSII_NODE for the naive run and the report)
 
     crds = crds_dir()
     with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:

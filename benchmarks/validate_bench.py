@@ -27,10 +27,10 @@ from crd_samples import (
     openstack_provider_config,
 )
 
-from fleet.manifest import Manifest
-from fleet.references import check_references
-from fleet.schema import validate_manifests
-from fleet.secret_guard import find_secret_material
+from fleet.checks.references import check_references
+from fleet.checks.schema import validate_manifests
+from fleet.checks.secret_guard import find_secret_material
+from fleet.core.manifest import Manifest
 
 
 def build(count: int) -> list[Manifest]:

@@ -11,7 +11,7 @@ import pytest
 from support import REPO
 
 from fleet import Fleet, FleetConfig
-from fleet.cluster_template import catalog
+from fleet.clouds.magnum.template import catalog
 
 PYPROJECT = """\
 [tool.fleet]

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from fleet.manifest import Manifest
+from fleet.core.manifest import Manifest
 
 
 def crds_dir() -> Path:

@@ -34,7 +34,7 @@ from fleet import (
     SecretKeyRef,
     per_env,
 )
-from fleet.bootstrap import (
+from fleet.argocd.bootstrap import (
     APPLICATION_HEALTH,
     CAPI_HEALTH,
     IDENTITY_HEALTH,
@@ -46,11 +46,11 @@ from fleet.bootstrap import (
     WAVE_PROVIDERS,
     WAVE_REGISTRATIONS,
 )
-from fleet.cluster_template import catalog
-from fleet.discovery import load_fleet
-from fleet.manifest import Manifest
-from fleet.schema import validate_manifests
-from fleet.synth import Synth, check_unique, render_environment, synthesize
+from fleet.checks.schema import validate_manifests
+from fleet.clouds.magnum.template import catalog
+from fleet.core.manifest import Manifest
+from fleet.pipeline.discovery import load_fleet
+from fleet.pipeline.synth import Synth, check_unique, render_environment, synthesize
 
 CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -834,7 +834,7 @@ def test_render_is_fast_enough_for_1000_clusters(tmp_path: Path) -> None:
     assert len(registrations) == 1000
     assert len([m for m in out if m.kind == "Application"]) > 1000
     # ArgoCD's directory limit is 10 MB: the registrations folder stays far below it.
-    from fleet.render import to_yaml
+    from fleet.pipeline.render import to_yaml
 
     assert sum(len(to_yaml(m.body)) for m in registrations) < 1_000_000
     assert elapsed < 5.0

@@ -3,7 +3,7 @@
 Every case runs through the real command line against a copy of a small project whose
 ``dist/`` is committed-style (rendered by ``fleet synth`` before the case breaks
 something); a sha256 of every file under ``dist/`` is taken before and after. Most cases
-run in-process (``fleet.cli.main``); those marked ``subprocess`` run the installed
+run in-process (``fleet.cli.main.main``); those marked ``subprocess`` run the installed
 ``fleet`` script, as a user or CI would.
 """
 
@@ -24,7 +24,7 @@ import pytest
 from crd_samples import crds_dir
 from support import tree_hash
 
-from fleet.cli import main
+from fleet.cli.main import main
 
 PYPROJECT = """\
 [tool.fleet]

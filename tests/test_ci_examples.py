@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fleet.cli import build_parser, main
+from fleet.cli.main import build_parser, main
 
 REPO = Path(__file__).resolve().parents[1]
 GITLAB = REPO / "examples" / "ci" / "gitlab-ci.yml"

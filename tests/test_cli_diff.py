@@ -19,9 +19,9 @@ import pytest
 from crd_samples import crds_dir
 from support import REPO
 
-from fleet.cli import main
-from fleet.cli_diff import _crds_dir
-from fleet.config import FleetConfig
+from fleet.cli.diff import _crds_dir
+from fleet.cli.main import main
+from fleet.core.config import FleetConfig
 
 MAGNUM = "containerinfra.openstack.crossplane.io"
 

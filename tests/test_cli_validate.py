@@ -14,8 +14,8 @@ import pytest
 import yaml
 from crd_samples import argocd_application, crds_dir, manifest, nodegroup_v1
 
-from fleet.cli_validate import add_parsers, check_all
-from fleet.config import FleetConfig
+from fleet.cli.validate import add_parsers, check_all
+from fleet.core.config import FleetConfig
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

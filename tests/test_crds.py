@@ -16,7 +16,7 @@ import pytest
 import yaml
 from crd_samples import crds_dir
 
-from fleet.crds import (
+from fleet.checks.crds import (
     CACHE_HOME_VAR,
     ENV_VAR,
     CrdPullError,
@@ -26,7 +26,7 @@ from fleet.crds import (
     read_lock,
     resolve_crds_dir,
 )
-from fleet.errors import FleetError
+from fleet.core.errors import FleetError
 
 REPO = Path(__file__).resolve().parents[1]
 shared = pytest.mark.skipif(not crds_dir().is_dir(), reason="shared CRDs not available")
@@ -115,7 +115,7 @@ def test_a_synth_run_from_elsewhere_writes_nothing_there(
     elsewhere, cache = tmp_path / "elsewhere", tmp_path / "user-cache"
     elsewhere.mkdir()
     env = {**os.environ, ENV_VAR: str(crds_dir()), CACHE_HOME_VAR: str(cache)}
-    code = "import sys; from fleet.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from fleet.cli.main import main; sys.exit(main(sys.argv[1:]))"
     args = [sys.executable, "-c", code, "--root", str(example_project), "synth", "--no-cache"]
     result = subprocess.run(args, cwd=elsewhere, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

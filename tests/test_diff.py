@@ -18,8 +18,8 @@ from crd_samples import (
 )
 from syrupy.assertion import SnapshotAssertion
 
-from fleet.crds import load_crds
-from fleet.diff import (
+from fleet.checks.crds import load_crds
+from fleet.checks.diff import (
     ABSENT,
     UNUSED_HINT,
     FieldChange,
@@ -39,9 +39,9 @@ from fleet.diff import (
     parse_files,
     unused_objects,
 )
-from fleet.diff_report import ReportSection, render_markdown, render_text
-from fleet.manifest import Manifest
-from fleet.render import to_yaml
+from fleet.core.manifest import Manifest
+from fleet.pipeline.render import to_yaml
+from fleet.views.diff_report import ReportSection, render_markdown, render_text
 
 MAGNUM = "containerinfra.openstack.crossplane.io"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from test_cli_diff import definition, diff, make_repo, write_project
 
-from fleet.cli_diff import EXTRA_SECTIONS
-from fleet.cli_graph import MAX_DRAWN_OBJECTS, diff_section
+from fleet.cli.diff import EXTRA_SECTIONS
+from fleet.cli.graph import MAX_DRAWN_OBJECTS, diff_section
 
 
 def test_registered_once() -> None:

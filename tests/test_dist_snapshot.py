@@ -10,7 +10,7 @@ from support import REPO
 from syrupy.assertion import SnapshotAssertion
 
 from fleet import FleetConfig
-from fleet.synth import Synth, synthesize
+from fleet.pipeline.synth import Synth, synthesize
 
 
 @pytest.fixture(scope="module")

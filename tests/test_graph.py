@@ -19,9 +19,10 @@ from fleet import (
     NodeGroup,
     OpenStackProject,
 )
-from fleet.cli import main
-from fleet.discovery import load_fleet
-from fleet.graph import (
+from fleet.cli.main import main
+from fleet.pipeline.discovery import load_fleet
+from fleet.pipeline.synth import render_environment
+from fleet.views.graph import (
     fleet_graph,
     package_targets,
     registered_cluster,
@@ -33,7 +34,6 @@ from fleet.graph import (
     touched_graph,
     touched_subgraph,
 )
-from fleet.synth import render_environment
 
 REPO = Path(__file__).resolve().parents[1]
 APP = "argoproj.io/v1alpha1"

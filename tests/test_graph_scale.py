@@ -14,9 +14,10 @@ from support import REPO
 from test_graph import MERMAID, _app, _tiny
 
 from fleet import Fleet, FleetConfig, Manifest
-from fleet.cli import main
-from fleet.discovery import load_fleet
-from fleet.graph import (
+from fleet.cli.main import main
+from fleet.pipeline.discovery import load_fleet
+from fleet.pipeline.synth import render_environment
+from fleet.views.graph import (
     MERMAID_MAX_EDGES,
     MERMAID_MAX_TEXT,
     _Appliers,
@@ -27,7 +28,6 @@ from fleet.graph import (
     to_dot,
     to_mermaid,
 )
-from fleet.synth import render_environment
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import fleet_gen

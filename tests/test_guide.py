@@ -24,7 +24,7 @@ import pytest
 from crd_samples import crds_dir
 
 from fleet import FleetConfig
-from fleet.cli import build_parser, main
+from fleet.cli.main import build_parser, main
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "guide.md"

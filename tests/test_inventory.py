@@ -30,10 +30,10 @@ from fleet import (
     SecretKeyRef,
     per_env,
 )
-from fleet.cli import main
-from fleet.cli_ls import default_format, render_table
-from fleet.discovery import load_fleet
-from fleet.inventory import NodeTotals, clusters, inventory, node_totals, to_csv, to_json
+from fleet.cli.ls import default_format, render_table
+from fleet.cli.main import main
+from fleet.pipeline.discovery import load_fleet
+from fleet.views.inventory import NodeTotals, clusters, inventory, node_totals, to_csv, to_json
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
@@ -363,7 +363,7 @@ def test_cli_on_a_terminal_prints_a_table(example: Path) -> None:
 
 def test_argocd_column_is_true_to_what_renders() -> None:
     """A row says registered exactly when dist/ holds the provider-argocd Cluster."""
-    from fleet.synth import render_environment
+    from fleet.pipeline.synth import render_environment
 
     fleet = load_fleet(FleetConfig.load(REPO))
     rows = inventory(fleet)

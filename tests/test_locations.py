@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 import textwrap
 
-from fleet.config import FleetConfig
-from fleet.discovery import load_fleet
-from fleet.values import _line_of
+from fleet.core.config import FleetConfig
+from fleet.core.values import _line_of
+from fleet.pipeline.discovery import load_fleet
 
 
 def test_locations_are_the_lines_python_reports_in_a_long_function() -> None:

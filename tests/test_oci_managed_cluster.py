@@ -26,12 +26,12 @@ from fleet import (
     OkeVcn,
     per_env,
 )
-from fleet.crds import load_crds
-from fleet.manifest import Manifest
-from fleet.references import check_references
-from fleet.schema import validate_manifests
-from fleet.secret_guard import find_secret_material
-from fleet.synth import synthesize
+from fleet.checks.crds import load_crds
+from fleet.checks.references import check_references
+from fleet.checks.schema import validate_manifests
+from fleet.checks.secret_guard import find_secret_material
+from fleet.core.manifest import Manifest
+from fleet.pipeline.synth import synthesize
 
 TEMPLATES = crds_dir().parent / "reference" / "capoci-templates"
 needs_templates = pytest.mark.skipif(not TEMPLATES.is_dir(), reason="shared templates missing")
@@ -492,7 +492,7 @@ def test_every_cluster_object_is_protected(example: dict[str, list[Manifest]]) -
 
 
 def test_fleet_wide_code_treats_both_clouds_alike() -> None:
-    from fleet.discovery import load_fleet
+    from fleet.pipeline.discovery import load_fleet
 
     fleet = load_fleet(FleetConfig.load(REPO))
     rows = {}

@@ -13,9 +13,9 @@ import pytest
 from support import REPO, tree_hash
 
 from fleet import FleetConfig
-from fleet.cli import main
-from fleet.synth import synthesize
-from fleet.writer import read_tree, write_environment
+from fleet.cli.main import main
+from fleet.pipeline.synth import synthesize
+from fleet.pipeline.writer import read_tree, write_environment
 
 CLUSTER = """\
 from fleet import ClusterTemplate, Fleet, MagnumCluster, OpenStackProject
@@ -186,7 +186,7 @@ def test_node_starts_only_for_a_fleet_that_uses_cdk8s_constructs(example_project
     # The example fleet is declarations only: synth must not import cdk8s (which starts
     # Node.js, 0.3 s); a module that adds cdk8s constructs gets the App on first use.
     code = (
-        "import sys; from fleet.cli import main; rc = main(sys.argv[1:]); "
+        "import sys; from fleet.cli.main import main; rc = main(sys.argv[1:]); "
         "print('cdk8s' in sys.modules, 'jsii' in sys.modules); sys.exit(rc)"
     )
     result = run(sys.executable, "-c", code, "--root", str(example_project), "synth", cwd=REPO)

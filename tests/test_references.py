@@ -16,8 +16,8 @@ from crd_samples import (
     nodegroup_v1,
 )
 
-from fleet.manifest import Manifest
-from fleet.references import check_references
+from fleet.checks.references import check_references
+from fleet.core.manifest import Manifest
 
 
 def lines(manifests: list[Manifest]) -> list[str]:

@@ -27,12 +27,12 @@ from fleet import (
     OpenStackProject,
     SecretKeyRef,
 )
-from fleet.cli_diff import retired_objects
-from fleet.diff import compare_files, deletion_guard, unused_objects
-from fleet.graph import fleet_graph, to_mermaid
-from fleet.inventory import inventory
-from fleet.render import to_yaml
-from fleet.synth import render_environment
+from fleet.checks.diff import compare_files, deletion_guard, unused_objects
+from fleet.cli.diff import retired_objects
+from fleet.pipeline.render import to_yaml
+from fleet.pipeline.synth import render_environment
+from fleet.views.graph import fleet_graph, to_mermaid
+from fleet.views.inventory import inventory
 
 __all__ = ["private_tempdir"]  # the autouse fixture of test_cli_diff: temp files in tmp_path
 

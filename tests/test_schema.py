@@ -18,8 +18,8 @@ from crd_samples import (
     openstack_provider_config,
 )
 
-from fleet.crds import load_crds
-from fleet.schema import (
+from fleet.checks.crds import load_crds
+from fleet.checks.schema import (
     FORMATS,
     Problem,
     convert_schema,

@@ -15,8 +15,8 @@ from crd_samples import (
     manifest,
 )
 
-from fleet.schema import Problem
-from fleet.secret_guard import find_secret_material
+from fleet.checks.schema import Problem
+from fleet.checks.secret_guard import find_secret_material
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexampleexampleexample\n"

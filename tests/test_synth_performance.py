@@ -14,11 +14,11 @@ import pytest
 from support import REPO
 
 from fleet import FleetConfig
-from fleet.cache import FOLDER, SynthCache, crds_digest, object_key
-from fleet.progress import Progress
-from fleet.synth import choose_jobs, synthesize, write
-from fleet.validation import InvalidObjects
-from fleet.writer import read_tree, write_environment
+from fleet.checks.validation import InvalidObjects
+from fleet.pipeline.cache import FOLDER, SynthCache, crds_digest, object_key
+from fleet.pipeline.progress import Progress
+from fleet.pipeline.synth import choose_jobs, synthesize, write
+from fleet.pipeline.writer import read_tree, write_environment
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import fleet_gen

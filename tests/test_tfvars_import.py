@@ -20,15 +20,15 @@ from support import REPO, tree_hash
 from syrupy.assertion import SnapshotAssertion
 
 from fleet import FleetConfig, MagnumCluster
-from fleet.cli import main
-from fleet.codegen import GENERATED, py_str, statement
-from fleet.discovery import load_fleet
-from fleet.errors import DefinitionError, DefinitionErrors
-from fleet.import_plan import ImportOptions, plan_import, project_modules
-from fleet.import_verify import verify
-from fleet.render import to_yaml
-from fleet.template_derivation import TemplateSpec, derive_template, kubernetes_version
-from fleet.tfvars_import import decode_string, encode_string, find_tfvars, load_cluster
+from fleet.cli.main import main
+from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.importers.codegen import GENERATED, py_str, statement
+from fleet.importers.plan import ImportOptions, plan_import, project_modules
+from fleet.importers.template_derivation import TemplateSpec, derive_template, kubernetes_version
+from fleet.importers.tfvars import decode_string, encode_string, find_tfvars, load_cluster
+from fleet.importers.verify import verify
+from fleet.pipeline.discovery import load_fleet
+from fleet.pipeline.render import to_yaml
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tfvars"
 FIGURE_10 = FIXTURES / "ais" / "k8s-ais-batch-dev-multi-v25" / "terraform.tfvars"

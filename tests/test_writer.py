@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet import writer
-from fleet.writer import read_tree, write_environment
+from fleet.pipeline import writer
+from fleet.pipeline.writer import read_tree, write_environment
 
 OLD = {
     "a/x.yaml": b"x: old\n",

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import REPO
 
-from fleet.render import to_yaml
-from fleet.writer import read_tree
-from fleet.yaml_fast import fast_to_yaml
+from fleet.pipeline.render import to_yaml
+from fleet.pipeline.writer import read_tree
+from fleet.pipeline.yaml_fast import fast_to_yaml
 
 # Strings PyYAML quotes, escapes or would read back as another type.
 TRICKY = [

@@ -3,24 +3,24 @@
 This module only re-exports the public API.
 """
 
-from fleet import _node  # noqa: F401  (must run before cdk8s is imported)
-from fleet.argo_cd import ArgoCd
-from fleet.argo_registration import ArgoRegistration
-from fleet.bootstrap import BootstrapVersions
-from fleet.cluster import FleetCluster, NodePoolSummary
-from fleet.cluster_template import ClusterTemplate
-from fleet.config import FleetConfig
-from fleet.errors import DefinitionError, DefinitionErrors, FleetError
-from fleet.fleet import Fleet
-from fleet.fleet_construct import FleetConstruct
-from fleet.fleet_package import FleetPackage, GitPath, HelmChart
-from fleet.magnum_cluster import MagnumCluster, NodeGroup
-from fleet.manifest import Manifest
-from fleet.oci_cluster_identity import OciClusterIdentity
-from fleet.oci_managed_cluster import OciManagedCluster, OkeNodePool
-from fleet.oke_network import OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
-from fleet.openstack_project import OpenStackProject
-from fleet.values import JsonPatch, PerEnv, SecretKeyRef, per_env
+from fleet.argocd.argo_cd import ArgoCd
+from fleet.argocd.bootstrap import BootstrapVersions
+from fleet.argocd.package import FleetPackage, GitPath, HelmChart
+from fleet.argocd.registration import ArgoRegistration
+from fleet.clouds.base import FleetCluster, NodePoolSummary
+from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
+from fleet.clouds.magnum.project import OpenStackProject
+from fleet.clouds.magnum.template import ClusterTemplate
+from fleet.clouds.oci.cluster import OciManagedCluster, OkeNodePool
+from fleet.clouds.oci.identity import OciClusterIdentity
+from fleet.clouds.oci.network import OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
+from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
+from fleet.core.config import FleetConfig
+from fleet.core.declaration import FleetConstruct
+from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
+from fleet.core.fleet import Fleet
+from fleet.core.manifest import Manifest
+from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
     "ArgoCd",

@@ -1,0 +1,1 @@
+"""ArgoCD: the bootstrap, cluster registrations and packages."""

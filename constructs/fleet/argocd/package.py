@@ -1,0 +1,163 @@
+"""A package deployed to registered clusters (the seed's step 5): an ArgoCD ApplicationSet.
+
+The ApplicationSet's cluster generator selects clusters by the labels their registration
+gives them (:func:`fleet.argocd.registration.cluster_labels`: ``fleet/environment``,
+``fleet/cloud``, ``fleet/region``, ``fleet/kubernetes-version``, ``fleet/template``, and the
+cluster's ``fleet_labels``), always within the package's environment. The package lands in
+``dist/<env>/packages/``, synced by the bootstrap's last wave.
+
+Deletion is conservative: ``preserveResourcesOnDeletion`` keeps what a package deployed on a
+cluster when the cluster leaves the selection (or is unregistered) or when the package is
+removed; uninstalling from a cluster is a deliberate act.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fleet.argocd.bootstrap import APPLICATION_API_VERSION, PACKAGES
+from fleet.argocd.registration import LABEL_ENVIRONMENT, check_labels
+from fleet.core.declaration import FleetConstruct
+from fleet.core.errors import DefinitionError
+from fleet.core.fleet import Fleet
+from fleet.core.manifest import Manifest
+from fleet.core.validators import check_dns_label
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitPath:
+    """Manifests (a plain YAML directory) at ``path`` of a Git repository.
+
+    Left out: ``repo_url`` and ``revision`` are the fleet's own (``[tool.fleet]``).
+    """
+
+    path: str
+    repo_url: str | None = None
+    revision: str | None = None
+    recurse: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class HelmChart:
+    """An upstream Helm chart, pinned to ``version``; ``values`` left out: the chart's."""
+
+    repo_url: str
+    chart: str
+    version: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+
+class FleetPackage(FleetConstruct):
+    """Deploys ``source`` to every registered cluster whose labels match ``match_labels``.
+
+    Example (a monitoring stack on every prod cluster)::
+
+        FleetPackage(
+            fleet, "monitoring", environments=["prod"], namespace="monitoring",
+            source=HelmChart(repo_url="https://prometheus-community.github.io/helm-charts",
+                             chart="kube-prometheus-stack", version="62.7.0"),
+        )
+
+    Left out: ``environments`` is every environment; ``match_labels`` selects every
+    registered cluster of the environment; ``name`` (of the ApplicationSet and the prefix of
+    its Applications) is the construct id; ``project`` is ``default``; ``argocd_namespace``
+    is ``argocd``.
+    """
+
+    def __init__(
+        self,
+        scope: Fleet,
+        construct_id: str,
+        *,
+        source: GitPath | HelmChart,
+        namespace: str,
+        environments: Sequence[str] | None = None,
+        match_labels: Mapping[str, str] | None = None,
+        name: str | None = None,
+        project: str = "default",
+        argocd_namespace: str = "argocd",
+    ) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            environments=scope.environment_names if environments is None else environments,
+        )
+        ctx = self.context
+        if not isinstance(source, (GitPath, HelmChart)):
+            raise DefinitionError(
+                f"must be a GitPath or a HelmChart, got {type(source).__name__}",
+                where=ctx,
+                field="source",
+            )
+        if isinstance(source, GitPath) and (
+            not source.path or source.path.startswith("/") or ".." in source.path.split("/")
+        ):
+            raise DefinitionError(
+                f"must be a relative path inside the repository, got {source.path!r}",
+                where=ctx,
+                field="source.path",
+            )
+        if isinstance(source, HelmChart) and not source.version:
+            raise DefinitionError("pin the chart's version", where=ctx, field="source.version")
+        self.source = source
+        self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
+        self.match_labels = check_labels(match_labels or {}, where=ctx, field="match_labels")
+        if LABEL_ENVIRONMENT in self.match_labels:
+            raise DefinitionError(
+                f"{LABEL_ENVIRONMENT} is set from environments=, not from match_labels",
+                where=ctx,
+                field="match_labels",
+            )
+        # The Applications are named <name>-<cluster>: leave room for a cluster name.
+        self.name = check_dns_label(name or construct_id, where=ctx, field="name", max_length=63)
+        self.project = project
+        self.argocd_namespace = check_dns_label(
+            argocd_namespace, where=ctx, field="argocd_namespace"
+        )
+
+    def _source(self) -> dict[str, Any]:
+        config = self.fleet.config
+        s = self.source
+        if isinstance(s, GitPath):
+            source: dict[str, Any] = {
+                "path": s.path,
+                "repoURL": s.repo_url or config.repo_url,
+                "targetRevision": s.revision or config.revision,
+            }
+            if s.recurse:
+                source["directory"] = {"recurse": True}
+            return source
+        helm: dict[str, Any] = {"releaseName": self.name}
+        if s.values:
+            helm["valuesObject"] = dict(s.values)
+        return {"chart": s.chart, "helm": helm, "repoURL": s.repo_url, "targetRevision": s.version}
+
+    def render(self, environment: str) -> list[Manifest]:
+        """One ApplicationSet with a cluster generator."""
+        labels = {LABEL_ENVIRONMENT: environment, **self.match_labels}
+        body = {
+            "apiVersion": APPLICATION_API_VERSION,
+            "kind": "ApplicationSet",
+            "metadata": {"name": self.name, "namespace": self.argocd_namespace},
+            "spec": {
+                "generators": [{"clusters": {"selector": {"matchLabels": labels}}}],
+                "goTemplate": True,
+                "goTemplateOptions": ["missingkey=error"],
+                "syncPolicy": {"preserveResourcesOnDeletion": True},
+                "template": {
+                    "metadata": {"name": f"{self.name}-{{{{.nameNormalized}}}}"},
+                    "spec": {
+                        "destination": {"namespace": self.namespace, "server": "{{.server}}"},
+                        "project": self.project,
+                        "source": self._source(),
+                        "syncPolicy": {
+                            "automated": {"prune": True, "selfHeal": True},
+                            "syncOptions": ["CreateNamespace=true"],
+                        },
+                    },
+                },
+            },
+        }
+        return [self._manifest(environment, PACKAGES, body)]

@@ -1,0 +1,241 @@
+"""A cluster registered in ArgoCD through provider-argocd (the seed's Figure 14).
+
+Every :class:`~fleet.FleetCluster` with ``register_in_argocd=True`` is registered in the
+environments where it is placed as soon as the fleet declares an :class:`~fleet.ArgoCd`;
+``ArgoRegistration`` is only needed for custom options (ArgoCD project, namespaces, shard,
+extra labels, kubeconfig export). A cluster opts out with ``register_in_argocd=False``.
+
+The registration reads the cluster only through the ``FleetCluster`` API, so it works for
+every cloud: Magnum's kubeconfig is the Crossplane connection secret (key
+``attribute.kubeconfig.raw_config`` in ``crossplane-clusters``), OKE's is Cluster API's
+``<cluster>-kubeconfig`` (key ``value``).
+
+Files: ``dist/<env>/registrations/`` holds the registrations of one environment (and the
+kubeconfig ``PushSecret``s), synced by one Application in the wave after the clusters: a
+registration needs the kubeconfig that the cluster's creation writes. One small object per
+cluster keeps that folder far below ArgoCD's 10 MB directory limit (about 1 KB per cluster).
+
+OKE tokens: CAPOCI writes a presigned token into ``<cluster>-kubeconfig`` and refreshes it
+about every 180 s; provider-argocd copies it into ArgoCD when the secret's resourceVersion
+changes, found on its poll (1 minute by default). So ArgoCD always runs on a copy that is up to
+one poll older than CAPOCI's, and any provider-argocd outage longer than the token's remaining
+life cuts ArgoCD off the cluster. What we do, and why (see README, "OKE tokens"):
+
+* Implemented: the bootstrap runs provider-argocd with ``--poll=30s`` (``ArgoCd(
+  provider_argocd_poll_seconds=...)``) through a ``DeploymentRuntimeConfig``, which halves the
+  window. Cost: one ArgoCD API call per registered cluster per poll (1,000 clusters at the
+  provider's default 10 reconciles/s take 100 s, so a fleet that large should raise
+  ``--max-reconcile-rate`` or go back to 60 s).
+* The robust fix, documented for when OKE clusters land: a long-lived ``argocd-manager``
+  ServiceAccount token in the workload cluster (what ``argocd cluster add`` does), applied by a
+  Cluster API ``ClusterResourceSet`` and read back by External Secrets' Kubernetes provider
+  (``authRef`` to ``<cluster>-kubeconfig``, re-read on every refresh) into a Secret that the
+  registration's ``bearerTokenSecretRef`` names. It survives provider outages, but adds a
+  cluster-admin token that must be rotated, and three objects per cluster. Rejected: an
+  exec-based config (``oci ce cluster generate-token``) needs the OCI CLI and OCI credentials
+  inside ArgoCD's own pods, and the cluster OCID, which is only known after creation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from fleet.clouds.base import FleetCluster
+from fleet.core.declaration import FleetConstruct
+from fleet.core.errors import DefinitionError
+from fleet.core.fleet import Fleet
+from fleet.core.manifest import Manifest
+from fleet.core.values import PerEnv, caller_location, resolve
+
+if TYPE_CHECKING:
+    from fleet.argocd.argo_cd import ArgoCd
+
+CLUSTER_API_VERSION = "cluster.argocd.crossplane.io/v1alpha1"
+PUSH_SECRET_API_VERSION = "external-secrets.io/v1alpha1"
+FOLDER = "registrations"
+
+LABEL_PREFIX = "fleet/"
+LABEL_CLUSTER = LABEL_PREFIX + "cluster"
+LABEL_ENVIRONMENT = LABEL_PREFIX + "environment"
+LABEL_CLOUD = LABEL_PREFIX + "cloud"
+LABEL_REGION = LABEL_PREFIX + "region"
+LABEL_KUBERNETES_VERSION = LABEL_PREFIX + "kubernetes-version"
+LABEL_TEMPLATE = LABEL_PREFIX + "template"
+
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+_LABEL_PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def check_labels(labels: Mapping[str, str], *, where: str, field: str) -> dict[str, str]:
+    """``labels`` if every key and value is a valid Kubernetes label, else an error.
+
+    ArgoCD stores cluster labels as labels of the cluster's Secret, so the API server's
+    rules apply: ApplicationSets select clusters by them.
+    """
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        if (
+            not isinstance(key, str)
+            or not name
+            or len(name) > 63
+            or not _LABEL_NAME.match(name)
+            or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX_RE.match(prefix)))
+        ):
+            raise DefinitionError(f"invalid label key {key!r}", where=where, field=field)
+        if not isinstance(value, str) or len(value) > 63 or not _LABEL_NAME.match(value):
+            raise DefinitionError(
+                f"label {key!r}: value must be at most 63 letters, digits, '-', '_' or '.', "
+                f"starting and ending with a letter or digit, got {value!r}",
+                where=where,
+                field=field,
+            )
+    return dict(labels)
+
+
+def cluster_labels(cluster: FleetCluster, environment: str) -> dict[str, str]:
+    """The ArgoCD labels of ``cluster``: what ApplicationSets select on.
+
+    ``fleet/cluster``, ``fleet/environment``, ``fleet/cloud``, ``fleet/region``,
+    ``fleet/kubernetes-version`` and, where the cloud has templates, ``fleet/template``;
+    then the cluster's own ``fleet_labels``.
+    """
+    labels = {
+        LABEL_CLUSTER: cluster.cluster_name(environment),
+        LABEL_ENVIRONMENT: environment,
+        LABEL_CLOUD: cluster.cloud,
+        LABEL_REGION: cluster.region(environment),
+        LABEL_KUBERNETES_VERSION: cluster.kubernetes_version(environment),
+    }
+    template = cluster.template_name(environment)
+    if template:
+        labels[LABEL_TEMPLATE] = template
+    labels.update(cluster.fleet_labels)
+    return labels
+
+
+class ArgoRegistration(FleetConstruct):
+    """Registers ``cluster`` in ArgoCD, with options the default registration lacks.
+
+    Example::
+
+        ArgoRegistration(fleet, "ais-batch-argocd", cluster=ais_batch,
+                         project="ais", labels={"tier": "gold"})
+
+    Left out: ``argocd`` is the fleet's one :class:`~fleet.ArgoCd`; ``labels`` adds none;
+    ``project``, ``namespaces`` and ``shard`` are not rendered (ArgoCD's defaults: every
+    project, every namespace, automatic sharding); ``export_kubeconfig`` follows the
+    ArgoCd's ``export_kubeconfigs`` for the environment. The registration is placed in every
+    environment of the cluster.
+    """
+
+    cluster: FleetCluster
+
+    def __init__(
+        self,
+        scope: Fleet,
+        construct_id: str,
+        *,
+        cluster: FleetCluster,
+        argocd: ArgoCd | None = None,
+        labels: Mapping[str, str] | None = None,
+        project: str | None = None,
+        namespaces: Sequence[str] | None = None,
+        shard: int | None = None,
+        export_kubeconfig: bool | PerEnv[bool] | None = None,
+    ) -> None:
+        if not isinstance(cluster, FleetCluster):
+            raise DefinitionError(
+                f"must be a FleetCluster, got {type(cluster).__name__}",
+                where=caller_location(),
+                field="cluster",
+            )
+        super().__init__(scope, construct_id, environments=cluster.environments)
+        ctx = self.context
+        if not cluster.register_in_argocd:
+            raise DefinitionError(
+                f"cluster {cluster.construct_id!r} opted out (register_in_argocd=False); "
+                "remove the opt-out or this registration",
+                where=ctx,
+                field="cluster",
+            )
+        for other in scope.declarations():
+            if (
+                other is not self
+                and isinstance(other, ArgoRegistration)
+                and other.cluster is cluster
+            ):
+                raise DefinitionError(
+                    f"cluster {cluster.construct_id!r} is already registered (at {other.where})",
+                    where=ctx,
+                    field="cluster",
+                )
+        self.cluster = cluster
+        self.argocd = argocd
+        self.labels = check_labels(labels or {}, where=ctx, field="labels")
+        self.project = project
+        self.namespaces = list(namespaces) if namespaces is not None else None
+        if shard is not None and (isinstance(shard, bool) or not isinstance(shard, int)):
+            raise DefinitionError(f"must be an integer, got {shard!r}", where=ctx, field="shard")
+        if shard is not None and shard < 0:
+            raise DefinitionError(f"must be 0 or more, got {shard}", where=ctx, field="shard")
+        self.shard = shard
+        self.export_kubeconfig = export_kubeconfig
+
+    def render(self, environment: str) -> list[Manifest]:
+        """The provider-argocd ``Cluster`` (and the kubeconfig ``PushSecret`` when exported)."""
+        from fleet.argocd.argo_cd import ArgoCd
+
+        argocd = self.argocd or ArgoCd.of(self.fleet, environment, where=self.context)
+        return argocd.registration_manifests(self.cluster, environment, self)
+
+
+def registration_body(
+    cluster: FleetCluster,
+    environment: str,
+    *,
+    provider_config: str,
+    registration: ArgoRegistration | None = None,
+) -> dict[str, Any]:
+    """The provider-argocd ``Cluster`` for ``cluster`` in ``environment``."""
+    name = cluster.cluster_name(environment)
+    labels = cluster_labels(cluster, environment)
+    where = registration.context if registration else cluster.context
+    for_provider: dict[str, Any] = {
+        "config": {"kubeconfigSecretRef": cluster.kubeconfig_secret(environment).to_dict()},
+        "name": name,
+    }
+    if registration is not None:
+        labels.update(registration.labels)
+        if registration.project is not None:
+            for_provider["project"] = registration.project
+        if registration.namespaces is not None:
+            for_provider["namespaces"] = registration.namespaces
+        if registration.shard is not None:
+            for_provider["shard"] = registration.shard
+    for_provider["labels"] = check_labels(labels, where=where, field="fleet_labels")
+    return {
+        "apiVersion": CLUSTER_API_VERSION,
+        "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": {
+            "forProvider": for_provider,
+            "providerConfigRef": {"name": provider_config},
+        },
+    }
+
+
+def exports_kubeconfig(
+    registration: ArgoRegistration | None, environment: str, default: bool
+) -> bool:
+    """Whether the registration's kubeconfig is pushed to the secret store in ``environment``."""
+    if registration is None or registration.export_kubeconfig is None:
+        return default
+    value = resolve(
+        registration.export_kubeconfig,
+        environment,
+        where=registration.context,
+        field="export_kubeconfig",
+    )
+    return bool(value)

@@ -1,0 +1,1 @@
+"""Checks of rendered objects: CRD schemas, references, secrets, the diff guards."""

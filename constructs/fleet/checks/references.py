@@ -1,0 +1,428 @@
+"""Reference checks inside one environment: every name an object points at must exist there.
+
+The rules are data (the tables below), not code per construct:
+
+* ``PROVIDER_CONFIG_FAMILIES``: a Crossplane managed resource's ``spec.providerConfigRef``
+  must name a ProviderConfig of its provider family (``*.openstack.crossplane.io`` ->
+  ``openstack.crossplane.io``). A missing ref means ``default``, as the API server defaults it.
+* ``FIELD_REFS``: a field that names another object, matched by the target's metadata.name
+  or by other fields (NodegroupV1 ``clusterId`` -> ClusterV1 ``spec.forProvider.name`` or
+  its ``crossplane.io/external-name``), and the Cluster API object references.
+* ``SECRET_PRODUCERS`` / ``SECRET_REFS``: a secret reference (provider-argocd Cluster
+  ``kubeconfigSecretRef``) must point at a secret some object in the environment produces
+  (ClusterV1 connection secret, Cluster API ``<cluster>-kubeconfig``, ExternalSecret target).
+* Names: DNS-1123 subdomain (at most 253 characters) for every object, DNS-1123 label (at
+  most 63) for the kinds in ``LABEL_NAMED_KINDS`` and for ``metadata.namespace``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fleet.checks.schema import Problem, format_path
+from fleet.core.manifest import Identity, Manifest
+
+EXTERNAL_NAME = "crossplane.io/external-name"
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+LABEL_NAMED_KINDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("core", "Namespace"),
+        ("core", "Service"),
+        # Cluster API puts the cluster name in the cluster.x-k8s.io/cluster-name label.
+        ("cluster.x-k8s.io", "Cluster"),
+    }
+)
+"""(group, kind) whose metadata.name must be a DNS-1123 label (at most 63 characters)."""
+
+PROVIDER_CONFIG_FAMILIES: dict[str, str] = {
+    ".openstack.crossplane.io": "openstack.crossplane.io",
+    ".openstack.m.crossplane.io": "openstack.m.crossplane.io",
+    ".argocd.crossplane.io": "argocd.crossplane.io",
+    ".m.argocd.crossplane.io": "m.argocd.crossplane.io",
+}
+"""Managed-resource group suffix -> the group of its ProviderConfig (longest suffix wins)."""
+
+PROVIDER_CONFIG_KINDS: tuple[str, ...] = ("ProviderConfig", "ClusterProviderConfig")
+"""Kinds a ``spec.providerConfigRef`` can name."""
+
+OCI_IDENTITY: tuple[str, str] = ("infrastructure.cluster.x-k8s.io", "OCIClusterIdentity")
+"""(group, kind) of CAPOCI's credentials, which a cluster's ``spec.identityRef`` names."""
+
+IDENTITY_REF_KINDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"),
+        # Self-managed CAPOCI clusters (not rendered by the fleet, but a plain object may be).
+        ("infrastructure.cluster.x-k8s.io", "OCICluster"),
+    }
+)
+"""(group, kind) of the CAPOCI clusters whose ``spec.identityRef`` names an OCIClusterIdentity."""
+
+
+def _get(body: Any, path: Sequence[str]) -> Any:
+    for step in path:
+        if not isinstance(body, dict):
+            return None
+        body = body.get(step)
+    return body
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRef:
+    """A string field of ``kind`` in ``group`` that names an object of ``target_kind``.
+
+    The target matches when any of ``match`` (paths into the target, ``metadata.name``
+    included) equals the value. ``same_namespace`` looks only in the source's namespace.
+    """
+
+    group: str
+    kind: str
+    paths: tuple[tuple[str, ...], ...]
+    target_group: str
+    target_kind: str
+    match: tuple[tuple[str, ...], ...]
+    same_namespace: bool
+
+
+FIELD_REFS: tuple[FieldRef, ...] = (
+    *(
+        FieldRef(
+            group,
+            "NodegroupV1",
+            (("spec", "forProvider", "clusterId"), ("spec", "initProvider", "clusterId")),
+            group,
+            "ClusterV1",
+            (
+                ("spec", "forProvider", "name"),
+                ("spec", "initProvider", "name"),
+                ("metadata", "annotations", EXTERNAL_NAME),
+            ),
+            same_namespace=".m." in group,
+        )
+        for group in (
+            "containerinfra.openstack.crossplane.io",
+            "containerinfra.openstack.m.crossplane.io",
+        )
+    ),
+    FieldRef(
+        "cluster.x-k8s.io",
+        "MachinePool",
+        (("spec", "clusterName"), ("spec", "template", "spec", "clusterName")),
+        "cluster.x-k8s.io",
+        "Cluster",
+        (("metadata", "name"),),
+        same_namespace=True,
+    ),
+)
+
+OBJECT_REFS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("cluster.x-k8s.io", "Cluster"): (
+        ("spec", "infrastructureRef"),
+        ("spec", "controlPlaneRef"),
+    ),
+    ("cluster.x-k8s.io", "MachinePool"): (
+        ("spec", "template", "spec", "infrastructureRef"),
+        ("spec", "template", "spec", "bootstrap", "configRef"),
+    ),
+    ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"): (("spec", "identityRef"),),
+}
+"""Object references (``{apiVersion|apiGroup, kind, name, namespace?}``) that must resolve."""
+
+
+@dataclass(frozen=True, slots=True)
+class SecretProducer:
+    """Objects of ``group``/``kind`` produce a secret: ``secret(manifest) -> (ns, name, keys)``.
+
+    ``keys`` is None when any key may be present.
+    """
+
+    group: str
+    kind: str
+    secret: Callable[[Manifest], tuple[str, str, frozenset[str] | None] | None]
+
+
+def _connection_secret(keys: frozenset[str]) -> Callable[[Manifest], Any]:
+    def produce(m: Manifest) -> tuple[str, str, frozenset[str] | None] | None:
+        ref = _get(m.body, ("spec", "writeConnectionSecretToRef"))
+        if not isinstance(ref, dict) or not ref.get("name"):
+            return None
+        return (str(ref.get("namespace") or m.namespace), str(ref["name"]), keys)
+
+    return produce
+
+
+def _capi_kubeconfig(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
+    return (m.namespace, f"{m.name}-kubeconfig", frozenset({"value"}))
+
+
+def _external_secret_target(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
+    spec = m.body.get("spec") or {}
+    name = _get(spec, ("target", "name")) or m.name
+    data = spec.get("data") or []
+    keys = None if spec.get("dataFrom") else frozenset(str(d.get("secretKey")) for d in data)
+    return (m.namespace, str(name), keys)
+
+
+def _secret_object(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
+    keys = {*(m.body.get("data") or {}), *(m.body.get("stringData") or {})}
+    return (m.namespace, m.name, frozenset(keys))
+
+
+KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
+
+SECRET_PRODUCERS: tuple[SecretProducer, ...] = (
+    SecretProducer(
+        "containerinfra.openstack.crossplane.io",
+        "ClusterV1",
+        _connection_secret(frozenset({KUBECONFIG_KEY})),
+    ),
+    SecretProducer(
+        "containerinfra.openstack.m.crossplane.io",
+        "ClusterV1",
+        _connection_secret(frozenset({KUBECONFIG_KEY})),
+    ),
+    SecretProducer("cluster.x-k8s.io", "Cluster", _capi_kubeconfig),
+    SecretProducer("external-secrets.io", "ExternalSecret", _external_secret_target),
+    SecretProducer("core", "Secret", _secret_object),
+)
+
+SECRET_REFS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    (group, "Cluster"): (("spec", "forProvider", "config", "kubeconfigSecretRef"),)
+    for group in ("cluster.argocd.crossplane.io", "cluster.m.argocd.crossplane.io")
+}
+"""Secret references ``{name, namespace?, key}`` that must point at a produced secret."""
+
+
+class _Environment:
+    """Lookup tables over one environment's objects."""
+
+    def __init__(self, manifests: Sequence[Manifest]) -> None:
+        self.by_identity = {m.identity: m for m in manifests}
+        self.by_kind: dict[tuple[str, str], list[Manifest]] = defaultdict(list)
+        self.secrets: dict[tuple[str, str], list[frozenset[str] | None]] = defaultdict(list)
+        producers = {(p.group, p.kind): p for p in SECRET_PRODUCERS}
+        for m in manifests:
+            self.by_kind[(m.group, m.kind)].append(m)
+            producer = producers.get((m.group, m.kind))
+            produced = producer.secret(m) if producer else None
+            if produced:
+                ns, name, keys = produced
+                self.secrets[(ns, name)].append(keys)
+        self._field_values: dict[tuple[int, str], set[Any]] = {}
+
+    def field_values(self, rule: int, namespace: str) -> set[Any]:
+        """Values the targets of ``FIELD_REFS[rule]`` (in ``namespace``, if set) can be named by."""
+        key = (rule, namespace)
+        if key not in self._field_values:
+            spec = FIELD_REFS[rule]
+            self._field_values[key] = {
+                _get(t.body, match)
+                for t in self.by_kind.get((spec.target_group, spec.target_kind), [])
+                if not namespace or t.namespace == namespace
+                for match in spec.match
+            }
+        return self._field_values[key]
+
+
+def _provider_config_group(group: str) -> str | None:
+    best = ""
+    for suffix in PROVIDER_CONFIG_FAMILIES:
+        if group.endswith(suffix) and len(suffix) > len(best):
+            best = suffix
+    return PROVIDER_CONFIG_FAMILIES[best] if best else None
+
+
+def provider_config_ref(m: Manifest) -> Identity | None:
+    """The identity of the ProviderConfig a Crossplane managed resource uses.
+
+    None for an object outside ``PROVIDER_CONFIG_FAMILIES``, for a ProviderConfig itself,
+    and for a ``spec.providerConfigRef`` that is not a map (a schema problem).
+    """
+    target_group = _provider_config_group(m.group)
+    if target_group is None or m.kind in PROVIDER_CONFIG_KINDS:
+        return None
+    ref = _get(m.body, ("spec", "providerConfigRef"))
+    if ref is None:
+        ref = {"name": "default"}
+    if not isinstance(ref, dict):
+        return None  # a schema problem, reported by fleet.schema
+    name = str(ref.get("name", ""))
+    kind = str(ref.get("kind") or "ProviderConfig")
+    namespaced = ".m." in f".{target_group}" and kind == "ProviderConfig"
+    namespace = m.namespace if namespaced else ""
+    return (target_group, kind, namespace, name)
+
+
+def identity_ref(m: Manifest) -> Identity | None:
+    """The identity of the OCIClusterIdentity a CAPOCI cluster uses, as CAPOCI finds it.
+
+    CAPOCI (``GetClusterIdentityFromRef``) gets the OCIClusterIdentity named by
+    ``spec.identityRef.name`` in ``spec.identityRef.namespace``, else in the cluster's
+    namespace, whatever the ref's ``kind`` and ``apiVersion`` say. None for an object outside
+    ``IDENTITY_REF_KINDS``, without ``spec.identityRef`` (CAPOCI then uses its own
+    credentials) or with one that is not a map (a schema problem).
+    """
+    if (m.group, m.kind) not in IDENTITY_REF_KINDS:
+        return None
+    ref = _get(m.body, ("spec", "identityRef"))
+    if not isinstance(ref, dict):
+        return None
+    namespace = str(ref.get("namespace") or m.namespace)
+    return (*OCI_IDENTITY, namespace, str(ref.get("name", "")))
+
+
+def shared_object_refs(m: Manifest) -> list[Identity]:
+    """The shared objects ``m`` needs to be reconciled: its ProviderConfig, its identity.
+
+    What :func:`provider_config_ref` and :func:`identity_ref` name; the deletion guard lets
+    such an object go only when nothing uses it (:func:`fleet.checks.diff.unused_objects`).
+    """
+    return [t for t in (provider_config_ref(m), identity_ref(m)) if t is not None]
+
+
+def is_use_known(group: str, kind: str) -> bool:
+    """Whether the reference rules know every user of an object of ``group``/``kind``.
+
+    A ProviderConfig of a provider family in ``PROVIDER_CONFIG_FAMILIES``, and the
+    OCIClusterIdentity. Who uses any other object is unknown.
+    """
+    if kind in PROVIDER_CONFIG_KINDS:
+        return group in PROVIDER_CONFIG_FAMILIES.values()
+    return (group, kind) == OCI_IDENTITY
+
+
+def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
+    target = provider_config_ref(m)
+    if target is not None and target not in env.by_identity:
+        target_group, kind, namespace, name = target
+        where = f"{namespace}/{name}" if namespace else name
+        yield Problem.of(
+            m,
+            "spec.providerConfigRef.name",
+            f"no {target_group} {kind} {where} in this environment",
+        )
+
+
+def _check_field_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
+    for i, rule in enumerate(FIELD_REFS):
+        if (rule.group, rule.kind) != (m.group, m.kind):
+            continue
+        known = env.field_values(i, m.namespace if rule.same_namespace else "")
+        for path in rule.paths:
+            value = _get(m.body, path)
+            if not isinstance(value, str) or not value or value in known:
+                continue
+            by = " or ".join(".".join(p) for p in rule.match)
+            scope = f" in namespace {m.namespace}" if rule.same_namespace else ""
+            yield Problem.of(
+                m,
+                format_path(list(path)),
+                f"no {rule.target_group} {rule.target_kind}{scope} with {by} {value!r} "
+                "in this environment",
+            )
+
+
+def _check_object_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
+    for path in OBJECT_REFS.get((m.group, m.kind), ()):
+        ref = _get(m.body, path)
+        if not isinstance(ref, dict):
+            continue
+        kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
+        namespace = str(ref.get("namespace") or m.namespace)
+        if "apiGroup" in ref:
+            group, api_version = str(ref["apiGroup"]), ""
+        else:
+            api_version = str(ref.get("apiVersion", ""))
+            group = api_version.split("/", 1)[0] if "/" in api_version else "core"
+        target = env.by_identity.get((group, kind, namespace, name))
+        if target is None or (api_version and target.api_version != api_version):
+            shown = api_version or group
+            yield Problem.of(
+                m,
+                format_path(list(path)),
+                f"no {shown} {kind} {namespace}/{name} in this environment",
+            )
+
+
+def _check_secret_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
+    for path in SECRET_REFS.get((m.group, m.kind), ()):
+        ref = _get(m.body, path)
+        if not isinstance(ref, dict) or not ref.get("name"):
+            continue
+        namespace = str(ref.get("namespace") or m.namespace)
+        name, key = str(ref["name"]), ref.get("key")
+        produced = env.secrets.get((namespace, name))
+        field = format_path(list(path))
+        if not produced:
+            yield Problem.of(
+                m,
+                field,
+                f"no object in this environment produces Secret {namespace}/{name} "
+                "(expected a ClusterV1 writeConnectionSecretToRef, a Cluster API Cluster's "
+                "<name>-kubeconfig, or an ExternalSecret)",
+            )
+        elif key and not any(keys is None or key in keys for keys in produced):
+            known = sorted({k for keys in produced if keys for k in keys})
+            yield Problem.of(
+                m,
+                f"{field}.key",
+                f"Secret {namespace}/{name} is produced without key {key!r} "
+                f"(it has {', '.join(known) or 'no keys'})",
+            )
+
+
+def _check_names(m: Manifest) -> Iterator[Problem]:
+    name = m.name
+    if (m.group, m.kind) in LABEL_NAMED_KINDS:
+        if len(name) > 63 or not _DNS_LABEL.match(name):
+            yield Problem.of(
+                m,
+                "metadata.name",
+                f"expected a DNS-1123 label (lower-case letters, digits and '-', starting and "
+                f"ending with a letter or digit, at most 63 characters), got {name!r}",
+            )
+    elif len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        yield Problem.of(
+            m,
+            "metadata.name",
+            f"expected a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most "
+            f"253 characters), got {name!r}",
+        )
+    namespace = m.namespace
+    if namespace and (len(namespace) > 63 or not _DNS_LABEL.match(namespace)):
+        yield Problem.of(
+            m,
+            "metadata.namespace",
+            f"expected a DNS-1123 label (at most 63 characters), got {namespace!r}",
+        )
+
+
+_CHECKS: tuple[Callable[[Manifest, _Environment], Iterator[Problem]], ...] = (
+    _check_provider_config,
+    _check_field_refs,
+    _check_object_refs,
+    _check_secret_refs,
+)
+
+
+def check_references(manifests: Sequence[Manifest]) -> list[Problem]:
+    """Check names and cross-object references, each environment on its own.
+
+    Returns one Problem per bad name or dangling reference, in manifest order.
+    """
+    by_env: dict[str, list[Manifest]] = defaultdict(list)
+    for m in manifests:
+        by_env[m.environment].append(m)
+    envs = {name: _Environment(items) for name, items in by_env.items()}
+    problems: list[Problem] = []
+    for m in manifests:
+        problems.extend(_check_names(m))
+        for check in _CHECKS:
+            problems.extend(check(m, envs[m.environment]))
+    return problems

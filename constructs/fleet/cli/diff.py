@@ -1,0 +1,315 @@
+"""``fleet diff``: what a change does to the rendered fleet, with the pull-request guards.
+
+The base revision is rendered by its own code (the library may have changed too) in a
+temporary ``git worktree``, in a subprocess; the working tree is rendered in-process.
+The two renders are compared object by object (:mod:`fleet.checks.diff`) and reported as text
+or Markdown (:mod:`fleet.views.diff_report`).
+
+Exit codes: 0 nothing guarded changes; 1 a guard failed (a cluster-bearing object would
+be deleted, or with ``--strict`` an immutable field changes); 2 bad input (a definition,
+the base revision, or the base's render).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
+from fleet.checks.crds import index_cache_dir, load_crds, resolve_crds_dir
+from fleet.checks.diff import (
+    Files,
+    Finding,
+    FleetDiff,
+    Tree,
+    cluster_bearing_kinds,
+    compare_files,
+    deletion_guard,
+    immutable_fields,
+    immutable_guard,
+    is_cluster_bearing,
+    parse_files,
+    unused_objects,
+)
+from fleet.clouds.base import FleetCluster
+from fleet.core.config import FleetConfig
+from fleet.core.errors import FleetError
+from fleet.core.manifest import Identity
+from fleet.pipeline.discovery import load_fleet
+from fleet.pipeline.synth import Synth, render_environment, synthesize
+from fleet.pipeline.writer import read_tree
+from fleet.views.diff_report import ReportSection, render_markdown, render_text
+
+EXIT_OK, EXIT_CHECK = 0, 1
+DEFAULT_BRANCH = "main"
+BASE_RENDER_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class DiffContext:
+    """Everything a report section may draw on."""
+
+    config: FleetConfig
+    diff: FleetDiff
+    head: Synth
+    base_files: Files
+    head_files: Files
+    markdown: bool
+
+    @cached_property
+    def base_tree(self) -> Tree:
+        """Every object of the base revision, parsed (on first use: it costs a parse)."""
+        return parse_files(self.base_files)
+
+    @cached_property
+    def head_tree(self) -> Tree:
+        """Every object of the working tree, parsed (on first use)."""
+        return parse_files(self.head_files)
+
+
+SectionProvider = Callable[[DiffContext], ReportSection | None]
+
+EXTRA_SECTIONS: list[SectionProvider] = []
+"""Report sections other features add (append a provider; None means nothing to show)."""
+
+
+class GitError(FleetError):
+    """A git command failed (not a repository, unknown revision, ...)."""
+
+
+def _git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        detail = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise GitError(f"git {' '.join(args)}: {detail}")
+    return proc.stdout.strip()
+
+
+def git_toplevel(path: Path) -> Path:
+    """The root of the git work tree holding ``path``."""
+    try:
+        return Path(_git(path, "rev-parse", "--show-toplevel")).resolve()
+    except GitError as e:
+        raise FleetError(f"fleet diff needs a git repository at {path}: {e}") from None
+
+
+def resolve_base(repo: Path, ref: str | None) -> tuple[str, str]:
+    """(commit sha, how to describe it) for ``--base REF`` or the merge-base with main."""
+    if ref is None:
+        try:
+            sha = _git(repo, "merge-base", "HEAD", DEFAULT_BRANCH)
+        except GitError as e:
+            raise FleetError(
+                f"no merge-base of HEAD and {DEFAULT_BRANCH!r} ({e}); "
+                "pass --base REF (for example --base origin/main)"
+            ) from None
+        return sha, f"merge-base with {DEFAULT_BRANCH}"
+    try:
+        sha = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitError:
+        raise FleetError(f"--base {ref}: not a commit in {repo}") from None
+    return sha, ref
+
+
+def render_base(repo: Path, sha: str, project: Path, *, crds_dir: Path | None) -> Files:
+    """The base revision rendered by its own code; empty if it has no fleet package.
+
+    ``project`` is the fleet project's folder relative to the repository root.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="fleet-diff-"))
+    worktree = scratch / "base"
+    try:
+        _git(repo, "worktree", "add", "--detach", "--quiet", str(worktree), sha)
+        try:
+            return _synth_base(worktree / project, sha, crds_dir=crds_dir)
+        finally:
+            try:
+                _git(repo, "worktree", "remove", "--force", str(worktree))
+            except GitError:
+                shutil.rmtree(worktree, ignore_errors=True)
+                _git(repo, "worktree", "prune")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Files:
+    constructs = root / "constructs"
+    if not (constructs / "fleet").is_dir():
+        return {}
+    env = dict(os.environ)
+    # The base's own library renders the base's definitions, whatever is installed.
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(constructs), os.environ.get("PYTHONPATH", "")) if p
+    )
+    env.pop("FLEET_ROOT", None)
+    if crds_dir is not None:
+        env[CRDS_ENV_VAR] = str(crds_dir)
+    # The worktree has no node_modules; fleet._node set JSII_NODE when fleet was imported.
+    if os.environ.get("JSII_NODE"):
+        env["JSII_NODE"] = os.environ["JSII_NODE"]
+    # `-c` rather than `-m fleet.cli`: older revisions' cli.py has no __main__ block.
+    code = "import sys; from fleet.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "--root", str(root), "synth"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BASE_RENDER_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise FleetError(
+            f"rendering the base revision {sha[:12]} took over {BASE_RENDER_TIMEOUT_S} s"
+        ) from None
+    if proc.returncode != 0:
+        output = [line for line in proc.stderr.splitlines() if line.strip()]
+        detail = "; ".join(output[-5:]) or f"exit {proc.returncode}"
+        raise FleetError(f"cannot render the base revision {sha[:12]}: {detail}")
+    dist = FleetConfig.load(root).dist_dir
+    return {
+        p.name: read_tree(p)
+        for p in sorted(dist.iterdir() if dist.is_dir() else [])
+        if p.is_dir() and not p.name.startswith(".")
+    }
+
+
+def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
+    """(environment, identity) -> definition, for every object that retiring took away.
+
+    The fleet is rendered once as it is and once reviving (``Fleet.revive_retired``: every
+    cluster retired in an environment, and every retired node pool, renders as if it were
+    not); what only the second render holds is what retirement removed: the objects of the
+    cluster or node pool and whatever other declarations render for it (a cluster's ArgoCD
+    registration, for one). Projects and identities are not retired: a retired cluster
+    still uses them, so their ProviderConfigs and OCIClusterIdentities stay in both renders.
+    Once the last retired definition is removed, the ProviderConfig (or identity) goes too:
+    the guard lets it, as nothing in the base revision uses it
+    (:func:`fleet.checks.diff.unused_objects`).
+    """
+    fleet = load_fleet(config)
+    if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
+        return {}
+    envs = config.environments
+    actual = {env: {m.identity for m in render_environment(fleet, env)} for env in envs}
+    fleet.revive_retired = True
+    try:
+        revived = {env: render_environment(fleet, env) for env in envs}
+    finally:
+        fleet.revive_retired = False
+    return {
+        (env, m.identity): m.source
+        for env, manifests in revived.items()
+        for m in manifests
+        if m.identity not in actual[env]
+    }
+
+
+def _guards(
+    args: argparse.Namespace,
+    config: FleetConfig,
+    diff: FleetDiff,
+    crds_dir: Path | None,
+    base_files: Files,
+) -> list[Finding]:
+    kinds = cluster_bearing_kinds()
+    removes_bearing = any(
+        is_cluster_bearing(ref, kinds) for env in diff.environments for ref in env.removed
+    )
+    # Loading the fleet again costs a second import of every definition: only when needed.
+    retired = retired_objects(config) if removes_bearing else {}
+    unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
+    findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
+    if crds_dir is None:
+        findings.append(
+            Finding(
+                "warning",
+                "",
+                "",
+                "immutable-field guard skipped: no CRDs (run `fleet crds pull`, "
+                f"pass --crds DIR or set {CRDS_ENV_VAR})",
+            )
+        )
+    elif any(env.changed for env in diff.environments):
+        index = load_crds(crds_dir, cache_dir=index_cache_dir())
+        immutable = immutable_fields(index)
+        findings += immutable_guard(diff, immutable=immutable, strict=args.strict)
+    order = {"error": 0, "warning": 1, "note": 2}
+    return sorted(findings, key=lambda f: order[f.level])
+
+
+def _crds_dir(args: argparse.Namespace, config: FleetConfig) -> Path | None:
+    try:
+        return resolve_crds_dir(args.crds, root=config.root).resolve()
+    except FleetError:
+        if args.strict or args.crds is not None:
+            raise
+        return None
+
+
+def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
+    """``fleet diff``: render base and working tree, compare, guard, report."""
+    repo = git_toplevel(config.root)
+    sha, described = resolve_base(repo, args.base)
+    crds_dir = _crds_dir(args, config)
+    head = synthesize(config)
+    base_files = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
+    diff = compare_files(base_files, head.files, order=config.environments)
+    findings = _guards(args, config, diff, crds_dir, base_files)
+    markdown = args.format == "markdown"
+    context = DiffContext(config, diff, head, base_files, head.files, markdown)
+    sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]
+    title = f"Base `{sha[:12]}` ({described}) -> working tree."
+    if markdown:
+        sys.stdout.write(render_markdown(diff, findings, title=title, extra_sections=sections))
+        # The comment goes to a file or an API; the CI log still says why the job failed.
+        for finding in findings:
+            if finding.level != "note":
+                print(finding.line(), file=sys.stderr)
+    else:
+        sys.stdout.write(
+            render_text(diff, findings, title=title.replace("`", ""), extra_sections=sections)
+        )
+    return EXIT_CHECK if any(f.level == "error" for f in findings) else EXIT_OK
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``fleet diff`` to the command line."""
+    p = sub.add_parser(
+        "diff",
+        help="compare the rendered fleet with a base revision; guard cluster deletions",
+    )
+    p.add_argument(
+        "--base",
+        metavar="REF",
+        help=f"the revision to compare with (default: the merge-base of HEAD and {DEFAULT_BRANCH})",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="text (default), or Markdown for a merge-request comment",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a field changes that the provider cannot update in place",
+    )
+    p.add_argument(
+        "--crds",
+        type=Path,
+        metavar="DIR",
+        help=f"CRD folder for the immutable-field guard (default: ${CRDS_ENV_VAR} or .fleet/crds)",
+    )
+    p.set_defaults(handler=run_diff)

@@ -1,0 +1,85 @@
+"""``fleet import tfvars``: Terraform-described Magnum clusters as Python declarations."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fleet.core.config import FleetConfig
+
+EXIT_OK, EXIT_CHECK = 0, 1
+
+
+def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
+    from fleet.importers.plan import ImportOptions, plan_import, write_files
+    from fleet.importers.verify import verify
+
+    options = ImportOptions(
+        paths=[Path(p) for p in args.paths],
+        out=Path(args.out) if args.out else None,
+        environment=args.environment,
+        derive_templates=args.derive_templates,
+        observe=args.observe,
+    )
+    result = plan_import(config, options)
+    if args.verify:
+        problems = verify(config, result)
+        for problem in problems:
+            print(f"error: {problem.line()}", file=sys.stderr)
+        if problems:
+            print(f"verify failed: {len(problems)} differences; nothing written", file=sys.stderr)
+            return EXIT_CHECK
+    for line in result.report:
+        print(f"report: {line}")
+    for path in write_files(result.files):
+        print(f"wrote {_shown(path)}")
+    checked = " and verified" if args.verify else ""
+    print(f"imported{checked} {len(result.clusters)} clusters")
+    return EXIT_OK
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``fleet import tfvars PATH... [--out FILE] [--environment ENV] [--derive-templates]
+    [--verify] [--observe]``."""
+    importer = sub.add_parser("import", help="import clusters described elsewhere")
+    kinds = importer.add_subparsers(dest="source", required=True)
+    p = kinds.add_parser(
+        "tfvars",
+        help="Magnum clusters from Terraform tfvars files",
+        description="Writes one module per community into the declarations folder "
+        "(PATH: a tfvars file, or a folder of <community>/<cluster>/terraform.tfvars). "
+        "Nothing is written unless the whole input is valid.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a tfvars file or a folder")
+    p.add_argument("--out", metavar="FILE", help="write every cluster into this one module")
+    p.add_argument(
+        "--environment",
+        metavar="ENV",
+        help="the environment of every cluster (default: the one named in the cluster name)",
+    )
+    p.add_argument(
+        "--derive-templates",
+        action="store_true",
+        help="derive the cluster templates from the input into clusters/imported_templates.py",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="render the result and check that every tfvars value appears unchanged",
+    )
+    p.add_argument(
+        "--observe",
+        action="store_true",
+        help='start the clusters with managementPolicies ["Observe"] (the first sync only '
+        "observes)",
+    )
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.set_defaults(handler=_tfvars)

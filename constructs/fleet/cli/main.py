@@ -1,0 +1,132 @@
+"""The ``fleet`` command line: ``fleet synth``, and the subcommands other modules add."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from fleet.cli.diff import add_parser as _add_diff
+from fleet.cli.graph import add_parser as _add_graph
+from fleet.cli.imports import add_parser as _add_import
+from fleet.cli.ls import add_parser as _add_ls
+from fleet.cli.validate import add_parsers as _add_validate
+from fleet.core.config import FleetConfig
+from fleet.core.errors import FleetError
+
+EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
+
+Handler = Callable[[argparse.Namespace, FleetConfig], int]
+
+
+def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
+    from fleet.pipeline import synth as pipeline
+    from fleet.pipeline.progress import Progress
+
+    started = time.perf_counter()
+    with Progress() as progress:  # shows only when the synth takes longer than 2 s
+        if not args.check:
+            progress.expect(len(args.env or config.environments))  # the writes
+        result = pipeline.synthesize(
+            config,
+            args.env or None,
+            jobs=args.jobs,
+            use_cache=False if args.no_cache else None,
+            progress=progress,
+        )
+        if not args.check:
+            pipeline.write(config, result, progress=progress)
+    if result.crds_dir is None:
+        print(
+            "note: schemas not checked (no CRDs: run `fleet crds pull` or set FLEET_CRDS_DIR)",
+            file=sys.stderr,
+        )
+    if args.check:
+        differing = pipeline.drift(config, result)
+        if differing:
+            print(f"dist/ is not what the sources render ({len(differing)} files differ):")
+            for path in differing:
+                print(f"  {config.dist}/{path}")
+            print("run `fleet synth` and commit dist/")
+            return EXIT_CHECK
+        print(f"dist/ is up to date ({result.object_count} objects)")
+        return EXIT_OK
+    elapsed = time.perf_counter() - started
+    print(
+        f"wrote {result.object_count} objects in {len(result.files)} environments "
+        f"to {config.dist}/ in {elapsed:.1f} s"
+    )
+    return EXIT_OK
+
+
+def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("synth", help="render the fleet into dist/")
+    p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
+    p.add_argument("--check", action="store_true", help="exit 1 if dist/ differs from the sources")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes rendering environments (default: $FLEET_JOBS, else by fleet size)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore .fleet/cache/synth (as $FLEET_NO_CACHE=1); the output is the same",
+    )
+    p.set_defaults(handler=_synth)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg]
+    _add_synth,
+    _add_ls,
+    _add_graph,
+    _add_diff,
+    _add_import,
+    _add_validate,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="fleet", description="Fleet-as-code for Kubernetes.")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(os.environ.get("FLEET_ROOT", ".")),
+        help="the fleet project (default: the current folder)",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in SUBCOMMANDS:
+        add(sub)
+    for name, p in sub.choices.items():
+        if name != "help":
+            p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = FleetConfig.load(args.root)
+        handler: Handler = args.handler
+        return handler(args, config)
+    except FleetError as e:
+        # DefinitionErrors and InvalidObjects render one problem per line.
+        if args.debug:
+            traceback.print_exc()
+        for line in str(e).splitlines():
+            print(f"error: {line}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""``fleet validate`` and ``fleet crds pull``.
+
+Register both with ``add_parsers(subparsers)``. Handlers take ``(args, config)`` and return
+the exit code: 0 clean, 1 a check found a problem (invalid object, dangling reference,
+secret material, refused CRD download); bad input raises FleetError (exit 2 in ``fleet.cli.main``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fleet.checks.crds import CACHE_DIR, LOCK_FILE, CrdPullError, pull, resolve_crds_dir
+from fleet.checks.validation import check_all
+from fleet.core.config import FleetConfig
+
+
+def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
+    from fleet.pipeline import synth as pipeline
+
+    crds_dir = resolve_crds_dir(args.crds, root=config.root)
+    result = pipeline.synthesize(config, args.env or None, validate=False)
+    manifests = [m for ms in result.manifests.values() for m in ms]
+    problems = check_all(manifests, crds_dir=crds_dir)
+    for problem in problems:
+        print(f"error: {problem.line()}", file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problems in {len(manifests)} objects", file=sys.stderr)
+        return 1
+    print(f"{len(manifests)} objects valid against the CRDs in {crds_dir}")
+    return 0
+
+
+def _pull(args: argparse.Namespace, config: FleetConfig) -> int:
+    lock = args.lock or config.root / LOCK_FILE
+    cache = config.root / CACHE_DIR
+    try:
+        result = pull(lock, cache)
+    except CrdPullError as exc:
+        for line in exc.result.refused:
+            print(f"error: {line}", file=sys.stderr)
+        print(
+            f"wrote {len(exc.result.written)}, kept {len(exc.result.unchanged)}, "
+            f"refused {len(exc.result.refused)} CRD files in {cache}",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"wrote {len(result.written)}, kept {len(result.unchanged)} CRD files in {cache}")
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``fleet validate`` and ``fleet crds pull``."""
+    p = sub.add_parser(
+        "validate",
+        help="check rendered objects against the CRDs, references and the secret guard",
+    )
+    p.add_argument(
+        "--crds",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="CRD folder (default: $FLEET_CRDS_DIR, else .fleet/crds/ from `fleet crds pull`)",
+    )
+    p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
+    p.set_defaults(handler=_validate)
+
+    crds = sub.add_parser("crds", help="manage the pinned upstream CRDs")
+    crds_sub = crds.add_subparsers(dest="crds_command", required=True)
+    pull_parser = crds_sub.add_parser(
+        "pull", help="download the CRDs pinned in crds.lock.yaml into .fleet/crds/"
+    )
+    pull_parser.add_argument("--lock", type=Path, default=None, help="lock file to read")
+    pull_parser.set_defaults(handler=_pull)

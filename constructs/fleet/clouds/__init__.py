@@ -1,0 +1,1 @@
+"""Cluster declarations, one subpackage per cloud, on a shared FleetCluster base."""

@@ -1,0 +1,251 @@
+"""What every fleet cluster has, whatever its cloud: the hybrid API.
+
+``FleetCluster`` is the common base of :class:`~fleet.MagnumCluster` and
+:class:`~fleet.OciManagedCluster`: fleet-wide code (registration, inventory,
+packages) works with it and never needs to know the cloud.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, TypeVar
+
+from fleet.core.declaration import FleetConstruct, sync_options
+from fleet.core.errors import DefinitionError
+from fleet.core.fleet import Fleet
+from fleet.core.manifest import Manifest
+from fleet.core.validators import check_dns_label, check_label_values
+from fleet.core.values import PerEnv, SecretKeyRef, resolve
+
+PROTECT = ("Prune=false", "Delete=false")
+"""ArgoCD sync options that keep a cluster alive when its definition disappears."""
+
+
+IntPerEnv = int | PerEnv[int]
+
+
+@dataclass(frozen=True)
+class NodeCounts:
+    """A node pool's size in one environment; min/max are set when it is autoscaled."""
+
+    node_count: int | None
+    min_node_count: int | None
+    max_node_count: int | None
+
+
+def resolve_counts(
+    ctx: str,
+    prefix: str,
+    environment: str,
+    node_count: IntPerEnv | None,
+    min_count: IntPerEnv | None,
+    max_count: IntPerEnv | None,
+) -> NodeCounts:
+    """The counts for ``environment``, checked: integers, 0 or more, min <= count <= max.
+
+    ``prefix`` goes before each field name in errors (``node_pools[web].``).
+    """
+
+    def one(value: IntPerEnv | None, name: str) -> int | None:
+        if value is None:
+            return None
+        v = resolve(value, environment, where=ctx, field=prefix + name)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise DefinitionError(f"must be an integer, got {v!r}", where=ctx, field=prefix + name)
+        if v < 0:
+            raise DefinitionError(
+                f"must be 0 or more, got {v} ({environment})", where=ctx, field=prefix + name
+            )
+        return v
+
+    count = one(node_count, "node_count")
+    low, high = one(min_count, "min_node_count"), one(max_count, "max_node_count")
+    if low is not None and high is not None and low > high:
+        raise DefinitionError(
+            f"min_node_count {low} is above max_node_count {high} ({environment})",
+            where=ctx,
+            field=prefix + "min_node_count",
+        )
+    if count is not None and (
+        (low is not None and count < low) or (high is not None and count > high)
+    ):
+        raise DefinitionError(
+            f"node_count {count} is outside [{low}, {high}] ({environment})",
+            where=ctx,
+            field=prefix + "node_count",
+        )
+    return NodeCounts(count, low, high)
+
+
+PoolT = TypeVar("PoolT")
+
+
+def unique_pools(
+    pools: Sequence[object], kind: type[PoolT], *, where: str, field: str, noun: str
+) -> tuple[PoolT, ...]:
+    """``pools`` if each is a ``kind`` and their names are unique, else the error naming it."""
+    seen: set[str] = set()
+    out: list[PoolT] = []
+    for pool in pools:
+        if not isinstance(pool, kind):
+            raise DefinitionError(
+                f"must hold {kind.__name__} objects, got {type(pool).__name__}",
+                where=where,
+                field=field,
+            )
+        name = str(getattr(pool, "name", ""))
+        if name in seen:
+            raise DefinitionError(f"duplicate {noun} name {name!r}", where=where, field=field)
+        seen.add(name)
+        out.append(pool)
+    return tuple(out)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodePoolSummary:
+    """A node pool as fleet-wide code sees it, whatever the cloud calls it."""
+
+    name: str
+    machine_size: str
+    node_count: int | None
+    min_node_count: int | None
+    max_node_count: int | None
+    placement: tuple[str, ...]
+
+
+class FleetCluster(FleetConstruct):
+    """A Kubernetes cluster of the fleet, placed in one or more environments.
+
+    ``name`` may differ per environment (a :class:`PerEnv`, or a string with an
+    ``{env}`` placeholder such as ``"k8s-ais-batch-{env}-multi-v25"``); it names every
+    object of the cluster and must never change once the cluster exists.
+
+    ``retired=True`` retires the cluster in every environment it is placed in; a list
+    (``retired=["dev"]``) only in those. Where retired, it renders nothing and nothing
+    registers it; its project's ProviderConfig (OKE: its identity) still renders while the
+    definition is kept, so that goes last.
+    """
+
+    cloud: ClassVar[str] = ""
+    bearing_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(apiVersion, kind) of the objects whose deletion would delete the real cluster."""
+    emitted_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(apiVersion, kind) of every object the construct may render (for the bootstrap)."""
+    kinds_without_argocd_health: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """Emitted kinds ArgoCD has no built-in health check for (they need Lua checks)."""
+    capi_feature_gates: ClassVar[tuple[str, ...]] = ()
+    """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
+
+    def __init__(
+        self,
+        scope: Fleet,
+        construct_id: str,
+        *,
+        name: str | PerEnv[str],
+        environments: Sequence[str],
+        fleet_labels: Mapping[str, str] | None = None,
+        deletion_protection: bool = True,
+        register_in_argocd: bool = True,
+        retired: bool | Sequence[str] = False,
+    ) -> None:
+        super().__init__(scope, construct_id, environments=environments)
+        self._names: dict[str, str] = {}
+        for env in self.environments:
+            value = resolve(name, env, where=self.context, field="name")
+            if isinstance(value, str) and "{env}" in value:
+                value = value.replace("{env}", env)
+            self._names[env] = check_dns_label(value, where=self.context, field="name")
+        self.fleet_labels = check_label_values(
+            fleet_labels or {}, where=self.context, field="fleet_labels"
+        )
+        self.deletion_protection = deletion_protection
+        self.register_in_argocd = register_in_argocd
+        self.retired_environments = self._retired_environments(retired)
+        """The environments the cluster is declared retired in (whether or not the fleet
+        is reviving; ask :meth:`is_retired` what renders)."""
+
+    def _retired_environments(self, retired: bool | Sequence[str]) -> frozenset[str]:
+        if retired is True:
+            return frozenset(self.environments)
+        if retired is False:
+            return frozenset()
+        if isinstance(retired, str) or not isinstance(retired, Sequence):
+            raise DefinitionError(
+                f"must be True, False or a list of environments, got {retired!r}",
+                where=self.context,
+                field="retired",
+            )
+        for env in retired:
+            if env not in self.environments:
+                raise DefinitionError(
+                    f"{env!r} is not one of the cluster's environments "
+                    f"({', '.join(self.environments)})",
+                    where=self.context,
+                    field="retired",
+                )
+        return frozenset(retired)
+
+    @property
+    def reviving(self) -> bool:
+        """Whether the fleet renders retired clusters and node pools as if they were not."""
+        return self.fleet.revive_retired
+
+    def is_retired(self, environment: str) -> bool:
+        """Whether the cluster renders nothing in ``environment`` (retired there, and the
+        fleet is not reviving); False for an environment the cluster is not placed in."""
+        return environment in self.retired_environments and not self.reviving
+
+    def retired_pool_names(self) -> tuple[str, ...]:
+        """The node pools (Magnum node groups, OKE node pools) declared retired."""
+        return ()
+
+    def retires_anything(self) -> bool:
+        """Whether the cluster, in some environment, or one of its node pools is retired."""
+        return bool(self.retired_environments or self.retired_pool_names())
+
+    def cluster_name(self, environment: str) -> str:
+        """The cluster's name in ``environment``."""
+        return self._names[environment]
+
+    def folder(self, environment: str) -> str:
+        """The cluster's folder inside ``dist/<environment>/``."""
+        return f"clusters/{self.cluster_name(environment)}"
+
+    def kubernetes_version(self, environment: str) -> str:
+        """The Kubernetes version the cluster runs in ``environment`` (``v1.30.1``)."""
+        raise NotImplementedError
+
+    def region(self, environment: str) -> str:
+        """The cloud region (Magnum: the OpenStack region; OKE: the OCI region)."""
+        raise NotImplementedError
+
+    def template_name(self, environment: str) -> str | None:
+        """The Magnum template, or None where the cloud has no templates."""
+        return None
+
+    def account(self, environment: str) -> str:
+        """The OpenStack project or OCI compartment the cluster is billed to."""
+        raise NotImplementedError
+
+    def node_pools(self, environment: str) -> list[NodePoolSummary]:
+        """The node pools (Magnum node groups, OKE node pools) in ``environment``."""
+        raise NotImplementedError
+
+    def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
+        """Where the cluster's kubeconfig appears once the cluster exists."""
+        raise NotImplementedError
+
+    def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
+        """(apiVersion, kind, namespace, name) of the object that writes the kubeconfig."""
+        raise NotImplementedError
+
+    def protection_annotations(self) -> dict[str, str]:
+        """The sync-options annotation every cluster-bearing object carries."""
+        return sync_options(PROTECT if self.deletion_protection else ())
+
+    def manifests(self, environment: str) -> list[Manifest]:
+        """Rendered objects; nothing where the cluster is retired (see docs: retiring)."""
+        if self.is_retired(environment):
+            return []
+        return super().manifests(environment)

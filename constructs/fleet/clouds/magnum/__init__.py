@@ -1,0 +1,1 @@
+"""OpenStack Magnum through Crossplane provider-openstack."""

@@ -1,0 +1,85 @@
+"""An OpenStack project: the credentials Crossplane uses for its clusters."""
+
+from __future__ import annotations
+
+from fleet.core.declaration import FleetConstruct, sync_options
+from fleet.core.fleet import Fleet
+from fleet.core.manifest import Manifest
+from fleet.core.validators import check_dns_subdomain
+from fleet.core.values import SecretKeyRef
+
+PROVIDER_CONFIG_API = "openstack.crossplane.io/v1beta1"
+ANNOTATION_PREFIX = "fleet.openstack/"
+
+
+class OpenStackProject(FleetConstruct):
+    """An OpenStack project, rendered as a provider-openstack ``ProviderConfig``.
+
+    It appears in every environment where one of its clusters is placed. Credentials
+    stay in a Secret that the management cluster already holds; only the reference
+    is rendered. The connection parameters that are not secret (``auth_url``,
+    ``region``, ...) are recorded as annotations so that nothing from a tfvars file is
+    lost; left out, they are not rendered.
+
+    Example::
+
+        jeedy = OpenStackProject(fleet, "jeedy-ais", project_name="JEEDY AIS")
+    """
+
+    def __init__(
+        self,
+        scope: Fleet,
+        construct_id: str,
+        *,
+        project_name: str,
+        name: str | None = None,
+        credentials: SecretKeyRef | None = None,
+        project_id: str | None = None,
+        auth_url: str | None = None,
+        region: str | None = None,
+        interface: str | None = None,
+        identity_api_version: str | None = None,
+    ) -> None:
+        """``name`` (the ProviderConfig's name) defaults to the construct id;
+        ``credentials`` default to key ``clouds.yaml`` of Secret
+        ``<name>-openstack-credentials`` in ``crossplane-system``."""
+        super().__init__(scope, construct_id, environments=scope.environment_names)
+        self.name = check_dns_subdomain(name or construct_id, where=self.context, field="name")
+        self.project_name = project_name
+        self.credentials = credentials or SecretKeyRef(
+            name=f"{self.name}-openstack-credentials",
+            namespace="crossplane-system",
+            key="clouds.yaml",
+        )
+        self.region = region
+        self._details = {
+            "project-name": project_name,
+            "project-id": project_id,
+            "auth-url": auth_url,
+            "region": region,
+            "interface": interface,
+            "identity-api-version": identity_api_version,
+        }
+        self._used_in: set[str] = set()
+
+    def use_in(self, environment: str) -> None:
+        """Called by a cluster placed in ``environment``: the project renders there."""
+        self._used_in.add(environment)
+
+    def render(self, environment: str) -> list[Manifest]:
+        """The ProviderConfig, in the environments where a cluster uses the project."""
+        if environment not in self._used_in:
+            return []
+        annotations = {
+            ANNOTATION_PREFIX + key: value for key, value in self._details.items() if value
+        }
+        annotations.update(sync_options(("Prune=false", "Delete=false")))
+        body = {
+            "apiVersion": PROVIDER_CONFIG_API,
+            "kind": "ProviderConfig",
+            "metadata": {"name": self.name, "annotations": annotations},
+            "spec": {
+                "credentials": {"source": "Secret", "secretRef": self.credentials.to_dict()},
+            },
+        }
+        return [self._manifest(environment, "platform", body)]

@@ -1,0 +1,145 @@
+"""The Magnum cluster template catalog (the seed's Figure 4)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from fleet.core.errors import DefinitionError
+from fleet.core.validators import check_label_values
+from fleet.core.values import caller_location
+
+_KUBE_VERSION = re.compile(r"^v?\d+\.\d+(\.\d+)?$")
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class ClusterTemplate:
+    """A Magnum cluster template, as the cloud's Kubernetes team publishes it.
+
+    ``base_labels`` are the labels every cluster of the template carries (a cluster
+    may override their values); ``changing_labels`` are the base labels whose value
+    commonly differs between clusters; ``optional_labels`` may be added by a cluster
+    but are not in the base. A cluster label that is none of these is a typo unless
+    the cluster allows extra labels.
+
+    Example::
+
+        MULTI_125 = ClusterTemplate(
+            name="kubernetes-1.25.3-3-multi",
+            kubernetes_version="v1.25.3",
+            base_labels={"kube_tag": "v1.25.3-cern.0"},
+        )
+    """
+
+    name: str
+    kubernetes_version: str
+    base_labels: Mapping[str, str] = field(default_factory=dict)
+    optional_labels: Sequence[str] = ()
+    changing_labels: Sequence[str] = ()
+    where: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        where = self.where or caller_location()
+        object.__setattr__(self, "where", where)
+        ctx = f"{where} (template {self.name})"
+        if not self.name:
+            raise DefinitionError("must not be empty", where=ctx, field="name")
+        if not _KUBE_VERSION.match(self.kubernetes_version):
+            raise DefinitionError(
+                f"must look like v1.25.3, got {self.kubernetes_version!r}",
+                where=ctx,
+                field="kubernetes_version",
+            )
+        check_label_values(self.base_labels, where=ctx, field="base_labels")
+        missing = sorted(set(self.changing_labels) - set(self.base_labels))
+        if missing:
+            raise DefinitionError(
+                f"changing labels must be base labels: {', '.join(missing)}",
+                where=ctx,
+                field="changing_labels",
+            )
+        both = sorted(set(self.optional_labels) & set(self.base_labels))
+        if both:
+            raise DefinitionError(
+                f"a label is either base or optional, not both: {', '.join(both)}",
+                where=ctx,
+                field="optional_labels",
+            )
+        object.__setattr__(self, "base_labels", MappingProxyType(dict(self.base_labels)))
+        object.__setattr__(self, "optional_labels", tuple(self.optional_labels))
+        object.__setattr__(self, "changing_labels", tuple(self.changing_labels))
+        _CATALOG.add(self)
+
+    @property
+    def known_labels(self) -> frozenset[str]:
+        """Every label a cluster of this template may set without opting out of typo checks."""
+        return frozenset(self.base_labels) | frozenset(self.optional_labels)
+
+    def unknown_label_error(self, key: str, *, where: str) -> DefinitionError:
+        """The error for a label the template does not know, with a "did you mean" hint."""
+        hint = difflib.get_close_matches(key, sorted(self.known_labels), n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+        return DefinitionError(
+            f"label {key!r} is neither a base nor an optional label of template "
+            f"{self.name!r}{suggestion} (set allow_extra_labels=True to allow it)",
+            where=where,
+            field="labels",
+        )
+
+
+class TemplateCatalog:
+    """Every ClusterTemplate declared in this process, by name."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, ClusterTemplate] = {}
+
+    def add(self, template: ClusterTemplate) -> None:
+        """Register ``template``; a second, different template with the same name is an error."""
+        existing = self._by_name.get(template.name)
+        if existing is not None and _content(existing) != _content(template):
+            raise DefinitionError(
+                f"template {template.name!r} is declared twice with different content "
+                f"(first at {existing.where})",
+                where=template.where,
+                field="name",
+            )
+        self._by_name[template.name] = template
+
+    def get(self, name: str, *, where: str) -> ClusterTemplate:
+        """The template called ``name``, or an error naming it (with a hint)."""
+        try:
+            return self._by_name[name]
+        except KeyError:
+            hint = difflib.get_close_matches(name, sorted(self._by_name), n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise DefinitionError(
+                f"unknown cluster template {name!r}{suggestion}", where=where, field="template"
+            ) from None
+
+    def clear(self) -> None:
+        """Forget every template (discovery re-imports the catalog modules)."""
+        self._by_name.clear()
+
+    def names(self) -> list[str]:
+        """The names of every template, sorted."""
+        return sorted(self._by_name)
+
+
+def _content(t: ClusterTemplate) -> tuple[object, ...]:
+    return (
+        t.kubernetes_version,
+        sorted(t.base_labels.items()),
+        sorted(t.optional_labels),
+        sorted(t.changing_labels),
+    )
+
+
+_CATALOG = TemplateCatalog()
+
+
+def catalog() -> TemplateCatalog:
+    """The process-wide template catalog."""
+    return _CATALOG

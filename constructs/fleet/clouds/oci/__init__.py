@@ -1,0 +1,1 @@
+"""Oracle OKE through Cluster API and CAPOCI."""

@@ -1,0 +1,93 @@
+"""The OCI credentials CAPOCI uses for a set of OKE clusters: an ``OCIClusterIdentity``."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from fleet.core.declaration import FleetConstruct, sync_options
+from fleet.core.fleet import Fleet
+from fleet.core.manifest import Manifest
+from fleet.core.validators import check_dns_label, check_dns_subdomain
+
+INFRA_API = "infrastructure.cluster.x-k8s.io/v1beta2"
+KIND = "OCIClusterIdentity"
+
+
+class OciClusterIdentity(FleetConstruct):
+    """An OCI user principal that CAPOCI acts as, by Secret reference only.
+
+    The Secret (``tenancy``, ``user``, ``key``, ``fingerprint``, ``region``, see the
+    CAPOCI docs on multi-tenancy) is created in the management cluster out of band;
+    only its name is rendered. The identity renders once per environment, in the
+    environments where a cluster uses it, and allows exactly the namespaces of those
+    clusters.
+
+    Example::
+
+        tenancy = OciClusterIdentity(fleet, "oci-tenancy", principal_secret="oci-user-principal")
+    """
+
+    emitted_kinds: ClassVar[tuple[tuple[str, str], ...]] = ((INFRA_API, KIND),)
+
+    def __init__(
+        self,
+        scope: Fleet,
+        construct_id: str,
+        *,
+        principal_secret: str,
+        name: str | None = None,
+        namespace: str = "oke-clusters",
+        principal_secret_namespace: str | None = None,
+    ) -> None:
+        """``name`` defaults to the construct id; ``namespace`` is where the identity
+        lives and the default namespace of its clusters; ``principal_secret_namespace``
+        defaults to ``namespace``."""
+        super().__init__(scope, construct_id, environments=scope.environment_names)
+        ctx = self.context
+        self.name = check_dns_subdomain(name or construct_id, where=ctx, field="name")
+        self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
+        self.principal_secret = check_dns_subdomain(
+            principal_secret, where=ctx, field="principal_secret"
+        )
+        self.principal_secret_namespace = check_dns_label(
+            principal_secret_namespace or namespace, where=ctx, field="principal_secret_namespace"
+        )
+        self._namespaces: dict[str, set[str]] = {}
+
+    def use_in(self, environment: str, namespace: str) -> None:
+        """Called by a cluster placed in ``environment``: render there, allow ``namespace``."""
+        self._namespaces.setdefault(environment, set()).add(namespace)
+
+    def reference(self) -> dict[str, str]:
+        """The ``identityRef`` of an OCIManagedCluster."""
+        return {
+            "apiVersion": INFRA_API,
+            "kind": KIND,
+            "name": self.name,
+            "namespace": self.namespace,
+        }
+
+    def render(self, environment: str) -> list[Manifest]:
+        """The OCIClusterIdentity, in the environments where a cluster uses it."""
+        namespaces = self._namespaces.get(environment)
+        if not namespaces:
+            return []
+        body = {
+            "apiVersion": INFRA_API,
+            "kind": KIND,
+            "metadata": {
+                # Deleting the identity would strand every cluster that uses it.
+                "annotations": sync_options(("Prune=false", "Delete=false")),
+                "name": self.name,
+                "namespace": self.namespace,
+            },
+            "spec": {
+                "allowedNamespaces": {"list": sorted(namespaces)},
+                "principalSecret": {
+                    "name": self.principal_secret,
+                    "namespace": self.principal_secret_namespace,
+                },
+                "type": "UserPrincipal",
+            },
+        }
+        return [self._manifest(environment, "platform", body)]

@@ -1,0 +1,441 @@
+"""The network of an OKE cluster: a new VCN (CAPOCI's private layout) or an existing one.
+
+CAPOCI reads the network from ``OCIManagedCluster.spec.networkSpec``. Node pools then
+name their subnets and network security groups (NSGs) by ``name``; the control-plane
+endpoint gets a public IP only when its subnet is ``public`` (CAPOCI's
+``IsControlPlaneEndpointSubnetPublic``), and its NSG rules decide who may reach it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fleet.core.errors import DefinitionError
+from fleet.core.validators import check_dns_label
+from fleet.core.values import caller_location
+
+CONTROL_PLANE_ENDPOINT = "control-plane-endpoint"
+SERVICE_LB = "service-lb"
+WORKER = "worker"
+POD = "pod"
+ROLES = (CONTROL_PLANE_ENDPOINT, SERVICE_LB, WORKER, POD)
+"""Subnet and NSG roles of a managed cluster, in CAPOCI's order."""
+REQUIRED_SUBNET_ROLES = (CONTROL_PLANE_ENDPOINT, WORKER, POD)
+"""Without these an OKE cluster with VCN-native pod networking cannot come up."""
+
+_OCID = "^ocid1\\.{kind}\\.oc[0-9]+\\.[a-z0-9-]*\\.[a-z0-9]+$"
+
+
+def check_ocid(value: object, kinds: Sequence[str], *, where: str, field: str) -> str:
+    """``value`` if it is an OCID of one of ``kinds`` (``ocid1.<kind>.oc1..<id>``)."""
+    pattern = _OCID.format(kind="(" + "|".join(re.escape(k) for k in kinds) + ")")
+    if not isinstance(value, str) or not re.match(pattern, value):
+        raise DefinitionError(
+            f"must be an OCID like ocid1.{kinds[0]}.oc1..<id>, got {value!r}",
+            where=where,
+            field=field,
+        )
+    return value
+
+
+def parse_cidr(value: str, *, where: str, field: str) -> ipaddress.IPv4Network:
+    try:
+        return ipaddress.IPv4Network(value)
+    except (ValueError, TypeError):
+        raise DefinitionError(
+            f"must be an IPv4 CIDR block such as 10.0.0.0/16, got {value!r}",
+            where=where,
+            field=field,
+        ) from None
+
+
+@dataclass(frozen=True)
+class NetworkNames:
+    """Subnet and NSG names (by role) a node pool may refer to."""
+
+    subnets: Mapping[str, str]
+    """name -> role."""
+    nsgs: Mapping[str, str]
+    """name -> role."""
+
+
+class OkeNetwork:
+    """What :class:`~fleet.OciManagedCluster` needs from a network."""
+
+    def network_spec(self) -> dict[str, Any] | None:
+        """``OCIManagedCluster.spec.networkSpec`` (None: CAPOCI's default network)."""
+        raise NotImplementedError
+
+    def names(self) -> NetworkNames:
+        """The subnet and NSG names node pools may use."""
+        raise NotImplementedError
+
+    def public_endpoint(self) -> bool:
+        """Whether the Kubernetes API endpoint gets a public IP."""
+        raise NotImplementedError
+
+
+class OkeDefaultNetwork(OkeNetwork):
+    """CAPOCI's default managed network: a new VCN with subnets and NSGs named after
+    their roles and a public API endpoint. Nothing is rendered (``networkSpec`` absent,
+    as in ``cluster-template-managed.yaml``)."""
+
+    def network_spec(self) -> dict[str, Any] | None:
+        """Absent: CAPOCI fills in its defaults."""
+        return None
+
+    def names(self) -> NetworkNames:
+        """CAPOCI names the default subnets and NSGs after their roles."""
+        by_role = {role: role for role in ROLES}
+        return NetworkNames(subnets=by_role, nsgs=by_role)
+
+    def public_endpoint(self) -> bool:
+        """CAPOCI's default control-plane-endpoint subnet is public."""
+        return True
+
+
+def _tcp(low: int, high: int | None = None) -> dict[str, Any]:
+    return {"destinationPortRange": {"max": high or low, "min": low}}
+
+
+_PATH_DISCOVERY = {"code": 4, "type": 3}
+
+
+def _egress(description: str, protocol: str, dest: str | None, **extra: Any) -> dict[str, Any]:
+    rule: dict[str, Any] = {"description": description}
+    if dest is None:
+        rule["destinationType"] = "SERVICE_CIDR_BLOCK"
+    else:
+        rule["destination"] = dest
+        rule["destinationType"] = "CIDR_BLOCK"
+    rule.update(isStateless=False, protocol=protocol, **extra)
+    return {"egressRule": rule}
+
+
+def _ingress(description: str, protocol: str, source: str, **extra: Any) -> dict[str, Any]:
+    rule: dict[str, Any] = {"description": description, "isStateless": False}
+    rule.update(protocol=protocol, source=source, sourceType="CIDR_BLOCK", **extra)
+    return {"ingressRule": rule}
+
+
+@dataclass(frozen=True, kw_only=True)
+class OkeVcn(OkeNetwork):
+    """A new VCN with the subnets and NSGs of CAPOCI's ``cluster-template-managed-private.yaml``.
+
+    Give the CIDR blocks; the NSG rules between the subnets (API endpoint, workers,
+    load balancers, VCN-native pods) are derived from them. With the defaults the
+    rendered ``networkSpec`` is exactly the template's.
+
+    ``public_api_endpoint`` makes the control-plane-endpoint subnet public (the Kubernetes
+    API gets a public IP; default: private). ``api_allowed_cidrs`` may reach the API
+    endpoint on 6443 from outside the cluster (default: anywhere, as in the template;
+    with a private endpoint that means anywhere the VCN is routed from).
+
+    Example::
+
+        OkeVcn(cidr="10.1.0.0/16", control_plane_endpoint_cidr="10.1.0.8/29",
+               service_lb_cidr="10.1.0.32/27", worker_cidr="10.1.64.0/20",
+               pod_cidr="10.1.128.0/18", api_allowed_cidrs=["192.0.2.0/24"])
+    """
+
+    cidr: str = "10.0.0.0/16"
+    control_plane_endpoint_cidr: str = "10.0.0.8/29"
+    service_lb_cidr: str = "10.0.0.32/27"
+    worker_cidr: str = "10.0.64.0/20"
+    pod_cidr: str = "10.0.128.0/18"
+    public_api_endpoint: bool = False
+    public_service_lb: bool = True
+    api_allowed_cidrs: Sequence[str] = ("0.0.0.0/0",)
+    where: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "where", self.where or caller_location())
+        ctx = f"{self.where} (OkeVcn)"
+        vcn = parse_cidr(self.cidr, where=ctx, field="cidr")
+        subnets = {
+            "control_plane_endpoint_cidr": self.control_plane_endpoint_cidr,
+            "service_lb_cidr": self.service_lb_cidr,
+            "worker_cidr": self.worker_cidr,
+            "pod_cidr": self.pod_cidr,
+        }
+        seen: dict[str, ipaddress.IPv4Network] = {}
+        for name, value in subnets.items():
+            net = parse_cidr(value, where=ctx, field=name)
+            if not net.subnet_of(vcn):
+                raise DefinitionError(
+                    f"{value} is not inside the VCN's {self.cidr}", where=ctx, field=name
+                )
+            for other, other_net in seen.items():
+                if net.overlaps(other_net):
+                    raise DefinitionError(
+                        f"{value} overlaps {other} {other_net}", where=ctx, field=name
+                    )
+            seen[name] = net
+        if isinstance(self.api_allowed_cidrs, str):
+            raise DefinitionError(
+                "must be a list of CIDR blocks, not one string",
+                where=ctx,
+                field="api_allowed_cidrs",
+            )
+        for value in self.api_allowed_cidrs:
+            parse_cidr(value, where=ctx, field="api_allowed_cidrs")
+        object.__setattr__(self, "api_allowed_cidrs", tuple(self.api_allowed_cidrs))
+
+    def public_endpoint(self) -> bool:
+        """Whether the control-plane-endpoint subnet is public."""
+        return self.public_api_endpoint
+
+    def names(self) -> NetworkNames:
+        """Subnets and NSGs are named after their roles, as in the template."""
+        by_role = {role: role for role in ROLES}
+        return NetworkNames(subnets=by_role, nsgs=by_role)
+
+    def network_spec(self) -> dict[str, Any]:
+        """The template's VCN, subnets and NSGs for these CIDR blocks."""
+        cpe, lb, worker, pod = (
+            self.control_plane_endpoint_cidr,
+            self.service_lb_cidr,
+            self.worker_cidr,
+            self.pod_cidr,
+        )
+        vcn_native = "(when using VCN-native pod networking)"
+        api = "Kubernetes worker to Kubernetes API endpoint communication."
+        pod_api = f"Pod to Kubernetes API endpoint communication {vcn_native}."
+        subnets = [
+            (CONTROL_PLANE_ENDPOINT, cpe, "public" if self.public_api_endpoint else "private"),
+            (SERVICE_LB, lb, "public" if self.public_service_lb else "private"),
+            (WORKER, worker, "private"),
+            (POD, pod, "private"),
+        ]
+        control_plane = {
+            "egressRules": [
+                _egress("Allow Kubernetes API endpoint to communicate with OKE.", "6", None),
+                _egress("Path Discovery.", "1", None, icmpOptions=_PATH_DISCOVERY),
+                _egress(
+                    "Allow Kubernetes API endpoint to communicate with worker nodes.",
+                    "6",
+                    worker,
+                    tcpOptions=_tcp(10250),
+                ),
+                _egress("Path Discovery.", "1", worker, icmpOptions=_PATH_DISCOVERY),
+                _egress(
+                    f"Allow Kubernetes API endpoint to communicate with pods {vcn_native}.",
+                    "all",
+                    pod,
+                ),
+            ],
+            "ingressRules": [
+                _ingress(api, "6", worker, tcpOptions=_tcp(6443)),
+                _ingress(api, "6", worker, tcpOptions=_tcp(12250)),
+                _ingress("Path Discovery.", "1", worker, icmpOptions=_PATH_DISCOVERY),
+                _ingress(pod_api, "6", pod, tcpOptions=_tcp(6443)),
+                _ingress(pod_api, "6", pod, tcpOptions=_tcp(12250)),
+                *(
+                    _ingress(
+                        "External access to Kubernetes API endpoint.",
+                        "6",
+                        source,
+                        tcpOptions=_tcp(6443),
+                    )
+                    for source in self.api_allowed_cidrs
+                ),
+            ],
+            "name": CONTROL_PLANE_ENDPOINT,
+            "role": CONTROL_PLANE_ENDPOINT,
+        }
+        workers = {
+            "egressRules": [
+                _egress("Allow worker nodes to communicate with OKE.", "6", None),
+                _egress("Allow worker nodes to access pods.", "all", pod),
+                _egress("Path Discovery.", "1", "0.0.0.0/0", icmpOptions=_PATH_DISCOVERY),
+                _egress(api, "6", cpe, tcpOptions=_tcp(6443)),
+                _egress(api, "6", cpe, tcpOptions=_tcp(12250)),
+            ],
+            "ingressRules": [
+                _ingress(
+                    "Allow Kubernetes API endpoint to communicate with worker nodes.",
+                    "6",
+                    cpe,
+                    tcpOptions=_tcp(10250),
+                ),
+                _ingress("Path Discovery.", "1", "0.0.0.0/0", icmpOptions=_PATH_DISCOVERY),
+                _ingress(
+                    "Load Balancer to Worker nodes node ports.",
+                    "6",
+                    lb,
+                    tcpOptions=_tcp(30000, 32767),
+                ),
+            ],
+            "name": WORKER,
+            "role": WORKER,
+        }
+        load_balancers = {
+            "egressRules": [
+                _egress(
+                    "Load Balancer to Worker nodes node ports.",
+                    "6",
+                    worker,
+                    tcpOptions=_tcp(30000, 32767),
+                ),
+            ],
+            "ingressRules": [
+                _ingress(
+                    f"Accept {scheme} traffic on port {port}",
+                    "6",
+                    "0.0.0.0/0",
+                    tcpOptions=_tcp(port),
+                )
+                for scheme, port in (("http", 80), ("https", 443))
+            ],
+            "name": SERVICE_LB,
+            "role": SERVICE_LB,
+        }
+        pods = {
+            "egressRules": [
+                _egress("Allow worker nodes to communicate with OCI Services.", "6", None),
+                _egress("Path Discovery.", "1", None, icmpOptions=_PATH_DISCOVERY),
+                _egress("Allow pods to communicate with other pods.", "all", pod),
+                _egress(pod_api, "6", cpe, tcpOptions=_tcp(6443)),
+                _egress(pod_api, "6", cpe, tcpOptions=_tcp(12250)),
+            ],
+            "ingressRules": [
+                _ingress("Allow worker nodes to access pods.", "all", worker),
+                _ingress("Allow Kubernetes API endpoint to communicate with pods.", "all", cpe),
+                _ingress("Allow pods to communicate with other pods.", "all", pod),
+            ],
+            "name": POD,
+            "role": POD,
+        }
+        return {
+            "vcn": {
+                "cidr": self.cidr,
+                "subnets": [
+                    {"cidr": cidr, "name": role, "role": role, "type": kind}
+                    for role, cidr, kind in subnets
+                ],
+                "networkSecurityGroup": {"list": [control_plane, workers, load_balancers, pods]},
+            }
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class OkeSubnet:
+    """An existing subnet, by OCID. ``name`` (default: the role) is how node pools
+    refer to it; ``type`` ``public`` on the control-plane-endpoint subnet gives the API
+    endpoint a public IP."""
+
+    role: str
+    id: str
+    name: str | None = None
+    type: str = "private"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OkeNsg:
+    """An existing network security group, by OCID; ``name`` defaults to the role."""
+
+    role: str
+    id: str
+    name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OkeExistingVcn(OkeNetwork):
+    """A VCN, subnets and NSGs that already exist (made by the network team).
+
+    CAPOCI uses them as they are (``skipNetworkManagement``) and creates nothing.
+
+    Example::
+
+        OkeExistingVcn(
+            id="ocid1.vcn.oc1.eu-frankfurt-1.aaaa...",
+            subnets=[OkeSubnet(role="control-plane-endpoint", id="ocid1.subnet.oc1..."),
+                     OkeSubnet(role="worker", id="ocid1.subnet.oc1..."),
+                     OkeSubnet(role="pod", id="ocid1.subnet.oc1...")],
+        )
+    """
+
+    id: str
+    subnets: Sequence[OkeSubnet]
+    network_security_groups: Sequence[OkeNsg] = ()
+    where: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "where", self.where or caller_location())
+        ctx = f"{self.where} (OkeExistingVcn)"
+        check_ocid(self.id, ["vcn"], where=ctx, field="id")
+        subnet_names: set[str] = set()
+        for i, subnet in enumerate(self.subnets):
+            where = f"subnets[{i}]"
+            self._check_role(subnet.role, ctx, where)
+            check_ocid(subnet.id, ["subnet"], where=ctx, field=f"{where}.id")
+            if subnet.type not in ("public", "private"):
+                raise DefinitionError(
+                    f"must be 'public' or 'private', got {subnet.type!r}",
+                    where=ctx,
+                    field=f"{where}.type",
+                )
+            name = check_dns_label(subnet.name or subnet.role, where=ctx, field=f"{where}.name")
+            if name in subnet_names:
+                raise DefinitionError(
+                    f"duplicate subnet name {name!r}", where=ctx, field=f"{where}.name"
+                )
+            subnet_names.add(name)
+        missing = [r for r in REQUIRED_SUBNET_ROLES if r not in {s.role for s in self.subnets}]
+        if missing:
+            raise DefinitionError(
+                f"needs a subnet with role {', '.join(missing)}", where=ctx, field="subnets"
+            )
+        nsg_names: set[str] = set()
+        for i, nsg in enumerate(self.network_security_groups):
+            where = f"network_security_groups[{i}]"
+            self._check_role(nsg.role, ctx, where)
+            check_ocid(nsg.id, ["networksecuritygroup"], where=ctx, field=f"{where}.id")
+            name = check_dns_label(nsg.name or nsg.role, where=ctx, field=f"{where}.name")
+            if name in nsg_names:
+                raise DefinitionError(
+                    f"duplicate NSG name {name!r}", where=ctx, field=f"{where}.name"
+                )
+            nsg_names.add(name)
+        object.__setattr__(self, "subnets", tuple(self.subnets))
+        object.__setattr__(self, "network_security_groups", tuple(self.network_security_groups))
+
+    @staticmethod
+    def _check_role(role: str, ctx: str, where: str) -> None:
+        if role not in ROLES:
+            raise DefinitionError(
+                f"must be one of {', '.join(ROLES)}, got {role!r}", where=ctx, field=f"{where}.role"
+            )
+
+    def public_endpoint(self) -> bool:
+        """Whether the control-plane-endpoint subnet is public."""
+        return any(s.role == CONTROL_PLANE_ENDPOINT and s.type == "public" for s in self.subnets)
+
+    def names(self) -> NetworkNames:
+        """The names given (or the roles)."""
+        return NetworkNames(
+            subnets={s.name or s.role: s.role for s in self.subnets},
+            nsgs={n.name or n.role: n.role for n in self.network_security_groups},
+        )
+
+    def network_spec(self) -> dict[str, Any]:
+        """The VCN, subnets and NSGs by id, not managed by CAPOCI."""
+        vcn: dict[str, Any] = {
+            "id": self.id,
+            "subnets": [
+                {"id": s.id, "name": s.name or s.role, "role": s.role, "type": s.type}
+                for s in self.subnets
+            ],
+        }
+        if self.network_security_groups:
+            vcn["networkSecurityGroup"] = {
+                "list": [
+                    {"id": n.id, "name": n.name or n.role, "role": n.role}
+                    for n in self.network_security_groups
+                ]
+            }
+        return {"skipNetworkManagement": True, "vcn": vcn}

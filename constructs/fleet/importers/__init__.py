@@ -1,0 +1,1 @@
+"""Importers from Terraform: tfvars and state into Python declarations."""

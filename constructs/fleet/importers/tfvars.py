@@ -1,0 +1,614 @@
+"""Reads Terraform tfvars files of Magnum clusters (the seed's Figure 10) into a plain model.
+
+Parsing is python-hcl2's; string values are decoded here from their source form with
+Terraform's rules (backslash escapes, ``$${`` and ``%%{`` for a literal ``${`` and ``%{``),
+because a tfvars file holds values, not expressions: an interpolation, a reference or a
+function call is an error naming the file and line, never a silently copied string.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import hcl2
+import lark
+from hcl2.rules.abstract import LarkElement
+from hcl2.rules.base import AttributeRule, BlockRule
+from hcl2.rules.containers import ObjectRule
+from hcl2.utils import SerializationOptions
+
+from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.validators import check_dns_label, check_dns_subdomain
+
+TFVARS_NAME = "terraform.tfvars"
+
+CONNECTION_KEYS = (
+    "project_name",
+    "project_id",
+    "auth_url",
+    "region_name",
+    "interface",
+    "identity_api_version",
+)
+"""The OpenStack connection parameters: they become the project's ProviderConfig."""
+
+CLUSTER_KEYS = (
+    "cluster_name",
+    "cluster_template_name",
+    "create_timeout",
+    "flavor",
+    "keypair",
+    "master_count",
+    "master_flavor",
+    "merge_labels",
+    "node_count",
+    "labels",
+    "nodegroups_list",
+)
+"""The cluster parameters the model holds (ClusterV1 and its NodegroupV1s)."""
+
+NODEGROUP_KEYS = (
+    "name",
+    "flavor_id",
+    "node_count",
+    "min_node_count",
+    "max_node_count",
+    "merge_labels",
+    "labels",
+)
+
+_OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=False)
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
+_INT = re.compile(r"^-?[0-9]+$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Connection:
+    """How Crossplane reaches the cluster's OpenStack project (the tfvars' openrc part)."""
+
+    project_name: str
+    project_id: str | None = None
+    auth_url: str | None = None
+    region: str | None = None
+    interface: str | None = None
+    identity_api_version: str | None = None
+
+    @property
+    def provider_config_name(self) -> str:
+        """The ProviderConfig's name: the project name as a DNS name (``jeedy-ais``)."""
+        return re.sub(r"[^a-z0-9]+", "-", self.project_name.lower()).strip("-")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportedNodeGroup:
+    """One entry of ``nodegroups_list``, converted (counts are ints, ``merge_labels`` a bool)."""
+
+    name: str
+    flavor: str
+    node_count: int
+    min_node_count: int | None = None
+    max_node_count: int | None = None
+    merge_labels: bool | None = None
+    labels: Mapping[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unmapped:
+    """A tfvars value the model has no place for: listed in the import report."""
+
+    source: str
+    key: str
+    value: Any
+
+    def line(self) -> str:
+        """``<file>: <key> = <value> (not modelled)``."""
+        return f"{self.source}: {self.key} = {self.value!r} has no place in the model"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportedCluster:
+    """One tfvars file: one Magnum cluster in one environment.
+
+    ``values`` holds every top-level tfvars value, decoded but not converted: it is
+    what ``--verify`` compares the rendered objects with.
+    """
+
+    source: str
+    community: str
+    name: str
+    template: str
+    flavor: str
+    keypair: str
+    node_count: int
+    master_count: int | None
+    master_flavor: str | None
+    create_timeout_minutes: int | None
+    merge_labels: bool | None
+    labels: Mapping[str, str]
+    node_groups: tuple[ImportedNodeGroup, ...]
+    connection: Connection
+    unmapped: tuple[Unmapped, ...]
+    values: Mapping[str, Any]
+    lines: Mapping[str, int]
+
+    def where(self, key: str) -> str:
+        """``file:line`` of ``key`` (just the file when the key is absent)."""
+        line = self.lines.get(key)
+        return f"{self.source}:{line}" if line else self.source
+
+
+# --- files ------------------------------------------------------------------------------
+
+
+def find_tfvars(paths: Sequence[Path]) -> list[tuple[Path, str]]:
+    """``(file, community)`` for each PATH: a tfvars file, or a folder walked like the seed.
+
+    A folder holds ``<community>/<cluster>/terraform.tfvars``; a file's community is the
+    name of its grandparent folder. The result is sorted and without duplicates.
+    """
+    found: dict[Path, str] = {}
+    for path in paths:
+        if path.is_file():
+            found[path] = path.resolve().parent.parent.name
+        elif path.is_dir():
+            files = sorted(path.glob(f"*/*/{TFVARS_NAME}"))
+            if not files:
+                raise DefinitionError(
+                    f"no <community>/<cluster>/{TFVARS_NAME} under this folder",
+                    where=str(path),
+                    field="PATH",
+                )
+            for file in files:
+                found[file] = file.parent.parent.name
+        else:
+            raise DefinitionError("no such file or folder", where=str(path), field="PATH")
+    return sorted(found.items())
+
+
+def module_name(community: str, *, where: str) -> str:
+    """The declaration module of a community: ``jeedy-ais`` -> ``jeedy_ais``."""
+    name = community.lower().replace("-", "_").replace(".", "_")
+    if (
+        not name.isascii()
+        or not name.isidentifier()
+        or name.startswith("_")
+        or keyword.iskeyword(name)
+    ):
+        raise DefinitionError(
+            f"community folder {community!r} does not make a module name; use --out FILE",
+            where=where,
+            field="community",
+        )
+    return name
+
+
+# --- HCL --------------------------------------------------------------------------------
+
+
+def read_tfvars(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The decoded values of a tfvars file and the line of each top-level key.
+
+    Strings are decoded (``"a\\"b"`` -> ``a"b``); numbers, bools and null stay as HCL
+    gives them; lists and objects recursively. Raises DefinitionError(s) naming
+    ``file:line`` for malformed HCL, duplicates, blocks and expressions.
+    """
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DefinitionError(f"cannot read: {e}", where=source) from None
+    try:
+        tree = hcl2.parses(text)
+    except lark.exceptions.UnexpectedInput as e:
+        raise DefinitionError(
+            f"malformed HCL at column {e.column}: {_first_line(str(e))}",
+            where=f"{source}:{e.line}",
+        ) from None
+    except (lark.exceptions.LarkError, RuntimeError, ValueError) as e:
+        raise DefinitionError(f"malformed HCL: {_first_line(str(e))}", where=source) from None
+    errors: list[DefinitionError] = []
+    values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for child in tree.body.children:
+        line = _line(child)
+        where = f"{source}:{line}" if line else source
+        if isinstance(child, BlockRule):
+            errors.append(DefinitionError("a tfvars file holds no blocks", where=where))
+            continue
+        if not isinstance(child, AttributeRule):
+            continue
+        key = str(child.identifier.serialize(_OPTIONS))
+        if key in values:
+            errors.append(
+                DefinitionError(f"set twice (first on line {lines[key]})", where=where, field=key)
+            )
+            continue
+        try:
+            _check_object_keys(child, where=source)
+            values[key] = _decode(child.expression.serialize(_OPTIONS), where=where, field=key)
+        except DefinitionError as e:
+            errors.append(e)
+            continue
+        lines[key] = line
+    if errors:
+        raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
+    return values, lines
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "parse error"
+
+
+def _line(element: LarkElement) -> int:
+    meta = getattr(element, "_meta", None)
+    return int(getattr(meta, "line", 0) or 0)
+
+
+def _check_object_keys(element: LarkElement, *, where: str) -> None:
+    """Duplicate keys in an object: an error (python-hcl2 would keep the last silently)."""
+    if isinstance(element, ObjectRule):
+        seen: set[str] = set()
+        for elem in element.elements:
+            key = _decode_key(elem.key.serialize(_OPTIONS), where=where)
+            if key in seen:
+                line = _line(elem) or _line(element)
+                raise DefinitionError(
+                    f"key {key!r} is set twice in one object", where=f"{where}:{line}"
+                )
+            seen.add(key)
+    for child in getattr(element, "children", None) or ():
+        if isinstance(child, LarkElement):
+            _check_object_keys(child, where=where)
+
+
+def _decode_key(raw: Any, *, where: str) -> str:
+    if isinstance(raw, str) and raw.startswith('"'):
+        return decode_string(raw, where=where, field="key")
+    if isinstance(raw, str) and _IDENTIFIER.match(raw):
+        return raw
+    raise DefinitionError(
+        f"object keys must be names or quoted strings, got {raw!r}", where=where, field="key"
+    )
+
+
+def _decode(raw: Any, *, where: str, field: str) -> Any:
+    if isinstance(raw, str):
+        return decode_string(raw, where=where, field=field)
+    if isinstance(raw, list):
+        return [_decode(v, where=where, field=f"{field}[{i}]") for i, v in enumerate(raw)]
+    if isinstance(raw, dict):
+        out: dict[str, Any] = {}
+        for k, v in raw.items():
+            key = _decode_key(k, where=where)
+            out[key] = _decode(v, where=where, field=f"{field}.{key}")
+        return out
+    return raw  # int, float, bool, None
+
+
+def decode_string(raw: str, *, where: str, field: str) -> str:
+    """The value of an HCL quoted string given in source form (quotes included).
+
+    Anything but one literal string (a reference, a function call, an interpolation
+    ``${...}`` or directive ``%{...}``) is an error: tfvars hold values.
+    """
+    if len(raw) < 2 or not raw.startswith('"') or not raw.endswith('"'):
+        raise DefinitionError(
+            f"must be a literal value, got the expression {raw!r}", where=where, field=field
+        )
+    body, out, i = raw[1:-1], [], 0
+    while i < len(body):
+        char = body[i]
+        if body.startswith(("$${", "%%{"), i):
+            out.append(body[i + 1 : i + 3])
+            i += 3
+        elif body.startswith(("${", "%{"), i):
+            raise DefinitionError(
+                f"template {body[i : i + 2]}...}} is not a value (write {body[i]}{body[i : i + 2]} "
+                "for a literal)",
+                where=where,
+                field=field,
+            )
+        elif char == '"':
+            raise DefinitionError(
+                f"must be one literal string, got the expression {raw!r}", where=where, field=field
+            )
+        elif char == "\\":
+            marker = body[i + 1 : i + 2]
+            if marker in _ESCAPES:
+                out.append(_ESCAPES[marker])
+                i += 2
+            elif marker in ("u", "U"):
+                width = 4 if marker == "u" else 8
+                digits = body[i + 2 : i + 2 + width]
+                try:
+                    if len(digits) != width:
+                        raise ValueError(digits)
+                    code = int(digits, 16)
+                    if 0xD800 <= code < 0xE000:
+                        raise ValueError(digits)
+                    out.append(chr(code))
+                except ValueError:
+                    raise DefinitionError(
+                        f"invalid escape \\{marker}{digits}", where=where, field=field
+                    ) from None
+                i += 2 + width
+            else:
+                raise DefinitionError(
+                    f'invalid escape \\{marker} (known: \\n \\r \\t \\" \\\\ \\u \\U)',
+                    where=where,
+                    field=field,
+                )
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+def encode_string(value: str) -> str:
+    """``value`` as an HCL quoted string: the inverse of :func:`decode_string`."""
+    out = ['"']
+    i = 0
+    while i < len(value):
+        char = value[i]
+        if value.startswith(("${", "%{"), i):
+            out.append(char + value[i : i + 2])
+            i += 2
+            continue
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\r":
+            out.append("\\r")
+        elif char == "\t":
+            out.append("\\t")
+        elif not char.isprintable():
+            out.append(f"\\U{ord(char):08x}" if ord(char) > 0xFFFF else f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+        i += 1
+    out.append('"')
+    return "".join(out)
+
+
+# --- conversion ---------------------------------------------------------------------------
+
+
+def as_int(value: Any, *, where: str, field: str, minimum: int = 0) -> int:
+    """A tfvars count: ``"3"`` or ``3`` -> 3; anything else (``"3.5"``, ``"x"``) is an error."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise DefinitionError(f"must be a whole number, got {value!r}", where=where, field=field)
+    if isinstance(value, str) and not _INT.match(value.strip()):
+        raise DefinitionError(f"must be a whole number, got {value!r}", where=where, field=field)
+    number = int(value)
+    if number < minimum:
+        raise DefinitionError(f"must be {minimum} or more, got {number}", where=where, field=field)
+    return number
+
+
+def as_bool(value: Any, *, where: str, field: str) -> bool:
+    """A tfvars flag: ``"true"``/``true`` or ``"false"``/``false``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise DefinitionError(f"must be true or false, got {value!r}", where=where, field=field)
+
+
+def as_text(value: Any, *, where: str, field: str) -> str:
+    """A non-empty string."""
+    if not isinstance(value, str) or not value:
+        raise DefinitionError(
+            f"must be a non-empty string, got {value!r}", where=where, field=field
+        )
+    return value
+
+
+def as_labels(value: Any, *, where: str, field: str) -> dict[str, str]:
+    """A map of string to string, kept exactly (label values are never converted)."""
+    if not isinstance(value, dict):
+        raise DefinitionError(f"must be a map, got {value!r}", where=where, field=field)
+    for key, item in value.items():
+        if not isinstance(item, str):
+            raise DefinitionError(
+                f"label values must be quoted strings, got {item!r} for {key!r}",
+                where=where,
+                field=field,
+            )
+    return dict(value)
+
+
+# --- the model ----------------------------------------------------------------------------
+
+
+def load_cluster(path: Path, *, community: str) -> ImportedCluster:
+    """One tfvars file as an :class:`ImportedCluster`; all its problems in one raise."""
+    source = str(path)
+    values, lines = read_tfvars(path)
+    errors: list[DefinitionError] = []
+
+    def at(key: str) -> str:
+        return f"{source}:{lines[key]}" if key in lines else source
+
+    def get(key: str, convert: Any, **kwargs: Any) -> Any:
+        if key not in values:
+            return None
+        try:
+            return convert(values[key], where=at(key), field=key, **kwargs)
+        except DefinitionError as e:
+            errors.append(e)
+            return None
+
+    for key in (
+        "cluster_name",
+        "cluster_template_name",
+        "project_name",
+        "flavor",
+        "keypair",
+        "node_count",
+    ):
+        if key not in values:
+            errors.append(DefinitionError(f"missing {key}", where=source, field=key))
+    name = get("cluster_name", as_text)
+    if name is not None:
+        try:
+            check_dns_label(name, where=at("cluster_name"), field="cluster_name")
+        except DefinitionError as e:
+            errors.append(e)
+    template = get("cluster_template_name", as_text)
+    connection_values = {key: get(key, as_text) for key in CONNECTION_KEYS}
+    connection = None
+    if connection_values["project_name"] is not None:
+        connection = Connection(
+            project_name=connection_values["project_name"],
+            project_id=connection_values["project_id"],
+            auth_url=connection_values["auth_url"],
+            region=connection_values["region_name"],
+            interface=connection_values["interface"],
+            identity_api_version=connection_values["identity_api_version"],
+        )
+        try:
+            check_dns_subdomain(
+                connection.provider_config_name, where=at("project_name"), field="project_name"
+            )
+        except DefinitionError as e:
+            errors.append(e)
+    groups = _node_groups(values.get("nodegroups_list"), at("nodegroups_list"), source, errors)
+    unmapped = [
+        Unmapped(source=source, key=key, value=value)
+        for key, value in values.items()
+        if key not in CLUSTER_KEYS and key not in CONNECTION_KEYS
+    ]
+    unmapped.extend(groups[1])
+    cluster = dict(
+        flavor=get("flavor", as_text),
+        keypair=get("keypair", as_text),
+        node_count=get("node_count", as_int),
+        master_count=get("master_count", as_int, minimum=1),
+        master_flavor=get("master_flavor", as_text),
+        create_timeout_minutes=get("create_timeout", as_int, minimum=1),
+        merge_labels=get("merge_labels", as_bool),
+        labels=get("labels", as_labels) or {},
+    )
+    if errors or name is None or template is None or connection is None:
+        raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
+    return ImportedCluster(
+        source=source,
+        community=community,
+        name=name,
+        template=template,
+        node_groups=groups[0],
+        connection=connection,
+        unmapped=tuple(unmapped),
+        values=values,
+        lines=lines,
+        **cluster,
+    )
+
+
+def _node_groups(
+    value: Any, where: str, source: str, errors: list[DefinitionError]
+) -> tuple[tuple[ImportedNodeGroup, ...], list[Unmapped]]:
+    if value is None:
+        return (), []
+    if not isinstance(value, list):
+        errors.append(
+            DefinitionError(f"must be a list, got {value!r}", where=where, field="nodegroups_list")
+        )
+        return (), []
+    groups: list[ImportedNodeGroup] = []
+    unmapped: list[Unmapped] = []
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        prefix = f"nodegroups_list[{index}]"
+        if not isinstance(item, dict):
+            errors.append(
+                DefinitionError(f"must be an object, got {item!r}", where=where, field=prefix)
+            )
+            continue
+        try:
+            group = _node_group(item, where=where, prefix=prefix)
+        except DefinitionError as e:
+            errors.append(e)
+            continue
+        if group.name in seen:
+            errors.append(
+                DefinitionError(f"duplicate node group {group.name!r}", where=where, field=prefix)
+            )
+        seen.add(group.name)
+        groups.append(group)
+        unmapped.extend(
+            Unmapped(source=source, key=f"nodegroups_list[{group.name}].{k}", value=v)
+            for k, v in item.items()
+            if k not in NODEGROUP_KEYS
+        )
+    return tuple(groups), unmapped
+
+
+def _node_group(item: dict[str, Any], *, where: str, prefix: str) -> ImportedNodeGroup:
+    for key in ("name", "flavor_id", "node_count"):
+        if key not in item:
+            raise DefinitionError(f"missing {key}", where=where, field=prefix)
+    name = as_text(item["name"], where=where, field=f"{prefix}.name")
+    check_dns_label(name, where=where, field=f"{prefix}.name")
+    field = f"nodegroups_list[{name}]"
+
+    def count(key: str) -> int | None:
+        if key not in item:
+            return None
+        return as_int(item[key], where=where, field=f"{field}.{key}")
+
+    node_count = as_int(item["node_count"], where=where, field=f"{field}.node_count")
+    low, high = count("min_node_count"), count("max_node_count")
+    if (low is not None and node_count < low) or (high is not None and node_count > high):
+        raise DefinitionError(
+            f"node_count {node_count} is outside [{low}, {high}]", where=where, field=field
+        )
+    return ImportedNodeGroup(
+        name=name,
+        flavor=as_text(item["flavor_id"], where=where, field=f"{field}.flavor_id"),
+        node_count=node_count,
+        min_node_count=low,
+        max_node_count=high,
+        merge_labels=as_bool(item["merge_labels"], where=where, field=f"{field}.merge_labels")
+        if "merge_labels" in item
+        else None,
+        labels=as_labels(item.get("labels", {}), where=where, field=f"{field}.labels"),
+    )
+
+
+def load_clusters(files: Iterable[tuple[Path, str]]) -> list[ImportedCluster]:
+    """Every file as a cluster; problems of all files raised together; names unique."""
+    clusters: list[ImportedCluster] = []
+    errors: list[DefinitionError] = []
+    by_name: dict[str, ImportedCluster] = {}
+    for path, community in files:
+        try:
+            cluster = load_cluster(path, community=community)
+        except DefinitionErrors as e:
+            errors.extend(e.errors)
+            continue
+        except DefinitionError as e:
+            errors.append(e)
+            continue
+        first = by_name.get(cluster.name)
+        if first is not None:
+            errors.append(
+                DefinitionError(
+                    f"cluster {cluster.name!r} is also declared in {first.source}",
+                    where=cluster.where("cluster_name"),
+                    field="cluster_name",
+                )
+            )
+            continue
+        by_name[cluster.name] = cluster
+        clusters.append(cluster)
+    if errors:
+        raise DefinitionErrors(errors)
+    return clusters

@@ -1,0 +1,227 @@
+"""``fleet import tfvars --verify``: every tfvars value, found unchanged in the real synth.
+
+The generated modules are written into a temporary copy of the project and rendered by
+:func:`fleet.pipeline.synth.synthesize`; each tfvars value is then looked up in the rendered
+``ClusterV1``, ``NodegroupV1`` and ``ProviderConfig`` (after the documented conversion:
+counts and timeouts to int, ``merge_labels`` to bool; label values as exact strings).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from fleet.clouds.magnum.cluster import EXTERNAL_NAME
+from fleet.clouds.magnum.project import ANNOTATION_PREFIX
+from fleet.core.config import FleetConfig
+from fleet.core.errors import DefinitionError
+from fleet.core.manifest import Manifest
+from fleet.importers.codegen import ClusterDecl
+from fleet.importers.plan import ImportResult, project_modules
+from fleet.importers.tfvars import CONNECTION_KEYS, ImportedCluster, as_bool, as_int
+from fleet.pipeline.synth import synthesize
+
+_ABSENT = "<absent>"
+
+# tfvars key -> (forProvider field, conversion); the conversion is the import's own.
+_CLUSTER_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
+    "cluster_name": ("name", None),
+    "cluster_template_name": ("clusterTemplateId", None),
+    "create_timeout": ("createTimeout", as_int),
+    "flavor": ("flavor", None),
+    "keypair": ("keypair", None),
+    "master_count": ("masterCount", as_int),
+    "master_flavor": ("masterFlavor", None),
+    "merge_labels": ("mergeLabels", as_bool),
+    "node_count": ("nodeCount", as_int),
+}
+_CONNECTION_ANNOTATIONS = {
+    key: ANNOTATION_PREFIX + name
+    for key, name in zip(
+        CONNECTION_KEYS,
+        ("project-name", "project-id", "auth-url", "region", "interface", "identity-api-version"),
+        strict=True,
+    )
+}
+_GROUP_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
+    "name": ("name", None),
+    "flavor_id": ("flavorId", None),
+    "node_count": ("nodeCount", as_int),
+    "min_node_count": ("minNodeCount", as_int),
+    "max_node_count": ("maxNodeCount", as_int),
+    "merge_labels": ("mergeLabels", as_bool),
+}
+
+
+def verify(config: FleetConfig, result: ImportResult) -> list[DefinitionError]:
+    """Render a copy of the project with ``result`` written in and compare; the problems
+    (none when the import is faithful). Bad declarations raise as in ``fleet synth``."""
+    with tempfile.TemporaryDirectory(prefix="fleet-import-") as tmp:
+        copy = dataclasses.replace(config, root=Path(tmp))
+        if config.clusters_dir.is_dir():
+            shutil.copytree(
+                config.clusters_dir,
+                copy.clusters_dir,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+        copy.clusters_dir.mkdir(parents=True, exist_ok=True)
+        clusters_dir = config.clusters_dir.resolve()
+        for path, text in result.files.items():
+            inside = path.is_relative_to(clusters_dir)
+            target = copy.clusters_dir / (path.relative_to(clusters_dir) if inside else path.name)
+            target.write_text(text, encoding="utf-8")
+        with project_modules(copy.root, copy.clusters_dir.name):
+            synth = synthesize(copy, sorted({d.environment for d in result.clusters}))
+    problems: list[DefinitionError] = []
+    for decl in result.clusters:
+        objects = {(m.kind, m.name): m for m in synth.manifests.get(decl.environment, [])}
+        problems.extend(check_cluster(decl, objects, observe=result.observe))
+    return problems
+
+
+def check_cluster(
+    decl: ClusterDecl, objects: Mapping[tuple[str, str], Manifest], *, observe: bool
+) -> list[DefinitionError]:
+    """Every value of ``decl``'s tfvars file compared with the rendered ``objects``
+    (keyed by kind and name)."""
+    cluster = decl.cluster
+    problems: list[DefinitionError] = []
+
+    def differ(key: str, expected: Any, actual: Any, what: str) -> None:
+        if expected != actual or type(expected) is not type(actual):
+            problems.append(
+                DefinitionError(
+                    f"tfvars has {expected!r}, the rendered {what} has {actual!r}",
+                    where=cluster.where(key.split(".")[0].split("[")[0]),
+                    field=key,
+                )
+            )
+
+    manifest = objects.get(("ClusterV1", cluster.name))
+    if manifest is None:
+        differ("cluster_name", cluster.name, _ABSENT, f"{decl.environment} ClusterV1")
+        return problems
+    body = manifest.body
+    spec, what = body["spec"], f"ClusterV1 {cluster.name}"
+    for_provider = spec["forProvider"]
+    values = cluster.values
+    for key, (name, convert) in _CLUSTER_FIELDS.items():
+        if key in values:
+            expected = _convert(values[key], convert, cluster, key)
+            differ(key, expected, for_provider.get(name, _ABSENT), f"{what} forProvider.{name}")
+    _labels(differ, "labels", values.get("labels", {}), for_provider.get("labels", {}), what)
+    annotations = body["metadata"].get("annotations", {})
+    differ(
+        "cluster_name",
+        cluster.name,
+        annotations.get(EXTERNAL_NAME, _ABSENT),
+        f"{what} external name",
+    )
+    differ("cluster_name", cluster.name, body["metadata"]["name"], f"{what} metadata.name")
+    differ(
+        "cluster_name",
+        "Orphan",
+        spec.get("deletionPolicy", _ABSENT),
+        f"{what} deletionPolicy (adoption)",
+    )
+    if observe:
+        differ(
+            "cluster_name",
+            ["Observe"],
+            spec.get("managementPolicies", _ABSENT),
+            f"{what} managementPolicies",
+        )
+    groups = values.get("nodegroups_list", [])
+    expected_groups = {f"{cluster.name}-{g['name']}" for g in groups}
+    for group in groups:
+        _node_group(
+            differ, cluster, group, objects.get(("NodegroupV1", f"{cluster.name}-{group['name']}"))
+        )
+    for kind, name in objects:
+        owned = kind == "NodegroupV1" and name.startswith(f"{cluster.name}-")
+        if owned and name not in expected_groups and _belongs(objects[(kind, name)], cluster):
+            differ("nodegroups_list", _ABSENT, name, "NodegroupV1")
+    ref = spec.get("providerConfigRef", {}).get("name", _ABSENT)
+    provider = objects.get(("ProviderConfig", ref))
+    provider_annotations = provider.body["metadata"].get("annotations", {}) if provider else {}
+    for key, annotation in _CONNECTION_ANNOTATIONS.items():
+        if key in values:
+            differ(
+                key,
+                values[key],
+                provider_annotations.get(annotation, _ABSENT),
+                f"ProviderConfig {ref} annotation {annotation}",
+            )
+    reported = {u.key for u in cluster.unmapped}
+    checked = {*_CLUSTER_FIELDS, *_CONNECTION_ANNOTATIONS, "labels", "nodegroups_list"}
+    for key in sorted(set(values) - checked - reported):
+        differ(key, values[key], _ABSENT, "objects and the import report")
+    return problems
+
+
+def _belongs(manifest: Manifest, cluster: ImportedCluster) -> bool:
+    return bool(manifest.body["spec"]["forProvider"].get("clusterId") == cluster.name)
+
+
+def _convert(
+    value: Any, convert: Callable[..., Any] | None, cluster: ImportedCluster, key: str
+) -> Any:
+    return value if convert is None else convert(value, where=cluster.where(key), field=key)
+
+
+def _labels(
+    differ: Callable[[str, Any, Any, str], None],
+    key: str,
+    expected: Mapping[str, str],
+    actual: Mapping[str, str],
+    what: str,
+) -> None:
+    """Both ways: every tfvars label rendered unchanged, and no rendered label the
+    tfvars lacks (a template's base label would change the real cluster)."""
+    for label in sorted(set(expected) | set(actual)):
+        differ(
+            f"{key}.{label}",
+            expected.get(label, _ABSENT),
+            actual.get(label, _ABSENT),
+            f"{what} label",
+        )
+
+
+def _node_group(
+    differ: Callable[[str, Any, Any, str], None],
+    cluster: ImportedCluster,
+    group: Mapping[str, Any],
+    manifest: Manifest | None,
+) -> None:
+    prefix = f"nodegroups_list[{group['name']}]"
+    if manifest is None:
+        differ(prefix, group["name"], _ABSENT, "NodegroupV1")
+        return
+    for_provider = manifest.body["spec"]["forProvider"]
+    what = f"NodegroupV1 {manifest.name}"
+    for key, (name, convert) in _GROUP_FIELDS.items():
+        if key in group:
+            expected = _convert(group[key], convert, cluster, "nodegroups_list")
+            differ(
+                f"{prefix}.{key}",
+                expected,
+                for_provider.get(name, _ABSENT),
+                f"{what} forProvider.{name}",
+            )
+    reported = {u.key for u in cluster.unmapped}
+    for key in sorted(set(group) - set(_GROUP_FIELDS) - {"labels"}):
+        if f"{prefix}.{key}" not in reported:
+            differ(f"{prefix}.{key}", group[key], _ABSENT, "objects and the import report")
+    differ(
+        f"{prefix}.cluster",
+        cluster.name,
+        for_provider.get("clusterId", _ABSENT),
+        f"{what} forProvider.clusterId",
+    )
+    _labels(
+        differ, f"{prefix}.labels", group.get("labels", {}), for_provider.get("labels", {}), what
+    )

@@ -1,0 +1,1 @@
+"""From declarations to dist/: discovery, synth, YAML, cache and writer."""

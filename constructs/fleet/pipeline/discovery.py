@@ -1,0 +1,94 @@
+"""Finds the fleet's declarations: every module in ``clusters/``, no registration needed."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import traceback
+from pathlib import Path
+
+from fleet.clouds.magnum.template import catalog
+from fleet.core.config import FleetConfig
+from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
+from fleet.core.fleet import Fleet
+from fleet.core.values import set_location_root
+
+
+def discover(config: FleetConfig) -> list[Path]:
+    """The declaration modules, sorted by file name (``_``-prefixed ones are skipped)."""
+    folder = config.clusters_dir
+    if not folder.is_dir():
+        raise DefinitionError(f"no declarations folder {folder}", field="clusters")
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def load_fleet(config: FleetConfig) -> Fleet:
+    """Import every declaration module and call its ``define(fleet)``.
+
+    Modules are imported fresh on each call (so a second synth in the same process,
+    or another project, sees the current files). All problems are collected and
+    raised together, one line each.
+    """
+    package = config.clusters_dir.name
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]
+    # The project's root goes first on sys.path for the duration of the load, so a
+    # `clusters` package of another project loaded earlier in this process never wins.
+    saved_path = list(sys.path)
+    root = str(config.clusters_dir.parent)
+    sys.path[:] = [root, *(p for p in sys.path if p != root)]
+    try:
+        return _load(config, package)
+    finally:
+        sys.path[:] = saved_path
+
+
+def _load(config: FleetConfig, package: str) -> Fleet:
+    importlib.invalidate_caches()
+    catalog().clear()
+    set_location_root(str(config.root))
+    fleet = Fleet(config)
+    errors: list[DefinitionError] = []
+    for path in discover(config):
+        try:
+            module = importlib.import_module(f"{package}.{path.stem}")
+            define = getattr(module, "define", None)
+            if callable(define):
+                define(fleet)
+        except DefinitionErrors as e:
+            errors.extend(e.errors)
+        except DefinitionError as e:
+            errors.append(e)
+        except FleetError:
+            raise
+        except SyntaxError as e:
+            errors.append(
+                DefinitionError(
+                    f"syntax error: {e.msg}",
+                    where=f"{_rel(e.filename, config)}:{e.lineno}",
+                )
+            )
+        except Exception as e:  # user code: report where it failed, one line
+            errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=_user_frame(e, config)))
+    if errors:
+        raise DefinitionErrors(errors)
+    return fleet
+
+
+def _rel(filename: str | None, config: FleetConfig) -> str:
+    if not filename:
+        return "?"
+    try:
+        return str(Path(filename).resolve().relative_to(config.root))
+    except ValueError:
+        return filename
+
+
+def _user_frame(error: BaseException, config: FleetConfig) -> str:
+    """``file:line`` of the innermost frame inside the declarations folder."""
+    folder = str(config.clusters_dir.resolve())
+    where = "?"
+    for frame in traceback.extract_tb(error.__traceback__):
+        if str(Path(frame.filename).resolve()).startswith(folder):
+            where = f"{_rel(frame.filename, config)}:{frame.lineno}"
+    return where

@@ -1,0 +1,224 @@
+"""Canonical YAML, fast: the bytes of :func:`fleet.pipeline.render.to_yaml`, without
+PyYAML's representer.
+
+PyYAML's C dumper still builds a node tree in Python for every object (about 0.3 ms for
+a cluster with 60 labels), which made YAML the largest cost of a fleet synth. Kubernetes
+objects use a small part of YAML: block mappings and sequences of single-line scalars.
+This module writes that part directly; the text of each distinct scalar still comes from
+PyYAML (once per process), so quoting rules are PyYAML's own. An object outside that part
+(a multi-line string, a non-string key, a shared sub-object that PyYAML would anchor, a
+type the fast path does not know) goes through :func:`fleet.pipeline.render.to_yaml` whole.
+``tests/test_yaml_fast.py`` checks equal bytes on generated objects and on the fleet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from fleet.pipeline.render import to_yaml
+
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+_VALUES: dict[str, str | None] = {}
+"""String value -> its YAML text (None: not a single-line scalar, use the slow path)."""
+_KEYS: dict[str, str | None] = {}
+"""Mapping key -> its YAML text as a simple key (None: use the slow path)."""
+_FLOATS: dict[str, str | None] = {}
+"""repr(float) -> its YAML text (by repr: 0.0 and -0.0 are equal keys but differ here)."""
+
+
+class _Slow(Exception):
+    """The object needs PyYAML's full dumper."""
+
+
+def _pyyaml(data: Any) -> str:
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        sort_keys=True,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1 << 30,
+    )
+
+
+def _scalar_text(value: object) -> str | None:
+    """``value`` as PyYAML writes it after ``key: `` when that is one line, else None."""
+    text = _pyyaml({"k": value})
+    if not text.startswith("k: ") or text.count("\n") != 1 or not text.endswith("\n"):
+        return None
+    return text[3:-1]
+
+
+def _value(value: str) -> str:
+    text = _VALUES.get(value, "")
+    if text == "":
+        text = _VALUES[value] = None if "\n" in value or "\r" in value else _scalar_text(value)
+    if text is None:
+        raise _Slow
+    return text
+
+
+def _key(key: object) -> str:
+    if type(key) is not str:
+        raise _Slow
+    text = _KEYS.get(key, "")
+    if text == "":
+        text = None
+        if key and len(key) < 128 and "\n" not in key and "\r" not in key:
+            dumped = _pyyaml({key: 0})
+            if dumped.endswith(": 0\n") and dumped.count("\n") == 1:
+                text = dumped[:-4]
+        _KEYS[key] = text
+    if text is None:
+        raise _Slow
+    return text
+
+
+def _scalar(value: object) -> str:
+    kind = type(value)
+    if kind is str:
+        return _value(value)  # type: ignore[arg-type]
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if value is None:
+        return "null"
+    if isinstance(value, float) and kind is float:
+        text = _FLOATS.get(repr(value), "")
+        if text == "":
+            text = _FLOATS[repr(value)] = _scalar_text(value)
+        if text is None:
+            raise _Slow
+        return text
+    raise _Slow
+
+
+class _Shared(Exception):
+    """The object holds one sub-object twice: PyYAML writes an anchor and aliases."""
+
+
+class _Writer:
+    """Writes one object; ``anchors`` (id -> name) is set on the second try, after _Shared."""
+
+    __slots__ = ("anchors", "out", "seen")
+
+    def __init__(self, anchors: dict[int, str] | None) -> None:
+        self.out: list[str] = []
+        self.seen: set[int] = set()
+        self.anchors = anchors
+
+    def _container(self, node: object, head: str) -> str | None:
+        """The head for ``node``'s first line, or None when it was written (an alias)."""
+        key = id(node)
+        if key not in self.seen:
+            self.seen.add(key)
+            if self.anchors and key in self.anchors:
+                return head + "&" + self.anchors[key]
+            return head
+        if self.anchors is None:
+            raise _Shared
+        self.out.append(head + "*" + self.anchors[key] + "\n")
+        return None
+
+    def map(self, node: dict[Any, Any], indent: str, first: str) -> None:
+        """A non-empty mapping; first line starts with ``first``, the others with ``indent``."""
+        out = self.out
+        prefix = first
+        for key in sorted(node):
+            value = node[key]
+            head = prefix + _key(key) + ":"
+            prefix = indent
+            kind = type(value)
+            if kind is dict or kind is list:
+                tag = self._container(value, head + " ")
+                if tag is None:
+                    continue
+                if not value:
+                    sep = "" if tag.endswith(" ") else " "  # "key: {}", "key: &id001 {}"
+                    out.append(tag + sep + ("{}\n" if kind is dict else "[]\n"))
+                    continue
+                out.append(tag.rstrip(" ") + "\n")
+                if kind is dict:
+                    self.map(value, indent + "  ", indent + "  ")
+                else:
+                    self.seq(value, indent, indent)  # PyYAML indents no sequence in a mapping
+            else:
+                out.append(head + " " + _scalar(value) + "\n")
+
+    def seq(self, node: list[Any], indent: str, first: str) -> None:
+        """A non-empty sequence; first line starts with ``first``, the others with ``indent``."""
+        out = self.out
+        prefix = first
+        for item in node:
+            head = prefix + "- "
+            prefix = indent
+            kind = type(item)
+            if kind is dict or kind is list:
+                tag = self._container(item, head)
+                if tag is None:
+                    continue
+                empty = "{}" if kind is dict else "[]"
+                if not item:
+                    out.append((tag + " " if tag != head else tag) + empty + "\n")
+                    continue
+                inner = indent + "  "
+                if tag != head:  # anchored: the anchor alone on the item's line
+                    out.append(tag + "\n")
+                    head = inner
+                if kind is dict:
+                    self.map(item, inner, head)
+                else:
+                    self.seq(item, inner, head)
+            else:
+                out.append(head + _scalar(item) + "\n")
+
+
+def _anchors(body: dict[Any, Any]) -> dict[int, str]:
+    """PyYAML's anchor names: numbered in the order objects are met a second time."""
+    seen: set[int] = set()
+    anchors: dict[int, str] = {}
+
+    def walk(node: Any) -> None:
+        kind = type(node)
+        if kind is not dict and kind is not list:
+            return
+        key = id(node)
+        if key in seen:
+            if key not in anchors:
+                anchors[key] = f"id{len(anchors) + 1:03d}"
+            return
+        seen.add(key)
+        if kind is dict:
+            for k in sorted(node):
+                walk(node[k])
+        else:
+            for item in node:
+                walk(item)
+
+    walk(body)
+    return anchors
+
+
+def fast_to_yaml(body: dict[str, Any]) -> bytes:
+    """The bytes of :func:`fleet.pipeline.render.to_yaml` for ``body``, usually 5-10x faster."""
+    if type(body) is not dict or not body:
+        return to_yaml(body)
+    try:
+        try:
+            writer = _Writer(None)
+            writer.seen.add(id(body))
+            writer.map(body, "", "")
+        except _Shared:
+            anchors = _anchors(body)
+            if id(body) in anchors:
+                return to_yaml(body)  # the object holds itself
+            writer = _Writer(anchors)
+            writer.seen.add(id(body))
+            writer.map(body, "", "")
+    except (_Slow, TypeError):  # TypeError: keys that do not sort (PyYAML raises too)
+        return to_yaml(body)
+    return "".join(writer.out).encode("utf-8")
