@@ -16,24 +16,11 @@ Each CRD's ``openAPIV3Schema`` is turned into a JSON Schema (Draft 4, whose bool
 * Top-level ``metadata``: only the standard ObjectMeta fields are allowed, and only
   ``name``, ``namespace``, ``labels`` and ``annotations`` (and the list/string fields) are
   type-checked; CRDs do not describe ObjectMeta.
-* ``x-kubernetes-validations`` (CEL): rules built only from ``has(self.a.b)``,
-  ``'lit' in self[.a]``, ``!``, ``&&``, ``||``, ``==``/``!=`` between those, parentheses,
-  ``true``/``false``, and the counting shapes ``[has(self.a), has(self.b)].exists_one(x,x)``
-  and ``[has(...), ...].filter(x,x==true).size() <= N`` are evaluated by a small evaluator
-  here, after applying schema defaults along the paths the rule reads (the API server
-  defaults first; upjet's ``managementPolicies`` defaults to ``["*"]``). This covers upjet's
-  ``spec.forProvider.X is a required parameter`` rules and the one-of/at-most-one-of rules
-  of external-secrets and cluster-api-operator. Any other rule is skipped and recorded in
-  ``skipped_rules()``. In the pinned CRDs (``crds.lock.yaml``) these are skipped, and
-  ``tests/test_schema.py`` asserts exactly this list:
-
-  - ``!(self in ['Ready', ...])`` (list literal; Cluster API Cluster and ClusterClass,
-    machine health check condition types);
-  - ``self.matches('^...$')`` (regex call; crossplane Provider ``spec.package``);
-  - ``size(self) > 0`` (crossplane ImageConfig ``matchImages``);
-  - ``!has(self.remoteKey) || !has(self.rewrite) || size(self.rewrite) == 0``
-    (external-secrets PushSecret);
-  - any rule mentioning ``oldSelf`` (transition rules apply to updates only; none pinned).
+* ``x-kubernetes-validations`` (CEL): every rule of every schema is compiled and
+  evaluated with a real CEL runtime by :mod:`fleet.checks.cel`, after the schema's defaults
+  are applied, as the API server does (upjet's ``managementPolicies`` defaults to
+  ``["*"]``). Transition rules (``oldSelf``) apply to updates only and are not evaluated,
+  as on create. A rule that does not compile is reported on every object of its kind.
 
 Core Kubernetes kinds (Namespace, Secret, ConfigMap, ServiceAccount, ...) are checked against
 the strict JSON schemas bundled in the ``kubernetes-validate`` package (Kubernetes 1.37),
@@ -56,6 +43,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from fleet.checks.cel import Rule, RuleCompileError, RuleSet
 from fleet.checks.crds import CrdIndex, index_cache_dir, load_crds, resolve_crds_dir
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Manifest
@@ -192,198 +180,6 @@ def is_schemaless(api_version: str, kind: str) -> bool:
     return (api_version, kind) in _SCHEMALESS
 
 
-# --- CEL subset ----------------------------------------------------------------------------
-
-_TOKEN = re.compile(
-    r"\s*(?:(?P<str>'[^'\\]*'|\"[^\"\\]*\")|(?P<op>&&|\|\||==|!=|!|\(|\))"
-    r"|has\(\s*self(?P<has>(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\)"
-    r"|self(?P<self>(?:\.[A-Za-z_][A-Za-z0-9_]*)*)|(?P<kw>true|false|in))"
-)
-
-Expr = tuple[Any, ...]
-
-
-class _Unsupported(Exception):
-    pass
-
-
-def _tokenize(rule: str) -> list[tuple[str, Any]]:
-    tokens: list[tuple[str, Any]] = []
-    pos = 0
-    rule = rule.strip()
-    while pos < len(rule):
-        m = _TOKEN.match(rule, pos)
-        if not m or m.end() == pos:
-            raise _Unsupported(rule[pos:])
-        pos = m.end()
-        if m.group("str") is not None:
-            tokens.append(("str", m.group("str")[1:-1]))
-        elif m.group("op") is not None:
-            tokens.append(("op", m.group("op")))
-        elif m.group("has") is not None:
-            tokens.append(("has", tuple(m.group("has").split(".")[1:])))
-        elif m.group("self") is not None:
-            tokens.append(("self", tuple(m.group("self").split(".")[1:])))
-        else:
-            tokens.append(("kw", m.group("kw")))
-    return tokens
-
-
-_HAS_LIST = re.compile(
-    r"^\[\s*(?P<items>has\(self(?:\.\w+)+\)(?:\s*,\s*has\(self(?:\.\w+)+\))*)\s*\]\."
-    r"(?:(?P<one>exists_one\(\s*(?P<v1>\w+)\s*,\s*(?P=v1)\s*\))"
-    r"|filter\(\s*(?P<v2>\w+)\s*,\s*(?P=v2)\s*==\s*true\s*\)\.size\(\)\s*"
-    r"(?P<op><=|==|>=|<|>)\s*(?P<n>\d+))$"
-)
-_COMPARE: dict[str, Callable[[int, int], bool]] = {
-    "<=": lambda a, b: a <= b,
-    "==": lambda a, b: a == b,
-    ">=": lambda a, b: a >= b,
-    "<": lambda a, b: a < b,
-    ">": lambda a, b: a > b,
-}
-
-
-def parse_rule(rule: str) -> Expr:
-    """Parse a CEL rule of the supported subset; raises ValueError for any other shape.
-
-    Besides the boolean expressions above, ``[has(self.a), has(self.b)].exists_one(x,x)``
-    and ``[has(...), ...].filter(x,x==true).size() <= N`` (any comparison) are understood.
-    """
-    counted = _HAS_LIST.match(" ".join(rule.split()))
-    if counted:
-        paths = tuple(
-            tuple(item.strip()[len("has(self.") : -1].split("."))
-            for item in counted.group("items").split(",")
-        )
-        if counted.group("one"):
-            return ("count", paths, "==", 1)
-        return ("count", paths, counted.group("op"), int(counted.group("n")))
-    try:
-        tokens = _tokenize(rule)
-        expr, pos = _parse_or(tokens, 0)
-    except (_Unsupported, IndexError) as exc:
-        raise ValueError(f"unsupported CEL rule: {rule}") from exc
-    if pos != len(tokens):
-        raise ValueError(f"unsupported CEL rule: {rule}")
-    return expr
-
-
-def _parse_or(t: list[tuple[str, Any]], i: int) -> tuple[Expr, int]:
-    left, i = _parse_and(t, i)
-    while i < len(t) and t[i] == ("op", "||"):
-        right, i = _parse_and(t, i + 1)
-        left = ("or", left, right)
-    return left, i
-
-
-def _parse_and(t: list[tuple[str, Any]], i: int) -> tuple[Expr, int]:
-    left, i = _parse_eq(t, i)
-    while i < len(t) and t[i] == ("op", "&&"):
-        right, i = _parse_eq(t, i + 1)
-        left = ("and", left, right)
-    return left, i
-
-
-def _parse_eq(t: list[tuple[str, Any]], i: int) -> tuple[Expr, int]:
-    left, i = _parse_unary(t, i)
-    if i < len(t) and t[i] in (("op", "=="), ("op", "!=")):
-        op = t[i][1]
-        right, i = _parse_unary(t, i + 1)
-        left = ("eq" if op == "==" else "ne", left, right)
-    return left, i
-
-
-def _parse_unary(t: list[tuple[str, Any]], i: int) -> tuple[Expr, int]:
-    kind, value = t[i]
-    if (kind, value) == ("op", "!"):
-        inner, i = _parse_unary(t, i + 1)
-        return ("not", inner), i
-    if (kind, value) == ("op", "("):
-        inner, i = _parse_or(t, i + 1)
-        if t[i] != ("op", ")"):
-            raise _Unsupported(")")
-        return inner, i + 1
-    if kind == "has":
-        return ("has", value), i + 1
-    if kind == "kw" and value in ("true", "false"):
-        return ("const", value == "true"), i + 1
-    if kind == "str" and t[i + 1] == ("kw", "in") and t[i + 2][0] == "self":
-        return ("in", value, t[i + 2][1]), i + 3
-    raise _Unsupported(str(value))
-
-
-_MISSING = object()
-
-
-def _lookup(value: Any, schema: dict[str, Any], path: tuple[str, ...]) -> Any:
-    """Follow ``path`` from ``value``, using schema defaults for absent fields."""
-    for name in path:
-        if not isinstance(value, dict):
-            return _MISSING
-        schema = (schema.get("properties") or {}).get(name) or {}
-        if name in value and value[name] is not None:
-            value = value[name]
-        elif "default" in schema:
-            value = schema["default"]
-        else:
-            return _MISSING
-    return value
-
-
-def evaluate_rule(expr: Expr, value: Any, schema: dict[str, Any]) -> bool:
-    """Evaluate a parsed rule against ``value`` (``self``) whose OpenAPI schema is ``schema``."""
-    op = expr[0]
-    if op == "or":
-        return evaluate_rule(expr[1], value, schema) or evaluate_rule(expr[2], value, schema)
-    if op == "and":
-        return evaluate_rule(expr[1], value, schema) and evaluate_rule(expr[2], value, schema)
-    if op == "not":
-        return not evaluate_rule(expr[1], value, schema)
-    if op == "eq":
-        return evaluate_rule(expr[1], value, schema) == evaluate_rule(expr[2], value, schema)
-    if op == "ne":
-        return evaluate_rule(expr[1], value, schema) != evaluate_rule(expr[2], value, schema)
-    if op == "const":
-        return bool(expr[1])
-    if op == "has":
-        return _lookup(value, schema, expr[1]) is not _MISSING
-    if op == "count":
-        present = sum(_lookup(value, schema, path) is not _MISSING for path in expr[1])
-        return _COMPARE[expr[2]](present, expr[3])
-    if op == "in":
-        container = _lookup(value, schema, expr[2])
-        return isinstance(container, (list, dict)) and expr[1] in container
-    raise ValueError(f"unknown operator {op}")
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    path: tuple[str, ...]
-    """Schema path: property names, ``[]`` for array items, ``{}`` for map values."""
-    schema: dict[str, Any]
-    expr: Expr
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedRule:
-    """A CEL rule this module does not evaluate."""
-
-    api_version: str
-    kind: str
-    path: str
-    rule: str
-
-
-_SKIPPED: set[SkippedRule] = set()
-
-
-def skipped_rules() -> set[SkippedRule]:
-    """The CEL rules seen in compiled schemas so far that were not evaluated."""
-    return set(_SKIPPED)
-
-
 # --- OpenAPI v3 (structural) -> JSON Schema --------------------------------------------------
 
 
@@ -391,7 +187,8 @@ class _Converter:
     def __init__(self, api_version: str, kind: str) -> None:
         self.api_version = api_version
         self.kind = kind
-        self.rules: list[_Rule] = []
+        self.rules: list[Rule] = []
+        self.broken: list[str] = []
 
     def node(self, src: dict[str, Any], path: tuple[str, ...] | None) -> dict[str, Any]:
         """Convert one schema node; ``path`` is None inside anyOf/allOf/oneOf/not branches."""
@@ -456,24 +253,20 @@ class _Converter:
         return out
 
     def add_rule(self, path: tuple[str, ...], schema: dict[str, Any], rule: dict[str, Any]) -> None:
-        text = str(rule.get("rule", ""))
-        shown = ".".join(path)
         try:
-            if "oldSelf" in text:
-                raise ValueError("transition rule")
-            expr = parse_rule(text)
-        except ValueError:
-            _SKIPPED.add(SkippedRule(self.api_version, self.kind, shown, " ".join(text.split())))
-            return
-        message = str(rule.get("message") or f"failed rule: {' '.join(text.split())}")
-        self.rules.append(_Rule(path, schema, expr, message))
+            self.rules.append(Rule.of(path, schema, rule))
+        except RuleCompileError as e:
+            self.broken.append(f"{'.'.join(path) or '(root)'}: {e}")
 
 
 def convert_schema(
-    schema: dict[str, Any], api_version: str = "", kind: str = ""
-) -> tuple[dict[str, Any], list[_Rule]]:
+    schema: dict[str, Any],
+    api_version: str = "",
+    kind: str = "",
+    converter: _Converter | None = None,
+) -> tuple[dict[str, Any], list[Rule]]:
     """Turn a CRD openAPIV3Schema into a JSON Schema plus the CEL rules to evaluate."""
-    converter = _Converter(api_version, kind)
+    converter = converter or _Converter(api_version, kind)
     out = converter.node(schema, ())
     props = out.setdefault("properties", {})
     meta = dict(_OBJECT_META)
@@ -496,7 +289,12 @@ def convert_schema(
 @dataclass(frozen=True, slots=True)
 class _Compiled:
     validator: Any
-    rules: tuple[_Rule, ...]
+    rules: tuple[Rule, ...]
+    cel: RuleSet | None = None
+    schema: dict[str, Any] | None = None
+    """The CRD's openAPIV3Schema (defaults for the CEL rules)."""
+    broken: tuple[str, ...] = ()
+    """Rules of the CRD that do not compile (reported on every object of the kind)."""
 
 
 def _compile(schema: dict[str, Any], registry: Any = None) -> Any:
@@ -522,8 +320,15 @@ def _crd_validator(index: CrdIndex, api_version: str, kind: str) -> _Compiled | 
         if crd is None:
             _COMPILED[key] = None
         else:
-            schema, rules = convert_schema(crd.schema, api_version, kind)
-            _COMPILED[key] = _Compiled(_compile(schema), tuple(rules))
+            converter = _Converter(api_version, kind)
+            schema, rules = convert_schema(crd.schema, api_version, kind, converter)
+            _COMPILED[key] = _Compiled(
+                _compile(schema),
+                tuple(rules),
+                RuleSet(rules) if rules else None,
+                crd.schema,
+                tuple(converter.broken),
+            )
     return _COMPILED[key]
 
 
@@ -561,24 +366,6 @@ def _core_validator(api_version: str, kind: str) -> _Compiled | None:
     return _Compiled(_compile(schema, _core_registry()), ())
 
 
-def _instances(value: Any, path: tuple[str, ...], where: list[str | int]) -> Any:
-    """Yield (instance, json_path) for every instance at schema ``path`` under ``value``."""
-    if not path:
-        yield value, where
-        return
-    step, rest = path[0], path[1:]
-    if step == "[]":
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                yield from _instances(item, rest, [*where, i])
-    elif step == "{}":
-        if isinstance(value, dict):
-            for name, item in value.items():
-                yield from _instances(item, rest, [*where, name])
-    elif isinstance(value, dict) and step in value:
-        yield from _instances(value[step], rest, [*where, step])
-
-
 def _message(error: Any) -> tuple[list[str | int], str]:
     path: list[str | int] = list(error.instance_path)
     kind = error.kind
@@ -608,10 +395,11 @@ def _check(manifest: Manifest, compiled: _Compiled) -> list[Problem]:
         for error in compiled.validator.iter_errors(body):
             path, message = _message(error)
             problems.append(Problem.of(manifest, format_path(path), message))
-    for rule in compiled.rules:
-        for instance, where in _instances(body, rule.path, []):
-            if not evaluate_rule(rule.expr, instance, rule.schema):
-                problems.append(Problem.of(manifest, format_path(where), rule.message))
+    for broken in compiled.broken:
+        problems.append(Problem.of(manifest, "", broken))
+    if compiled.cel is not None and compiled.schema is not None:
+        for where, message in compiled.cel.failures(body, compiled.schema):
+            problems.append(Problem.of(manifest, format_path(where), message))
     return problems
 
 

@@ -36,7 +36,7 @@ FORMAT = 1
 """Bump when the layout of a cache file changes."""
 NO_CACHE_VAR = "FLEET_NO_CACHE"
 FOLDER = Path(".fleet") / "cache" / "synth"
-_LIBRARIES = ("PyYAML", "jsonschema-rs", "kubernetes-validate")
+_LIBRARIES = ("PyYAML", "jsonschema-rs", "kubernetes-validate", "cel-expr-python")
 
 
 def enabled() -> bool:
