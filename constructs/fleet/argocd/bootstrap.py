@@ -54,6 +54,7 @@ from typing import Any
 
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import sync_options
+from fleet.core.validators import checked_arguments
 
 APPLICATION_API_VERSION = "argoproj.io/v1alpha1"
 IN_CLUSTER = "https://kubernetes.default.svc"
@@ -81,6 +82,7 @@ XPKG = "xpkg.upbound.io/crossplane-contrib"
 PROTECT = ("Prune=false", "Delete=false")
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class BootstrapVersions:
     """The pinned versions the bootstrap installs (see the module docstring for the why)."""

@@ -23,9 +23,10 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
-from fleet.core.validators import check_dns_label
+from fleet.core.validators import check_dns_label, checked_arguments
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class GitPath:
     """Manifests (a plain YAML directory) at ``path`` of a Git repository.
@@ -39,6 +40,7 @@ class GitPath:
     recurse: bool = False
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class HelmChart:
     """An upstream Helm chart, pinned to ``version``; ``values`` left out: the chart's."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from fleet.core.errors import DefinitionError
+from fleet.core.validators import check_dns_label
 
 DEFAULT_ENVIRONMENTS = ("dev", "test", "prod")
 
@@ -53,8 +55,14 @@ class FleetConfig:
         table: dict[str, object] = {}
         if pyproject.exists():
             with pyproject.open("rb") as f:
-                table = tomllib.load(f).get("tool", {}).get("fleet", {})
+                try:
+                    document = tomllib.load(f)
+                except tomllib.TOMLDecodeError as e:
+                    raise _toml_error(pyproject, e) from None
+            table = document.get("tool", {}).get("fleet", {})
         where = f"{pyproject}: [tool.fleet]"
+        if not isinstance(table, dict):
+            raise DefinitionError("must be a table", where=f"{pyproject}", field="tool.fleet")
         known = {"environments", "repo_url", "revision", "dist", "clusters"}
         for key in table:
             if key not in known:
@@ -68,6 +76,16 @@ class FleetConfig:
             )
         if len(set(envs)) != len(envs):
             raise DefinitionError("names must be unique", where=where, field="environments")
+        for env in envs:
+            # an environment names a folder of dist/, ArgoCD's fleet-<env> Applications and
+            # AppProjects, and a cdk8s Chart: a DNS label (with "fleet-" in front, 63 at most)
+            check_dns_label(env, where=where, field="environments", max_length=57)
+        for key in ("repo_url", "revision", "dist", "clusters"):
+            value = table.get(key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise DefinitionError(
+                    f"must be a non-empty string, got {value!r}", where=where, field=key
+                )
         return cls(
             root=root,
             environments=tuple(envs),
@@ -76,3 +94,17 @@ class FleetConfig:
             dist=str(table.get("dist", cls.dist)),
             clusters=str(table.get("clusters", cls.clusters)),
         )
+
+
+def _toml_error(path: Path, error: tomllib.TOMLDecodeError) -> DefinitionError:
+    """``pyproject.toml:LINE: TOML syntax error: ...`` from tomllib's message."""
+    message = str(error)
+    line = getattr(error, "lineno", None)  # Python 3.14+
+    match = re.search(r" \(at line (\d+), column (\d+)\)$", message)
+    if match:
+        line = line or int(match.group(1))
+        message = f"{message[: match.start()]} (column {match.group(2)})"
+    elif message.endswith(" (at end of document)"):
+        message = message.removesuffix(" (at end of document)") + " (at the end)"
+    where = f"{path}:{line}" if line else str(path)
+    return DefinitionError(f"TOML syntax error: {message}", where=where)

@@ -10,10 +10,11 @@ import jsonpatch
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.validators import CheckedArguments
 from fleet.core.values import JsonPatch, caller_location
 
 
-class FleetConstruct:
+class FleetConstruct(CheckedArguments):
     """A declaration in the fleet (a cluster, a project, a package).
 
     A construct in the cdk8s sense (``(scope, id, *, props)``, checked at construction,

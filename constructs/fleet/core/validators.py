@@ -1,11 +1,22 @@
-"""Kubernetes name rules, checked where names are declared."""
+"""Shared argument validators: Kubernetes name rules, and argument types from type hints."""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import functools
+import inspect
 import re
-from collections.abc import Mapping
+import types
+import typing
+from collections import abc
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal, TypeVar, Union
 
 from fleet.core.errors import DefinitionError
+from fleet.core.values import PerEnv, caller_location
+
+C = TypeVar("C")
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -43,3 +54,305 @@ def check_label_values(labels: Mapping[str, object], *, where: str, field: str) 
                 f"label values are strings, got {value!r} for {key!r}", where=where, field=field
             )
     return dict(labels)  # type: ignore[arg-type]  # checked above
+
+
+# --- argument types, read from the constructors' type hints --------------------------------
+
+Check = Callable[[Any, str], "str | None"]
+"""Checks a value; returns None when it fits, else what was expected and what came."""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _noun(hint: Any) -> str:
+    """``str``, ``NodeGroup``, ``str or None``: a type as a word, without an article."""
+    if isinstance(hint, type):
+        return hint.__name__
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        return " or ".join(_noun(a) for a in typing.get_args(hint))
+    return _name_of(hint)
+
+
+def _name_of(hint: Any) -> str:
+    if hint is type(None):
+        return "None"
+    if isinstance(hint, type):
+        plain = {"bool": "True or False", "int": "an integer", "str": "a string"}
+        if hint.__name__ in plain:
+            return plain[hint.__name__]
+        return ("an " if hint.__name__[:1] in "AEIOU" else "a ") + hint.__name__
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (Union, types.UnionType):  # "or None" goes without saying: leave it out
+        return " or ".join(_name_of(a) for a in args if a is not type(None))
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin in (Mapping, dict, abc.Mapping):
+        return f"a mapping of {_noun(args[0])} to {_noun(args[1])}" if args else "a mapping"
+    if origin in (Sequence, list, tuple, abc.Sequence):
+        return f"a list of {_noun(args[0])}" if args else "a list"
+    if origin is not None and getattr(origin, "__name__", "") == "PerEnv":
+        return f"per_env({_name_of(args[0])})"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _compile_hint(hint: Any) -> Check | None:
+    """A check for values of type ``hint``, or None for "anything goes"."""
+    if hint is Any or hint is object or isinstance(hint, typing.TypeVar):
+        return None
+    if isinstance(hint, str):  # an unresolved forward reference: not checked
+        return None
+    expected = _name_of(hint)
+    if hint is type(None):
+        return lambda v, f: None if v is None else f"must be None, got {_shown(v)}"
+    if hint is bool:
+        return lambda v, f: (
+            None if v is True or v is False else f"must be {expected}, got {_shown(v)}"
+        )
+    if hint is int:
+        return lambda v, f: (
+            None
+            if isinstance(v, int) and not isinstance(v, bool)
+            else f"must be {expected}, got {_shown(v)}"
+        )
+    if hint is float:
+        return lambda v, f: (
+            None
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else f"must be a number, got {_shown(v)}"
+        )
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        checks = [_compile_hint(a) for a in args]
+        if any(c is None for c in checks):
+            return None
+        members = [c for c in checks if c is not None]
+
+        def union(v: Any, f: str) -> str | None:
+            errors = []
+            for check in members:
+                error = check(v, f)
+                if error is None:
+                    return None
+                errors.append(error)
+            # a value of the right outer shape gets the inner complaint (labels['a']: ...)
+            inner = [e for e in errors if not e.startswith("must be ")]
+            return inner[0] if len(inner) == 1 else f"must be {expected}, got {_shown(v)}"
+
+        return union
+    if origin is Literal:
+        allowed = args
+        return lambda v, f: None if v in allowed else f"must be {expected}, got {_shown(v)}"
+    if origin in (Mapping, dict, abc.Mapping) or hint in (dict, Mapping):
+        key_check = _compile_hint(args[0]) if args else None
+        value_check = _compile_hint(args[1]) if args else None
+
+        def mapping(v: Any, f: str) -> str | None:
+            if not isinstance(v, abc.Mapping):
+                return f"must be {expected}, got {_shown(v)}"
+            for key, item in v.items():
+                if key_check is not None and (error := key_check(key, f)) is not None:
+                    return f"keys: {error}"
+                if value_check is not None and (error := value_check(item, f)) is not None:
+                    if f.endswith("labels") and error.startswith("must be "):
+                        return f"label values are strings, got {item!r} for {key!r}"
+                    return f"[{key!r}]: {error}"
+            return None
+
+        return mapping
+    if origin in (Sequence, list, tuple, abc.Sequence) or hint in (list, tuple):
+        if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+            args = args[:1]
+        item_check = _compile_hint(args[0]) if len(args) == 1 else None
+        item_type = args[0] if len(args) == 1 and isinstance(args[0], type) else None
+
+        def sequence(v: Any, f: str) -> str | None:
+            if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
+                if item_type is not None and isinstance(v, item_type):
+                    return (
+                        f"must be {expected}, got a single {item_type.__name__} "
+                        "(put it in a list: [...])"
+                    )
+                return f"must be {expected}, got {_shown(v)}"
+            if item_check is not None:
+                for i, item in enumerate(v):
+                    if (error := item_check(item, f)) is not None:
+                        return f"[{i}]: {error}"
+            return None
+
+        return sequence
+    if origin is not None and getattr(origin, "__name__", "") == "PerEnv":
+        value_check = _compile_hint(args[0]) if args else None
+
+        def per_env_values(v: Any, f: str) -> str | None:
+            if not isinstance(v, origin):
+                return f"must be {expected}, got {_shown(v)}"
+            if value_check is not None:
+                for env, item in v.values.items():
+                    if (error := value_check(item, f)) is not None:
+                        return f"[{env}]: {error}"
+                if v.default is not None and (error := value_check(v.default, f)) is not None:
+                    return f"[default]: {error}"
+            return None
+
+        return per_env_values
+    if origin is not None and isinstance(origin, type):
+        hint = origin
+    if callable(hint) and not isinstance(hint, type):  # Callable[...] and the like
+        return None
+    if isinstance(hint, type):
+        if hint is abc.Callable:
+            return lambda v, f: None if callable(v) else f"must be a function, got {_shown(v)}"
+        cls = hint
+        return lambda v, f: None if isinstance(v, cls) else f"must be {expected}, got {_shown(v)}"
+    return None
+
+
+@functools.cache
+def _argument_checks(init: Callable[..., Any]) -> tuple[tuple[str, ...], dict[str, Check]]:
+    """(positional parameter names, name -> check) of ``init``, from its type hints."""
+    try:
+        hints = typing.get_type_hints(init)
+    except (NameError, TypeError):  # a hint naming something not importable at run time
+        hints = {}
+    parameters = list(inspect.signature(init).parameters.values())[1:]  # without self
+    positional = tuple(
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
+    checks: dict[str, Check] = {}
+    for p in parameters:
+        if p.name in hints and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            check = _compile_hint(hints[p.name])
+            if check is not None:
+                checks[p.name] = check
+    return positional, checks
+
+
+def argument_errors(
+    init: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """(field, problem) for each argument of a call to ``init`` that does not fit its hint."""
+    positional, checks = _argument_checks(init)
+    for name, value in zip(positional, args, strict=False):
+        check = checks.get(name)
+        if check is not None and (error := check(value, name)) is not None:
+            yield _joined(name, error)
+    for name, value in kwargs.items():
+        check = checks.get(name)
+        if check is not None and (error := check(value, name)) is not None:
+            yield _joined(name, error)
+
+
+def _joined(name: str, error: str) -> tuple[str, str]:
+    """``labels`` + ``['a']: expected ...`` -> (``labels['a']``, ``expected ...``)."""
+    path = name
+    while error[:1] in ("[", "k") and ": " in error and not error.startswith("must be "):
+        step, error = error.split(": ", 1)
+        path += step if step.startswith("[") else f".{step}"
+    return path, error
+
+
+_CHECKING = "_fleet_arguments_checked"
+
+
+def checked_arguments(cls: type[C]) -> type[C]:
+    """Check every argument of ``cls(...)`` against ``cls.__init__``'s type hints.
+
+    For frozen dataclasses (``NodeGroup``, ``HelmChart``, ...): put ``@checked_arguments``
+    above ``@dataclass``. A wrong argument is a :class:`DefinitionError` naming the caller's
+    ``file:line``, the class, the field and what was expected: ``True or False`` for a
+    ``bool`` (a string ``"false"`` is not), an integer for an ``int`` (a bool is not), a
+    list for a ``Sequence`` (a single item or a string is not).
+    """
+    init = cls.__dict__["__init__"]
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not getattr(self, _CHECKING, False):
+            object.__setattr__(self, _CHECKING, True)
+            for field, problem in argument_errors(init, args, kwargs):
+                raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
+            environments = _configured_environments(args, kwargs)
+            if environments:
+                values = [*zip(_argument_checks(init)[0], args, strict=False), *kwargs.items()]
+                for name, value in values[1:] if args else values:
+                    for field, problem in per_env_key_errors(value, environments, name):
+                        raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
+        init(self, *args, **kwargs)
+
+    setattr(cls, "__init__", __init__)  # noqa: B010  (mypy: no method assignment)
+    return cls
+
+
+def _configured_environments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, ...]:
+    """The fleet's environments when the first argument is the fleet (a construct's scope)."""
+    scope = args[0] if args else kwargs.get("scope")
+    environments = getattr(getattr(scope, "config", None), "environments", None)
+    return environments if isinstance(environments, tuple) else ()
+
+
+def _where(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """``file:line (id)`` for a construct, ``file:line (Class name)`` for a value type."""
+    if len(args) >= 2 and isinstance(args[1], str):  # (scope, construct_id, ...)
+        return f"{caller_location()} ({args[1]})"
+    label = kwargs.get("name") if isinstance(kwargs.get("name"), str) else None
+    return f"{caller_location()} ({cls.__name__}{' ' + label if label else ''})"
+
+
+def per_env_key_errors(
+    value: Any, environments: Sequence[str], path: str
+) -> Iterator[tuple[str, str]]:
+    """(field, problem) for each ``per_env`` key in ``value`` that is not an environment.
+
+    Looks through lists, mappings and dataclass values (a NodeGroup's counts), so every
+    :class:`PerEnv` reachable from a declaration's arguments is checked when it is attached.
+    """
+    yield from _per_env_walk(value, tuple(environments), path, 0)
+
+
+def _per_env_walk(
+    value: Any, environments: tuple[str, ...], path: str, depth: int
+) -> Iterator[tuple[str, str]]:
+    if depth > 4 or value is None or isinstance(value, (str, int, float, bool)):
+        return
+    if isinstance(value, PerEnv):
+        for key in value.values:
+            if key not in environments:
+                close = difflib.get_close_matches(key, environments, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                yield (
+                    path,
+                    f"per_env key {key!r} is not an environment "
+                    f"(configured: {', '.join(environments)}){hint}",
+                )
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            name = getattr(item, "name", None)
+            step = f"[{name}]" if isinstance(name, str) and name else f"[{i}]"
+            yield from _per_env_walk(item, environments, path + step, depth + 1)
+    elif isinstance(value, abc.Mapping):
+        for key, item in value.items():
+            yield from _per_env_walk(item, environments, f"{path}[{key!r}]", depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _per_env_walk(
+                getattr(value, f.name, None), environments, f"{path}.{f.name}", depth + 1
+            )
+
+
+class CheckedArguments:
+    """Base whose subclasses' ``__init__`` arguments are checked (see :func:`checked_arguments`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            checked_arguments(cls)

@@ -19,7 +19,7 @@ from fleet.clouds.magnum.template import ClusterTemplate, catalog
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
-from fleet.core.validators import check_dns_label, check_label_values
+from fleet.core.validators import check_dns_label, check_label_values, checked_arguments
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
 API_VERSION = "containerinfra.openstack.crossplane.io/v1alpha1"
@@ -31,6 +31,7 @@ DEFAULT_WORKER = "default-worker"
 """Magnum's name for the node group that ``node_count`` and ``flavor`` describe."""
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class NodeGroup:
     """A Magnum node group: nodes of one flavor, usually in one availability zone.

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from fleet.core.errors import DefinitionError
-from fleet.core.validators import check_label_values
+from fleet.core.validators import check_label_values, checked_arguments
 from fleet.core.values import caller_location
 
 _KUBE_VERSION = re.compile(r"^v?\d+\.\d+(\.\d+)?$")
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True, eq=False)
 class ClusterTemplate:
     """A Magnum cluster template, as the cloud's Kubernetes team publishes it.

@@ -33,7 +33,7 @@ from fleet.clouds.oci.network import (
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
-from fleet.core.validators import check_dns_label, check_label_values
+from fleet.core.validators import check_dns_label, check_label_values, checked_arguments
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
 CAPI_API = "cluster.x-k8s.io/v1beta1"
@@ -82,6 +82,7 @@ def _positive(value: float | None, *, where: str, field: str, unit: str) -> str 
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class OkeNodePool:
     """An OKE node pool: nodes of one shape, placed across availability domains.

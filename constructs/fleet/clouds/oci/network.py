@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.core.errors import DefinitionError
-from fleet.core.validators import check_dns_label
+from fleet.core.validators import check_dns_label, checked_arguments
 from fleet.core.values import caller_location
 
 CONTROL_PLANE_ENDPOINT = "control-plane-endpoint"
@@ -122,6 +122,7 @@ def _ingress(description: str, protocol: str, source: str, **extra: Any) -> dict
     return {"ingressRule": rule}
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class OkeVcn(OkeNetwork):
     """A new VCN with the subnets and NSGs of CAPOCI's ``cluster-template-managed-private.yaml``.
@@ -322,6 +323,7 @@ class OkeVcn(OkeNetwork):
         }
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class OkeSubnet:
     """An existing subnet, by OCID. ``name`` (default: the role) is how node pools
@@ -334,6 +336,7 @@ class OkeSubnet:
     type: str = "private"
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class OkeNsg:
     """An existing network security group, by OCID; ``name`` defaults to the role."""
@@ -343,6 +346,7 @@ class OkeNsg:
     name: str | None = None
 
 
+@checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class OkeExistingVcn(OkeNetwork):
     """A VCN, subnets and NSGs that already exist (made by the network team).
