@@ -281,10 +281,14 @@ def checked_arguments(cls: type[C]) -> type[C]:
             for field, problem in argument_errors(init, args, kwargs):
                 raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
             environments = _configured_environments(args, kwargs)
-            if environments:
+            walks = _per_env_parameters(init) if environments else {}
+            if walks:
                 values = [*zip(_argument_checks(init)[0], args, strict=False), *kwargs.items()]
-                for name, value in values[1:] if args else values:
-                    for field, problem in per_env_key_errors(value, environments, name):
+                for name, value in values:
+                    walk = walks.get(name)
+                    if walk is None:
+                        continue
+                    for field, problem in per_env_key_errors(value, walk, environments, name):
                         raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
         init(self, *args, **kwargs)
 
@@ -307,46 +311,111 @@ def _where(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return f"{caller_location()} ({cls.__name__}{' ' + label if label else ''})"
 
 
+Walk = Callable[[Any, str], Iterator[tuple[str, PerEnv[Any]]]]
+"""Yields (field path, PerEnv) for each PerEnv inside a value of one type hint."""
+
+
+def _is_per_env_hint(hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    return origin is not None and getattr(origin, "__name__", "") == "PerEnv"
+
+
+@functools.cache
+def _class_walks(cls: type) -> tuple[tuple[str, Walk], ...]:
+    """(field, walk) for the fields of dataclass ``cls`` whose hints may hold a PerEnv."""
+    if not dataclasses.is_dataclass(cls):
+        return ()
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):
+        return ()
+    walks = []
+    for f in dataclasses.fields(cls):
+        walk = _compile_walk(hints.get(f.name))
+        if walk is not None:
+            walks.append((f.name, walk))
+    return tuple(walks)
+
+
+def _compile_walk(hint: Any, depth: int = 0) -> Walk | None:
+    """A walk for values of type ``hint``, or None when no PerEnv can be inside."""
+    if hint is None or depth > 4:
+        return None
+    if _is_per_env_hint(hint):
+
+        def one(v: Any, path: str) -> Iterator[tuple[str, PerEnv[Any]]]:
+            if isinstance(v, PerEnv):
+                yield path, v
+
+        return one
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        walks = [w for w in (_compile_walk(a, depth + 1) for a in args) if w is not None]
+        if not walks:
+            return None
+
+        def any_of(v: Any, path: str) -> Iterator[tuple[str, PerEnv[Any]]]:
+            for walk in walks:
+                yield from walk(v, path)
+
+        return any_of
+    if origin in (Sequence, list, tuple, abc.Sequence) and args:
+        item = _compile_walk(args[0], depth + 1)
+        if item is None:
+            return None
+
+        def items(v: Any, path: str) -> Iterator[tuple[str, PerEnv[Any]]]:
+            if isinstance(v, (list, tuple)):
+                for i, x in enumerate(v):
+                    name = getattr(x, "name", None)
+                    yield from item(x, f"{path}[{name if isinstance(name, str) else i}]")
+
+        return items
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        cls = hint
+        if not _class_walks(cls):
+            return None
+
+        def fields(v: Any, path: str) -> Iterator[tuple[str, PerEnv[Any]]]:
+            if isinstance(v, cls):
+                for name, walk in _class_walks(cls):
+                    yield from walk(getattr(v, name, None), f"{path}.{name}")
+
+        return fields
+    return None
+
+
+@functools.cache
+def _per_env_parameters(init: Callable[..., Any]) -> dict[str, Walk]:
+    """name -> walk of the parameters of ``init`` whose values may hold a PerEnv."""
+    try:
+        hints = typing.get_type_hints(init)
+    except (NameError, TypeError):
+        return {}
+    walks = {name: _compile_walk(hint) for name, hint in hints.items()}
+    return {name: walk for name, walk in walks.items() if walk is not None}
+
+
 def per_env_key_errors(
-    value: Any, environments: Sequence[str], path: str
+    value: Any, walk: Walk, environments: Sequence[str], path: str
 ) -> Iterator[tuple[str, str]]:
     """(field, problem) for each ``per_env`` key in ``value`` that is not an environment.
 
-    Looks through lists, mappings and dataclass values (a NodeGroup's counts), so every
-    :class:`PerEnv` reachable from a declaration's arguments is checked when it is attached.
+    ``walk`` (compiled from the argument's type hint) follows lists and dataclass values
+    (a NodeGroup's counts), so every :class:`PerEnv` reachable from a declaration's
+    arguments is checked when it is attached to the declaration.
     """
-    yield from _per_env_walk(value, tuple(environments), path, 0)
-
-
-def _per_env_walk(
-    value: Any, environments: tuple[str, ...], path: str, depth: int
-) -> Iterator[tuple[str, str]]:
-    if depth > 4 or value is None or isinstance(value, (str, int, float, bool)):
-        return
-    if isinstance(value, PerEnv):
-        for key in value.values:
+    for field, per_env_value in walk(value, path):
+        for key in per_env_value.values:
             if key not in environments:
                 close = difflib.get_close_matches(key, environments, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 yield (
-                    path,
+                    field,
                     f"per_env key {key!r} is not an environment "
                     f"(configured: {', '.join(environments)}){hint}",
                 )
-        return
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            name = getattr(item, "name", None)
-            step = f"[{name}]" if isinstance(name, str) and name else f"[{i}]"
-            yield from _per_env_walk(item, environments, path + step, depth + 1)
-    elif isinstance(value, abc.Mapping):
-        for key, item in value.items():
-            yield from _per_env_walk(item, environments, f"{path}[{key!r}]", depth + 1)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from _per_env_walk(
-                getattr(value, f.name, None), environments, f"{path}.{f.name}", depth + 1
-            )
 
 
 class CheckedArguments:
