@@ -101,6 +101,24 @@ def _name_of(hint: Any) -> str:
     return getattr(hint, "__name__", str(hint))
 
 
+def _outer(hint: Any) -> Callable[[Any], bool]:
+    """A cheap test of whether a value has the outer shape of ``hint`` (for unions)."""
+    origin = typing.get_origin(hint)
+    if origin in (Mapping, dict, abc.Mapping) or hint in (dict, Mapping):
+        return lambda v: isinstance(v, abc.Mapping)
+    if origin in (Sequence, list, tuple, abc.Sequence) or hint in (list, tuple):
+        return lambda v: isinstance(v, (list, tuple))
+    if origin is not None and isinstance(origin, type):
+        cls = origin
+        return lambda v: isinstance(v, cls)
+    if hint is float:
+        return lambda v: isinstance(v, (int, float))
+    if isinstance(hint, type):
+        cls = hint
+        return lambda v: isinstance(v, cls)
+    return lambda v: True
+
+
 def _compile_hint(hint: Any) -> Check | None:
     """A check for values of type ``hint``, or None for "anything goes"."""
     if hint is Any or hint is object or isinstance(hint, typing.TypeVar):
@@ -132,18 +150,20 @@ def _compile_hint(hint: Any) -> Check | None:
         checks = [_compile_hint(a) for a in args]
         if any(c is None for c in checks):
             return None
-        members = [c for c in checks if c is not None]
+        members = [(_outer(a), c) for a, c in zip(args, checks, strict=True) if c is not None]
 
         def union(v: Any, f: str) -> str | None:
-            errors = []
-            for check in members:
-                error = check(v, f)
-                if error is None:
-                    return None
-                errors.append(error)
+            inner = None
+            for outer, check in members:
+                if outer(v):  # only members of the value's shape: no messages built in vain
+                    error = check(v, f)
+                    if error is None:
+                        return None
+                    inner = inner or error
             # a value of the right outer shape gets the inner complaint (labels['a']: ...)
-            inner = [e for e in errors if not e.startswith("must be ")]
-            return inner[0] if len(inner) == 1 else f"must be {expected}, got {_shown(v)}"
+            if inner is not None and not inner.startswith("must be "):
+                return inner
+            return f"must be {expected}, got {_shown(v)}"
 
         return union
     if origin is Literal:
@@ -214,6 +234,34 @@ def _compile_hint(hint: Any) -> Check | None:
     return None
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _fast_types(hint: Any) -> frozenset[type]:
+    """Types whose values surely fit ``hint`` and hold no PerEnv: checked by ``type(v) in``.
+
+    Exact types only (a bool is not an int here: ``type(True)`` is ``bool``); containers,
+    PerEnv and dataclasses that may hold a PerEnv always take the full check.
+    """
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        out: frozenset[type] = frozenset()
+        for a in typing.get_args(hint):
+            out |= _fast_types(a)
+        return out
+    if hint is float:
+        return frozenset({float, int})
+    if hint in _SCALARS:
+        return frozenset({hint})
+    if (
+        isinstance(hint, type)
+        and typing.get_origin(hint) is None
+        and not issubclass(hint, (abc.Mapping, abc.Sequence, abc.Set))
+        and not (dataclasses.is_dataclass(hint) and _class_walks(hint))
+    ):
+        return frozenset({hint})
+    return frozenset()
+
+
 @functools.cache
 def _argument_checks(init: Callable[..., Any]) -> tuple[tuple[str, ...], dict[str, Check]]:
     """(positional parameter names, name -> check) of ``init``, from its type hints."""
@@ -234,6 +282,16 @@ def _argument_checks(init: Callable[..., Any]) -> tuple[tuple[str, ...], dict[st
             if check is not None:
                 checks[p.name] = check
     return positional, checks
+
+
+@functools.cache
+def _fast_paths(init: Callable[..., Any]) -> dict[str, frozenset[type]]:
+    """name -> the exact types that need neither a check nor a PerEnv walk."""
+    try:
+        hints = typing.get_type_hints(init)
+    except (NameError, TypeError):
+        return {}
+    return {name: _fast_types(hint) for name, hint in hints.items()}
 
 
 def argument_errors(
@@ -278,22 +336,44 @@ def checked_arguments(cls: type[C]) -> type[C]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if not getattr(self, _CHECKING, False):
             object.__setattr__(self, _CHECKING, True)
-            for field, problem in argument_errors(init, args, kwargs):
-                raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
-            environments = _configured_environments(args, kwargs)
-            walks = _per_env_parameters(init) if environments else {}
-            if walks:
-                values = [*zip(_argument_checks(init)[0], args, strict=False), *kwargs.items()]
-                for name, value in values:
-                    walk = walks.get(name)
-                    if walk is None:
-                        continue
-                    for field, problem in per_env_key_errors(value, walk, environments, name):
-                        raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
+            fast = _fast_paths(init)
+            slow = [
+                (name, value)
+                for name, value in (
+                    *zip(_argument_checks(init)[0], args, strict=False),
+                    *kwargs.items(),
+                )
+                if type(value) not in fast.get(name, ())
+            ]
+            if slow:
+                _check_slow(cls, init, slow, args, kwargs)
         init(self, *args, **kwargs)
 
     setattr(cls, "__init__", __init__)  # noqa: B010  (mypy: no method assignment)
     return cls
+
+
+def _check_slow(
+    cls: type,
+    init: Callable[..., Any],
+    slow: list[tuple[str, Any]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    """The full checks, for the arguments the fast path did not clear."""
+    checks = _argument_checks(init)[1]
+    for name, value in slow:
+        check = checks.get(name)
+        if check is not None and (error := check(value, name)) is not None:
+            field, problem = _joined(name, error)
+            raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
+    environments = _configured_environments(args, kwargs)
+    walks = _per_env_parameters(init) if environments else {}
+    for name, value in slow:
+        walk = walks.get(name)
+        if walk is not None:
+            for field, problem in per_env_key_errors(value, walk, environments, name):
+                raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
 
 
 def _configured_environments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, ...]:
