@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.argocd.bootstrap import APPLICATION_API_VERSION, PACKAGES
-from fleet.argocd.registration import LABEL_ENVIRONMENT, check_labels
+from fleet.argocd.registration import LABEL_ENVIRONMENT, check_labels, registration_body
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
@@ -62,6 +62,9 @@ class FleetPackage(FleetConstruct):
                              chart="kube-prometheus-stack", version="62.7.0"),
         )
 
+    A package that selects no registered cluster in one of its environments is an error
+    (a typo in ``match_labels`` would deploy nowhere), unless ``allow_empty=True``.
+
     Left out: ``environments`` is every environment; ``match_labels`` selects every
     registered cluster of the environment; ``name`` (of the ApplicationSet and the prefix of
     its Applications) is the construct id; ``project`` is ``default``; ``argocd_namespace``
@@ -80,6 +83,7 @@ class FleetPackage(FleetConstruct):
         name: str | None = None,
         project: str = "default",
         argocd_namespace: str = "argocd",
+        allow_empty: bool = False,
     ) -> None:
         super().__init__(
             scope,
@@ -101,6 +105,10 @@ class FleetPackage(FleetConstruct):
                 where=ctx,
                 field="source.path",
             )
+        if isinstance(source, HelmChart) and not source.chart.strip():
+            raise DefinitionError("name the chart", where=ctx, field="source.chart")
+        if isinstance(source, HelmChart) and not source.repo_url.strip():
+            raise DefinitionError("give the chart repository", where=ctx, field="source.repo_url")
         if isinstance(source, HelmChart) and not source.version:
             raise DefinitionError("pin the chart's version", where=ctx, field="source.version")
         self.source = source
@@ -115,6 +123,7 @@ class FleetPackage(FleetConstruct):
         # The Applications are named <name>-<cluster>: leave room for a cluster name.
         self.name = check_dns_label(name or construct_id, where=ctx, field="name", max_length=63)
         self.project = project
+        self.allow_empty = allow_empty
         self.argocd_namespace = check_dns_label(
             argocd_namespace, where=ctx, field="argocd_namespace"
         )
@@ -136,8 +145,34 @@ class FleetPackage(FleetConstruct):
             helm["valuesObject"] = dict(s.values)
         return {"chart": s.chart, "helm": helm, "repoURL": s.repo_url, "targetRevision": s.version}
 
+    def selects_any(self, environment: str) -> bool:
+        """Whether ``match_labels`` selects a cluster registered in ``environment`` (its
+        registration's labels, as the ApplicationSet's cluster generator sees them)."""
+        from fleet.argocd.argo_cd import ArgoCd
+
+        for argocd in self.fleet.declarations():
+            if isinstance(argocd, ArgoCd) and environment in argocd.environments:
+                return any(
+                    all(labels.get(key) == value for key, value in self.match_labels.items())
+                    for labels in (
+                        registration_body(
+                            cluster, environment, provider_config="", registration=registration
+                        )["spec"]["forProvider"]["labels"]
+                        for cluster, registration in argocd.registered(environment)
+                    )
+                )
+        return True  # no ArgoCd in the environment: registration reports that
+
     def render(self, environment: str) -> list[Manifest]:
         """One ApplicationSet with a cluster generator."""
+        if not self.allow_empty and not self.selects_any(environment):
+            shown = ", ".join(f"{k}={v}" for k, v in self.match_labels.items()) or "(none)"
+            raise DefinitionError(
+                f"selects no registered cluster in {environment} (match_labels {shown}); "
+                "fix the labels, or pass allow_empty=True",
+                where=self.context,
+                field="match_labels",
+            )
         labels = {LABEL_ENVIRONMENT: environment, **self.match_labels}
         body = {
             "apiVersion": APPLICATION_API_VERSION,

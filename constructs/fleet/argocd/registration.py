@@ -174,6 +174,14 @@ class ArgoRegistration(FleetConstruct):
         self.cluster = cluster
         self.argocd = argocd
         self.labels = check_labels(labels or {}, where=ctx, field="labels")
+        for key in self.labels:
+            if key.startswith(LABEL_PREFIX):
+                raise DefinitionError(
+                    f"{key!r}: labels under {LABEL_PREFIX} are the fleet's own, set from "
+                    "the cluster's declaration",
+                    where=ctx,
+                    field="labels",
+                )
         self.project = project
         self.namespaces = list(namespaces) if namespaces is not None else None
         if shard is not None and (isinstance(shard, bool) or not isinstance(shard, int)):

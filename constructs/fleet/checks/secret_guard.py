@@ -7,6 +7,7 @@ Flagged:
   when base64-encoded;
 * any string that is a kubeconfig with credentials (``client-key-data`` or a ``token:``
   entry), also when base64-encoded;
+* any string holding a URL with a password in it (``https://user:token@host/...``);
 * a field named like a credential (``password``, ``passwd``, ``secret``, ``token``,
   ``apiKey``, ``privateKey``, ``clientSecret``, ``accessKey``, ... or ending in one of
   those) whose value is a non-empty literal string.
@@ -37,6 +38,14 @@ _BASE64_PEM_OR_YAML = ("LS0tLS1CRUdJT", "YXBpVmVyc2lvbj", "Y2xpZW50LWtleS1kYXRh"
 _MARKERS = ("PRIVATE KEY", "client-key-data", "token", *_BASE64_PEM_OR_YAML)
 """Substrings without which a string cannot hold a key or kubeconfig (a cheap first test)."""
 _MARKER = re.compile("|".join(re.escape(m) for m in _MARKERS))
+_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+"""``scheme://user:password@``: userinfo with a password (RFC 3986 section 3.2.1 deprecates it).
+
+``ssh://git@host`` (a user name alone) is not a credential."""
+_URL_MESSAGE = (
+    "URL with a password in it (user:password@); keep credentials in a Secret and "
+    "reference it (ArgoCD: a repository credential Secret)"
+)
 _MIN_LENGTH = 24
 """Shorter strings cannot hold a key block or a kubeconfig."""
 
@@ -131,6 +140,8 @@ def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], st
                 name = str(key)
                 if _is_credential_field(name) and item.strip():
                     out.append(([*path, name], _credential_literal(name)))
+                elif "://" in item and "@" in item and _URL_CREDENTIALS.search(item):
+                    out.append(([*path, name], _URL_MESSAGE))
                 elif len(item) >= _MIN_LENGTH:
                     problem = _content_problem(item)
                     if problem:
@@ -142,7 +153,9 @@ def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], st
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, str):
-                if len(item) >= _MIN_LENGTH:
+                if "://" in item and "@" in item and _URL_CREDENTIALS.search(item):
+                    out.append(([*path, index], _URL_MESSAGE))
+                elif len(item) >= _MIN_LENGTH:
                     problem = _content_problem(item)
                     if problem:
                         out.append(([*path, index], problem))

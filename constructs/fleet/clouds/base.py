@@ -18,6 +18,9 @@ from fleet.core.manifest import Manifest
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 
+FLEET_LABEL_PREFIX = "fleet/"
+"""The prefix of the labels registration sets from the declaration (argocd/registration.py)."""
+
 PROTECT = ("Prune=false", "Delete=false")
 """ArgoCD sync options that keep a cluster alive when its definition disappears."""
 
@@ -159,6 +162,14 @@ class FleetCluster(FleetConstruct):
         self.fleet_labels = check_label_values(
             fleet_labels or {}, where=self.context, field="fleet_labels"
         )
+        for key in self.fleet_labels:
+            if key.startswith(FLEET_LABEL_PREFIX):
+                raise DefinitionError(
+                    f"{key!r}: labels under {FLEET_LABEL_PREFIX} are the fleet's own "
+                    "(environment, cloud, region, ...), set from the declaration",
+                    where=self.context,
+                    field="fleet_labels",
+                )
         self.deletion_protection = deletion_protection
         self.register_in_argocd = register_in_argocd
         self.retired_environments = self._retired_environments(retired)

@@ -63,6 +63,24 @@ class FleetConstruct(CheckedArguments):
         Example: ``cluster.add_json_patch(JsonPatch.add("/spec/forProvider/region",
         "cern"), kind="ClusterV1")``.
         """
+        where = f"{caller_location()} ({self.construct_id})"
+        for op in ops:
+            if not isinstance(op, JsonPatch):
+                raise DefinitionError(
+                    f"must be JsonPatch operations, got {type(op).__name__}",
+                    where=where,
+                    field="add_json_patch",
+                )
+        if environment is not None and environment not in self.environments:
+            self.fleet.config.check_environment(
+                environment, where=where, field="add_json_patch.environment"
+            )
+            raise DefinitionError(
+                f"{self.construct_id!r} is not placed in {environment!r} "
+                f"(environments: {', '.join(self.environments)}): the patch would apply nowhere",
+                where=where,
+                field="add_json_patch.environment",
+            )
         self._patches.append((kind, environment, ops))
 
     def manifests(self, environment: str) -> list[Manifest]:
@@ -72,6 +90,15 @@ class FleetConstruct(CheckedArguments):
         out = self.render(environment)
         if not self._patches:
             return out
+        kinds = {m.kind for m in out}
+        for kind, env, _ops in self._patches:
+            if kind is not None and kind not in kinds and env in (None, environment) and out:
+                raise DefinitionError(
+                    f"json patch for kind {kind!r} matches no object in {environment} "
+                    f"(rendered kinds: {', '.join(sorted(kinds))})",
+                    where=self.context,
+                    field="add_json_patch.kind",
+                )
         return [self._patched(m) for m in out]
 
     def _patched(self, manifest: Manifest) -> Manifest:

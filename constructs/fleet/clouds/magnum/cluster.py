@@ -29,6 +29,10 @@ DELETION_POLICIES = ("Orphan", "Delete")
 MANAGEMENT_POLICIES = ("*", "Create", "Update", "Delete", "Observe", "LateInitialize")
 DEFAULT_WORKER = "default-worker"
 """Magnum's name for the node group that ``node_count`` and ``flavor`` describe."""
+RESERVED_NODE_GROUPS = (DEFAULT_WORKER, "default-master")
+"""Magnum names a cluster's own node groups ``default-<role>`` (magnum/conductor/utils.py);
+another node group of that name is refused (NodeGroupAlreadyExists, api/controllers/v1/
+nodegroup.py)."""
 
 
 @checked_arguments
@@ -57,6 +61,13 @@ class NodeGroup:
         object.__setattr__(self, "where", self.where or caller_location())
         ctx = f"{self.where} (node group {self.name})"
         check_dns_label(self.name, where=ctx, field="name")
+        if self.name in RESERVED_NODE_GROUPS:
+            raise DefinitionError(
+                f"{self.name!r} is the node group Magnum creates for every cluster (give the "
+                "cluster's flavor, node_count and master_count instead)",
+                where=ctx,
+                field="name",
+            )
         if not isinstance(self.retired, bool):
             raise DefinitionError(
                 f"must be True or False, got {self.retired!r}", where=ctx, field="retired"

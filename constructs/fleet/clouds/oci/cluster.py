@@ -392,6 +392,12 @@ class OciManagedCluster(FleetCluster):
             raise DefinitionError(
                 f"{pods_cidr} overlaps services_cidr {services_cidr}", where=ctx, field="pods_cidr"
             )
+        vcn = self.network.vcn_cidr()
+        if vcn is not None and services.overlaps(vcn):
+            # Service IPs inside the VCN would shadow real hosts (OKE requires them apart).
+            raise DefinitionError(
+                f"{services_cidr} overlaps the VCN's {vcn}", where=ctx, field="services_cidr"
+            )
         self.pods_cidr, self.services_cidr = str(pods), str(services)
         self.ssh_public_key = _check_ssh_key(ssh_public_key, ctx) if ssh_public_key else None
         self.node_pool_specs = self._check_pools(node_pools)

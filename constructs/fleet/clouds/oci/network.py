@@ -78,6 +78,10 @@ class OkeNetwork:
         """Whether the Kubernetes API endpoint gets a public IP."""
         raise NotImplementedError
 
+    def vcn_cidr(self) -> ipaddress.IPv4Network | None:
+        """The VCN's CIDR block, where fleet knows it (None for an existing VCN)."""
+        return None
+
 
 class OkeDefaultNetwork(OkeNetwork):
     """CAPOCI's default managed network: a new VCN with subnets and NSGs named after
@@ -96,6 +100,10 @@ class OkeDefaultNetwork(OkeNetwork):
     def public_endpoint(self) -> bool:
         """CAPOCI's default control-plane-endpoint subnet is public."""
         return True
+
+    def vcn_cidr(self) -> ipaddress.IPv4Network:
+        """CAPOCI's ``VcnDefaultCidr`` (cloud/scope/defaults.go): 10.0.0.0/16."""
+        return ipaddress.IPv4Network("10.0.0.0/16")
 
 
 def _tcp(low: int, high: int | None = None) -> dict[str, Any]:
@@ -189,6 +197,10 @@ class OkeVcn(OkeNetwork):
     def public_endpoint(self) -> bool:
         """Whether the control-plane-endpoint subnet is public."""
         return self.public_api_endpoint
+
+    def vcn_cidr(self) -> ipaddress.IPv4Network:
+        """The VCN's ``cidr``."""
+        return ipaddress.IPv4Network(self.cidr)
 
     def names(self) -> NetworkNames:
         """Subnets and NSGs are named after their roles, as in the template."""
