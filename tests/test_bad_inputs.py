@@ -60,7 +60,23 @@ PRELUDE = """\
 import cdk8s
 
 from clusters.templates import SINGLE
-from fleet import Fleet, JsonPatch, MagnumCluster, NodeGroup, OpenStackProject, per_env
+from fleet import (
+    ArgoCd,
+    Fleet,
+    FleetPackage,
+    GitPath,
+    HelmChart,
+    JsonPatch,
+    MagnumCluster,
+    NodeGroup,
+    OciClusterIdentity,
+    OciManagedCluster,
+    OkeNodePool,
+    OkeVcn,
+    OpenStackProject,
+    SecretKeyRef,
+    per_env,
+)
 
 
 def define(fleet: Fleet) -> None:
@@ -86,6 +102,37 @@ def magnum(construct_id: str = "x", *, after: str = "", **fields: str) -> str:
     )
     body = f"cluster = {call})\n{textwrap.dedent(after)}"
     return PRELUDE + textwrap.indent(body, "    ")
+
+
+ARGOCD = """\
+ArgoCd(
+    fleet, "argocd", server_addr="argocd-server.argocd.svc:443",
+    credentials=SecretKeyRef(name="argocd", namespace="crossplane-system", key="authToken"),
+)
+"""
+
+
+def with_argocd(after: str) -> str:
+    """A module declaring the fleet's ArgoCd, then ``after`` (statements in define)."""
+    return PRELUDE + textwrap.indent(ARGOCD + textwrap.dedent(after), "    ")
+
+
+def oke(**fields: str) -> str:
+    """A module declaring one OciManagedCluster; ``fields`` are Python source."""
+    args = {
+        "name": '"oke-{env}"',
+        "environments": '["dev"]',
+        "identity": "OciClusterIdentity(fleet, 'oci', principal_secret='oci-principal')",
+        "compartment_id": '"ocid1.compartment.oc1..aaaaexample"',
+        "region": '"eu-frankfurt-1"',
+        "kubernetes_version": '"v1.30.1"',
+        "availability_domains": '["BKrI:EU-FRANKFURT-1-AD-1"]',
+        "node_image_id": '"ocid1.image.oc1.eu-frankfurt-1.aaaaexample"',
+        "node_pools": '[OkeNodePool(name="general", ocpus=2, memory_gb=16, node_count=1)]',
+        **fields,
+    }
+    call = "OciManagedCluster(fleet, 'oke', " + ", ".join(f"{k}={v}" for k, v in args.items())
+    return PRELUDE + textwrap.indent(call + ")\n", "    ")
 
 
 SEED_TFVARS = """\
@@ -255,6 +302,235 @@ CASES = [
         {},
         r"environment: unknown environment 'staging' \(configured: dev, test, prod\)$",
         argv=("synth", "--env", "staging"),
+    ),
+    # --- issue 14: inputs that used to render silently wrong (exit 0) ---------------------
+    Case(
+        "per-env-key-not-an-environment",
+        {
+            "clusters/broken.py": magnum(
+                environments='["dev", "test", "prod"]',
+                node_count="per_env(dev=1, prd=4, default=2)",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): node_count: per_env key 'prd' is not an environment "
+        r"\(configured: dev, test, prod\); did you mean 'prod'\?$",
+    ),
+    Case(
+        "per-env-key-inside-a-node-group",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="a", flavor="m2.large", '
+                "node_count=per_env(dve=1, default=2))]"
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): node_groups\[a\]\.node_count: per_env key 'dve' is "
+        r"not an environment \(configured: dev, test, prod\); did you mean 'dev'\?$",
+    ),
+    Case(
+        "json-patch-for-an-unknown-environment",
+        {
+            "clusters/broken.py": magnum(
+                after='cluster.add_json_patch(JsonPatch.add("/metadata/labels", {}), '
+                'environment="staging")\n'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): add_json_patch\.environment: unknown environment "
+        r"'staging' \(configured: dev, test, prod\)$",
+    ),
+    Case(
+        "json-patch-for-an-environment-the-construct-is-not-in",
+        {
+            "clusters/broken.py": magnum(
+                after='cluster.add_json_patch(JsonPatch.add("/metadata/labels", {}), '
+                'environment="prod")\n'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): add_json_patch\.environment: 'x' is not placed in "
+        r"'prod' \(environments: dev\): the patch would apply nowhere$",
+    ),
+    Case(
+        "json-patch-for-a-kind-never-rendered",
+        {
+            "clusters/broken.py": magnum(
+                after='cluster.add_json_patch(JsonPatch.add("/metadata/labels", {}), '
+                'kind="ClusterV2")\n'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): add_json_patch\.kind: json patch for kind 'ClusterV2' "
+        r"matches no object in dev \(rendered kinds: ClusterV1\)$",
+    ),
+    Case(
+        "boolean-given-as-a-string",
+        {"clusters/broken.py": magnum(merge_labels='"false"')},
+        r"clusters/broken\.py:\d+ \(x\): merge_labels: must be True or False, got str 'false'$",
+    ),
+    Case(
+        "boolean-given-as-a-number-in-a-node-group",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="a", flavor="m2.large", node_count=1, retired=1)]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(NodeGroup a\): retired: must be True or False, got int 1$",
+    ),
+    Case(
+        "export-kubeconfigs-given-as-a-string",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(
+                ARGOCD.replace(
+                    'key="authToken"),', 'key="authToken"),\n    export_kubeconfigs="false",'
+                ),
+                "    ",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(argocd\): export_kubeconfigs: must be True or False or "
+        r"per_env\(True or False\), got str 'false'$",
+    ),
+    Case(
+        "count-given-as-a-boolean",
+        {"clusters/broken.py": magnum(node_count="True")},
+        r"clusters/broken\.py:\d+ \(x\): node_count: must be an integer or per_env\(an integer\), "
+        r"got bool True$",
+    ),
+    Case(
+        "count-given-as-a-float-in-per-env",
+        {"clusters/broken.py": magnum(node_count="per_env(dev=1.5, default=2)")},
+        r"clusters/broken\.py:\d+ \(x\): node_count\[dev\]: must be an integer, got float 1\.5$",
+    ),
+    Case(
+        "fleet-labels-overriding-the-fleets-own",
+        {"clusters/broken.py": magnum(fleet_labels='{"fleet/environment": "prod"}')},
+        r"clusters/broken\.py:\d+ \(x\): fleet_labels: 'fleet/environment': labels under fleet/ "
+        r"are the fleet's own",
+    ),
+    Case(
+        "package-selecting-no-cluster",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", match_labels={"tier": "gold"},
+                    source=GitPath(path="apps/tools"),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): match_labels: selects no registered cluster in dev "
+        r"\(match_labels tier=gold\); fix the labels, or pass allow_empty=True$",
+    ),
+    Case(
+        "magnum-node-group-named-like-magnums-own",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="default-worker", flavor="m2.large", node_count=1)]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(node group default-worker\): name: 'default-worker' is the "
+        r"node group Magnum creates for every cluster",
+    ),
+    Case(
+        "oke-services-cidr-inside-the-vcn",
+        {"clusters/broken.py": oke(network="OkeVcn()", services_cidr='"10.0.200.0/24"')},
+        r"clusters/broken\.py:\d+ \(oke\): services_cidr: 10\.0\.200\.0/24 overlaps the VCN's "
+        r"10\.0\.0\.0/16$",
+    ),
+    Case(
+        "oke-services-cidr-inside-capocis-default-vcn",
+        {"clusters/broken.py": oke(services_cidr='"10.0.0.0/20"')},
+        r"clusters/broken\.py:\d+ \(oke\): services_cidr: 10\.0\.0\.0/20 overlaps the VCN's "
+        r"10\.0\.0\.0/16$",
+    ),
+    Case(
+        "helm-chart-without-a-name",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools",
+                    source=HelmChart(
+                        repo_url="https://charts.example.org", chart="", version="1.0.0"
+                    ),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): source\.chart: name the chart$",
+    ),
+    Case(
+        "credentials-inside-a-url",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools",
+                    source=GitPath(path="apps", repo_url="https://ci:glpat-s3cr3t@git.example.org/a.git"),
+                )
+                """
+            )
+        },
+        r"dev: ApplicationSet argocd/tools: spec\.template\.spec\.source\.repoURL: URL with a "
+        r"password in it",
+    ),
+    # --- wrong shapes: the field and what was expected, never a raw Python error ------------
+    Case(
+        "labels-given-as-a-list",
+        {"clusters/broken.py": magnum(labels='["monitoring_enabled=true"]')},
+        r"clusters/broken\.py:\d+ \(x\): labels: must be a mapping of str to str or "
+        r"per_env\(a mapping of str to str\), got list \['monitoring_enabled=true'\]$",
+    ),
+    Case(
+        "node-groups-given-a-single-node-group",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='NodeGroup(name="a", flavor="m2.large", node_count=1)'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): node_groups: must be a list of NodeGroup, got a single "
+        r"NodeGroup \(put it in a list: \[\.\.\.\]\)$",
+    ),
+    Case(
+        "environments-given-as-one-string",
+        {"clusters/broken.py": magnum(environments='"dev,prod"')},
+        r"clusters/broken\.py:\d+ \(x\): environments: must be a list of str, got str 'dev,prod'$",
+    ),
+    Case(
+        "project-given-as-a-name",
+        {"clusters/broken.py": magnum(project='"broken"')},
+        r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject, got str 'broken'$",
+    ),
+    Case(
+        "node-group-with-a-list-item-of-the-wrong-type",
+        {"clusters/broken.py": magnum(node_groups='[{"name": "a"}]')},
+        r"clusters/broken\.py:\d+ \(x\): node_groups\[0\]: must be a NodeGroup, got dict ",
+    ),
+    Case(
+        "oke-node-pool-count-as-a-string",
+        {
+            "clusters/broken.py": oke(
+                node_pools='[OkeNodePool(name="general", ocpus=2, memory_gb=16, node_count="3")]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(OkeNodePool general\): node_count: must be an integer or "
+        r"per_env\(an integer\), got str '3'$",
+    ),
+    # --- configuration ------------------------------------------------------------------
+    Case(
+        "pyproject-toml-syntax-error",
+        {"pyproject.toml": '[tool.fleet]\nenvironments = ["dev", "test", "prod"\n'},
+        r"pyproject\.toml:\d+: TOML syntax error: ",
+        subprocess=True,
+    ),
+    Case(
+        "environment-name-not-a-dns-label",
+        {"pyproject.toml": '[tool.fleet]\nenvironments = ["dev", "test", "Prod_EU"]\n'},
+        r"pyproject\.toml: \[tool\.fleet\]: environments: must be lower-case letters, digits "
+        r"and '-', start and end with a letter or digit, at most 57 characters; got 'Prod_EU'$",
+    ),
+    Case(
+        "setting-of-the-wrong-type",
+        {"pyproject.toml": "[tool.fleet]\nrevision = 3\n"},
+        r"pyproject\.toml: \[tool\.fleet\]: revision: must be a non-empty string, got 3$",
     ),
     Case(
         "malformed-tfvars",

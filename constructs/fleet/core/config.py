@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -58,11 +59,11 @@ class FleetConfig:
                 try:
                     document = tomllib.load(f)
                 except tomllib.TOMLDecodeError as e:
-                    raise _toml_error(pyproject, e) from None
+                    raise _toml_error(_shown(pyproject), e) from None
             table = document.get("tool", {}).get("fleet", {})
-        where = f"{pyproject}: [tool.fleet]"
+        where = f"{_shown(pyproject)}: [tool.fleet]"
         if not isinstance(table, dict):
-            raise DefinitionError("must be a table", where=f"{pyproject}", field="tool.fleet")
+            raise DefinitionError("must be a table", where=_shown(pyproject), field="tool.fleet")
         known = {"environments", "repo_url", "revision", "dist", "clusters"}
         for key in table:
             if key not in known:
@@ -96,7 +97,13 @@ class FleetConfig:
         )
 
 
-def _toml_error(path: Path, error: tomllib.TOMLDecodeError) -> DefinitionError:
+def _shown(path: Path) -> str:
+    """``path`` relative to the working folder when inside it (as messages show files)."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def _toml_error(path: str, error: tomllib.TOMLDecodeError) -> DefinitionError:
     """``pyproject.toml:LINE: TOML syntax error: ...`` from tomllib's message."""
     message = str(error)
     line = getattr(error, "lineno", None)  # Python 3.14+
@@ -105,6 +112,7 @@ def _toml_error(path: Path, error: tomllib.TOMLDecodeError) -> DefinitionError:
         line = line or int(match.group(1))
         message = f"{message[: match.start()]} (column {match.group(2)})"
     elif message.endswith(" (at end of document)"):
-        message = message.removesuffix(" (at end of document)") + " (at the end)"
+        message = message.removesuffix(" (at end of document)") + " (at the end of the file)"
+        line = line or len(Path(path).read_text().splitlines()) or None
     where = f"{path}:{line}" if line else str(path)
     return DefinitionError(f"TOML syntax error: {message}", where=where)

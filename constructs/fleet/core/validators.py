@@ -194,7 +194,7 @@ def _compile_hint(hint: Any) -> Check | None:
 
         def sequence(v: Any, f: str) -> str | None:
             if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)):
-                if item_type is not None and isinstance(v, item_type):
+                if item_type not in (None, str, bytes) and isinstance(v, item_type):
                     return (
                         f"must be {expected}, got a single {item_type.__name__} "
                         "(put it in a list: [...])"
