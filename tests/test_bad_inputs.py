@@ -147,6 +147,9 @@ node_count = "1"
 """
 
 
+PROGRESS_LINE = re.compile(r"^synth: \[\d+/\d+\] ")
+
+
 @dataclass(frozen=True)
 class Case:
     """One bad input: files written into the project, the command, what it must say."""
@@ -514,6 +517,21 @@ CASES = [
         r"clusters/broken\.py:\d+ \(OkeNodePool general\): node_count: must be an integer or "
         r"per_env\(an integer\), got str '3'$",
     ),
+    Case(
+        "argocd-project-not-a-kubernetes-name",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", project="Team Tools",
+                    source=GitPath(path="apps/tools"),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): project: must be a DNS-1123 subdomain "
+        r"\(lower-case letters, digits, '-' and '\.'\), got 'Team Tools'$",
+    ),
     # --- configuration ------------------------------------------------------------------
     Case(
         "pyproject-toml-syntax-error",
@@ -619,7 +637,8 @@ def test_bad_input(
 
     code, out, err = run(root, case)
 
-    lines = err.splitlines()
+    # A synth slower than 2 s (a loaded machine) prints progress lines first: not errors.
+    lines = [line for line in err.splitlines() if not PROGRESS_LINE.match(line)]
     assert code == case.exit_code, err
     assert lines, "no error message"
     assert all(line.startswith("error: ") for line in lines), err

@@ -147,7 +147,7 @@ class ArgoCd(FleetConstruct):
         self.insecure = insecure
         self.plain_text = plain_text
         self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
-        self.project = project
+        self.project = check_dns_subdomain(project, where=self.context, field="project")
         self.versions = versions or bs.BootstrapVersions()
         self.capoci_config_secret = check_dns_subdomain(
             capoci_config_secret, where=ctx, field="capoci_config_secret"

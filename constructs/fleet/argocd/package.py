@@ -23,7 +23,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
-from fleet.core.validators import check_dns_label, checked_arguments
+from fleet.core.validators import check_dns_label, check_dns_subdomain, checked_arguments
 
 
 @checked_arguments
@@ -122,7 +122,7 @@ class FleetPackage(FleetConstruct):
             )
         # The Applications are named <name>-<cluster>: leave room for a cluster name.
         self.name = check_dns_label(name or construct_id, where=ctx, field="name", max_length=63)
-        self.project = project
+        self.project = check_dns_subdomain(project, where=ctx, field="project")
         self.allow_empty = allow_empty
         self.argocd_namespace = check_dns_label(
             argocd_namespace, where=ctx, field="argocd_namespace"

@@ -47,6 +47,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import PerEnv, caller_location, resolve
 
 if TYPE_CHECKING:
@@ -182,8 +183,18 @@ class ArgoRegistration(FleetConstruct):
                     where=ctx,
                     field="labels",
                 )
-        self.project = project
-        self.namespaces = list(namespaces) if namespaces is not None else None
+        # an AppProject's name, and namespaces of the cluster: Kubernetes object names
+        self.project = (
+            None if project is None else check_dns_subdomain(project, where=ctx, field="project")
+        )
+        self.namespaces = (
+            None
+            if namespaces is None
+            else [
+                n if n == "*" else check_dns_label(n, where=ctx, field="namespaces")
+                for n in namespaces
+            ]
+        )
         if shard is not None and (isinstance(shard, bool) or not isinstance(shard, int)):
             raise DefinitionError(f"must be an integer, got {shard!r}", where=ctx, field="shard")
         if shard is not None and shard < 0:
