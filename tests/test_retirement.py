@@ -167,7 +167,7 @@ def test_fails_retired_as_one_string(tmp_path: Path) -> None:
     with pytest.raises(DefinitionError) as e:
         _magnum(_fleet(tmp_path), retired="dev")
     assert e.value.field == "retired"
-    assert "must be True, False or a list of environments" in str(e.value)
+    assert "must be True or False or a list of str, got str 'dev'" in str(e.value)
 
 
 def test_fails_oke_retired_environment_the_cluster_is_not_placed_in(fleet: Fleet) -> None:
