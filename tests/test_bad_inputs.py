@@ -532,6 +532,20 @@ CASES = [
         r"clusters/broken\.py:\d+ \(tools\): project: must be a DNS-1123 subdomain "
         r"\(lower-case letters, digits, '-' and '\.'\), got 'Team Tools'$",
     ),
+    Case(
+        "secret-given-where-a-reference-belongs-is-not-echoed",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(
+                ARGOCD.replace(
+                    'SecretKeyRef(name="argocd", namespace="crossplane-system", key="authToken")',
+                    '"hunter2-argocd-token"',
+                ),
+                "    ",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(argocd\): credentials: must be a SecretKeyRef, got str$",
+    ),
     # --- configuration ------------------------------------------------------------------
     Case(
         "pyproject-toml-syntax-error",

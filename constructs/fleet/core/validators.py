@@ -62,7 +62,14 @@ Check = Callable[[Any, str], "str | None"]
 """Checks a value; returns None when it fits, else what was expected and what came."""
 
 
-def _shown(value: Any) -> str:
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "credential", "key", "auth")
+
+
+def _shown(value: Any, field: str = "") -> str:
+    """``str 'abc'``: the type and a short repr; only the type for a credential-like field
+    (a secret given where a reference belongs must not reach the terminal or a CI log)."""
+    if any(word in field.lower() for word in _SECRET_WORDS):
+        return type(value).__name__
     text = repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
@@ -127,22 +134,22 @@ def _compile_hint(hint: Any) -> Check | None:
         return None
     expected = _name_of(hint)
     if hint is type(None):
-        return lambda v, f: None if v is None else f"must be None, got {_shown(v)}"
+        return lambda v, f: None if v is None else f"must be None, got {_shown(v, f)}"
     if hint is bool:
         return lambda v, f: (
-            None if v is True or v is False else f"must be {expected}, got {_shown(v)}"
+            None if v is True or v is False else f"must be {expected}, got {_shown(v, f)}"
         )
     if hint is int:
         return lambda v, f: (
             None
             if isinstance(v, int) and not isinstance(v, bool)
-            else f"must be {expected}, got {_shown(v)}"
+            else f"must be {expected}, got {_shown(v, f)}"
         )
     if hint is float:
         return lambda v, f: (
             None
             if isinstance(v, (int, float)) and not isinstance(v, bool)
-            else f"must be a number, got {_shown(v)}"
+            else f"must be a number, got {_shown(v, f)}"
         )
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
@@ -163,19 +170,19 @@ def _compile_hint(hint: Any) -> Check | None:
             # a value of the right outer shape gets the inner complaint (labels['a']: ...)
             if inner is not None and not inner.startswith("must be "):
                 return inner
-            return f"must be {expected}, got {_shown(v)}"
+            return f"must be {expected}, got {_shown(v, f)}"
 
         return union
     if origin is Literal:
         allowed = args
-        return lambda v, f: None if v in allowed else f"must be {expected}, got {_shown(v)}"
+        return lambda v, f: None if v in allowed else f"must be {expected}, got {_shown(v, f)}"
     if origin in (Mapping, dict, abc.Mapping) or hint in (dict, Mapping):
         key_check = _compile_hint(args[0]) if args else None
         value_check = _compile_hint(args[1]) if args else None
 
         def mapping(v: Any, f: str) -> str | None:
             if not isinstance(v, abc.Mapping):
-                return f"must be {expected}, got {_shown(v)}"
+                return f"must be {expected}, got {_shown(v, f)}"
             for key, item in v.items():
                 if key_check is not None and (error := key_check(key, f)) is not None:
                     return f"keys: {error}"
@@ -199,7 +206,7 @@ def _compile_hint(hint: Any) -> Check | None:
                         f"must be {expected}, got a single {item_type.__name__} "
                         "(put it in a list: [...])"
                     )
-                return f"must be {expected}, got {_shown(v)}"
+                return f"must be {expected}, got {_shown(v, f)}"
             if item_check is not None:
                 for i, item in enumerate(v):
                     if (error := item_check(item, f)) is not None:
@@ -212,7 +219,7 @@ def _compile_hint(hint: Any) -> Check | None:
 
         def per_env_values(v: Any, f: str) -> str | None:
             if not isinstance(v, origin):
-                return f"must be {expected}, got {_shown(v)}"
+                return f"must be {expected}, got {_shown(v, f)}"
             if value_check is not None:
                 for env, item in v.values.items():
                     if (error := value_check(item, f)) is not None:
@@ -228,9 +235,11 @@ def _compile_hint(hint: Any) -> Check | None:
         return None
     if isinstance(hint, type):
         if hint is abc.Callable:
-            return lambda v, f: None if callable(v) else f"must be a function, got {_shown(v)}"
+            return lambda v, f: None if callable(v) else f"must be a function, got {_shown(v, f)}"
         cls = hint
-        return lambda v, f: None if isinstance(v, cls) else f"must be {expected}, got {_shown(v)}"
+        return lambda v, f: (
+            None if isinstance(v, cls) else f"must be {expected}, got {_shown(v, f)}"
+        )
     return None
 
 
