@@ -104,6 +104,9 @@ class Rule:
     schema: dict[str, Any]
     """The schema node the rule sits on (``self``'s schema)."""
     text: str
+    """The rule with its whitespace collapsed (for messages)."""
+    source: str
+    """The rule as written."""
     program: Any
     message: str
     message_expression: Any
@@ -120,6 +123,7 @@ class Rule:
             path=path,
             schema=schema,
             text=flat,
+            source=text,
             program=compile_rule(text),
             message=str(entry.get("message") or f"failed rule: {flat}"),
             message_expression=compile_rule(str(message_expression))
@@ -260,6 +264,9 @@ class _Group:
     schema: dict[str, Any]
     need: Need | None
     rules: tuple[Rule, ...]
+    all_hold: Any
+    """``(r1) && (r2) && ...``: true only when every rule is (CEL's && absorbs an error
+    only into false), so a passing object costs one evaluation, not one per rule."""
 
 
 class RuleSet:
@@ -274,7 +281,15 @@ class RuleSet:
             if not rule.transition:
                 by_path.setdefault(rule.path, []).append(rule)
         self.groups = tuple(
-            _Group(path, group[0].schema, needs([r.text for r in group]), tuple(group))
+            _Group(
+                path,
+                group[0].schema,
+                needs([r.text for r in group]),
+                tuple(group),
+                group[0].program
+                if len(group) == 1
+                else _conjunction(tuple(r.source for r in group)),
+            )
             for path, group in by_path.items()
         )
 
@@ -288,10 +303,22 @@ class RuleSet:
                 activation = env.Activation(
                     {"self": with_defaults(value, group.schema, group.need)}
                 )
+                if group.all_hold is not None:
+                    result = group.all_hold.eval(activation)
+                    if result.type() == cel.Type.BOOL and result.value() is True:
+                        continue
                 for rule in group.rules:
                     message = _evaluate(rule, activation)
                     if message is not None:
                         yield where, message
+
+
+def _conjunction(sources: tuple[str, ...]) -> Any:
+    """One program for several rules; None if their conjunction does not compile."""
+    try:
+        return compile_rule(" && ".join(f"({source})" for source in sources))
+    except RuleCompileError:
+        return None
 
 
 def failures(
