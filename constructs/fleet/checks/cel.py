@@ -300,9 +300,13 @@ class RuleSet:
         env = _env()
         for group in self.groups:
             for value, where in instances(body, root, group.path, []):
-                activation = env.Activation(
-                    {"self": with_defaults(value, group.schema, group.need)}
-                )
+                try:
+                    activation = env.Activation(
+                        {"self": with_defaults(value, group.schema, group.need)}
+                    )
+                except (TypeError, ValueError, RuntimeError) as e:  # not a JSON value
+                    yield where, f"cannot be given to CEL ({e}): {group.rules[0].text}"
+                    continue
                 if group.all_hold is not None:
                     result = group.all_hold.eval(activation)
                     if result.type() == cel.Type.BOOL and result.value() is True:
