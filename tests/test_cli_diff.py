@@ -57,6 +57,7 @@ def definition(
             name="k8s-1.30",
             kubernetes_version="v1.30.1",
             base_labels={{"kube_tag": "v1.30.1", "monitoring_enabled": "false"}},
+            uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
         )
 
 
