@@ -249,7 +249,9 @@ def test_every_fixture_value_is_rendered_unchanged(
 ) -> None:
     root = project(make_project, catalog=not derive)
     config = FleetConfig.load(root)
-    result = plan_import(config, ImportOptions(paths=[fixture], derive_templates=derive, template_uuids=UUIDS))
+    result = plan_import(
+        config, ImportOptions(paths=[fixture], derive_templates=derive, template_uuids=UUIDS)
+    )
     assert [d.cluster.source for d in result.clusters] == [str(fixture)]
     assert verify(config, result) == []
 
@@ -319,7 +321,9 @@ def test_any_label_value_round_trips_and_the_code_is_only_declarations(
             + "}\n",
         )
         config = FleetConfig.load(root)
-        result = plan_import(config, ImportOptions(paths=[source], derive_templates=True, template_uuids=UUIDS))
+        result = plan_import(
+            config, ImportOptions(paths=[source], derive_templates=True, template_uuids=UUIDS)
+        )
         for text in result.files.values():
             assert text.startswith(f'"""{GENERATED}')
             for node in ast.walk(ast.parse(text)):
@@ -489,10 +493,7 @@ def test_fails_reimport_that_would_drop_a_cluster(
     make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = project(make_project)
-    assert (
-        run(root, *map(str, (FIXTURES / "ais").glob("*/terraform.tfvars")), *DERIVE)
-        == 0
-    )
+    assert run(root, *map(str, (FIXTURES / "ais").glob("*/terraform.tfvars")), *DERIVE) == 0
     capsys.readouterr()
     err = fails(root, capsys, str(FIGURE_10), *DERIVE)
     assert (
@@ -521,10 +522,7 @@ def test_a_later_import_extends_the_derived_templates_without_changing_their_bas
     make_project: ProjectFactory,
 ) -> None:
     root = project(make_project)
-    assert (
-        run(root, *map(str, sorted((FIXTURES / "ais").glob("*/*.tfvars"))), *DERIVE)
-        == 0
-    )
+    assert run(root, *map(str, sorted((FIXTURES / "ais").glob("*/*.tfvars"))), *DERIVE) == 0
     catalog = root / "clusters" / "imported_templates.py"
     first = catalog.read_text()
     edh = map(str, sorted((FIXTURES / "edh").glob("*/*.tfvars")))
