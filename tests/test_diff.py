@@ -630,6 +630,13 @@ def test_init_provider_change_is_a_note() -> None:
     ng["spec"]["initProvider"] = {"nodeCount": 1}
     [note] = force_new_guard(changed(ng, lambda b: b["spec"]["initProvider"].update(nodeCount=2)))
     assert note.level == "note" and "used only to create the object" in note.message
+    assert "changes nothing on the existing one" in note.message
+
+    def moved(body: dict[str, Any]) -> None:
+        body["spec"]["initProvider"] = {"nodeCount": body["spec"]["forProvider"].pop("nodeCount")}
+
+    [note] = force_new_guard(changed(nodegroup_v1(), moved))
+    assert "the provider no longer sets these fields on the existing object" in note.message
 
 
 def test_namespaced_magnum_kinds_are_guarded_too() -> None:

@@ -254,9 +254,42 @@ def test_autoscaling_node_group_renders_min_and_max(fleet: Fleet) -> None:
     assert (fp["minNodeCount"], fp["maxNodeCount"]) == (0, 4)
     assert "nodeCount" not in fp
     assert spec["initProvider"] == {"nodeCount": 1}
+    assert spec["managementPolicies"] == ["Observe", "Create", "Update"]
     fixed = bodies(fleet, "dev")[("NodegroupV1", "c1-fixed")]["spec"]
     assert fixed["forProvider"]["nodeCount"] == 2
     assert "initProvider" not in fixed
+    assert "managementPolicies" not in fixed
+
+
+def test_autoscaled_pools_are_not_late_initialized(fleet: Fleet) -> None:
+    """upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go`` (``Observe``) late-initializes
+    when the policies hold ``LateInitialize`` or ``*``, and provider-openstack v0.9.0
+    ``apis/cluster/containerinfra/v1alpha1/zz_nodegroupv1_terraformed.go`` (``LateInitialize``)
+    copies every observed value into an empty forProvider field: ``nodeCount`` would land in
+    forProvider and the provider would resize the pool back after the autoscaler. So an
+    autoscaled pool gets every policy but LateInitialize; Delete only where it is not
+    orphaned (crossplane-runtime v2.1.0 ``pkg/reconciler/managed/policies.go``: a custom
+    list with Delete overrides Orphan)."""
+    small_cluster(
+        fleet,
+        deletion_protection=False,
+        node_count=1,
+        min_node_count=1,
+        max_node_count=3,
+        node_groups=[
+            NodeGroup(name="b", flavor="f", node_count=1, min_node_count=0, max_node_count=4)
+        ],
+    )
+    for kind, name in (("ClusterV1", "c1"), ("NodegroupV1", "c1-b")):
+        spec = bodies(fleet, "dev")[(kind, name)]["spec"]
+        assert spec["managementPolicies"] == ["Observe", "Create", "Update", "Delete"]
+        assert spec["deletionPolicy"] == "Delete"
+
+
+def test_declared_policies_win_over_the_autoscaling_default(fleet: Fleet) -> None:
+    small_cluster(fleet, min_node_count=1, max_node_count=3, management_policies=["Observe"])
+    spec = bodies(fleet, "dev")[("ClusterV1", "c1")]["spec"]
+    assert spec["managementPolicies"] == ["Observe"]
 
 
 def test_unprotected_cluster_is_deleted_with_its_object(fleet: Fleet) -> None:
@@ -498,6 +531,7 @@ def test_autoscaled_cluster_sets_magnum_labels_and_init_node_count(fleet: Fleet)
     ) == ("true", "1", "5")
     assert "nodeCount" not in spec["forProvider"]
     assert spec["initProvider"] == {"nodeCount": 2}
+    assert spec["managementPolicies"] == ["Observe", "Create", "Update"]
     default = cluster.node_pools("dev")[0]
     assert (default.name, default.min_node_count, default.max_node_count) == (
         "default-worker",

@@ -730,13 +730,19 @@ def force_new_guard(diff: FleetDiff, *, table: ForceNewTable | None = None) -> l
                     )
                 )
             if init:
+                moved = {c.path[2:] for c in change.fields if c.path[:2] == ("spec", "forProvider")}
+                effect = (
+                    "the provider no longer sets these fields on the existing object"
+                    if all(c.path[2:] in moved for c in init)
+                    else "this changes nothing on the existing one"
+                )
                 out.append(
                     Finding(
                         "note",
                         env.environment,
                         subject,
                         f"{_shown(init)}: spec.initProvider is used only to create the "
-                        "object; this changes nothing on the existing one",
+                        f"object; {effect}",
                     )
                 )
     return out

@@ -524,12 +524,28 @@ class MagnumCluster(FleetCluster):
 
     # --- rendering ------------------------------------------------------------------
 
+    def _policies(self, autoscaled: bool) -> list[ManagementPolicy] | None:
+        """The declared policies; for an autoscaled pool by default every one but
+        LateInitialize (and Delete where the cluster is orphaned).
+
+        With LateInitialize the provider copies the observed ``nodeCount`` into
+        ``forProvider`` after the first observation, and then resizes the pool back to it
+        whenever the autoscaler moves it; a list with Delete would override Orphan.
+        """
+        if self.management_policies or not autoscaled:
+            return self.management_policies
+        policies = [ManagementPolicy.OBSERVE, ManagementPolicy.CREATE, ManagementPolicy.UPDATE]
+        if self.deletion_policy is DeletionPolicy.DELETE:
+            policies.append(ManagementPolicy.DELETE)
+        return policies
+
     def render(self, environment: str) -> list[Manifest]:
         """ClusterV1, then one NodegroupV1 per node group (retired ones left out).
 
         ``clusterTemplateId`` is the template's UUID (its name is an annotation). Where a
         pool is autoscaled, ``nodeCount`` goes to ``spec.initProvider``: used to create
-        it, then left to the autoscaler. Where the cluster is paused, every object carries
+        it, then left to the autoscaler (and the object is not late-initialized, see
+        :meth:`_policies`). Where the cluster is paused, every object carries
         ``crossplane.io/paused: "true"``.
         """
         r = self._resolved[environment]
@@ -538,10 +554,15 @@ class MagnumCluster(FleetCluster):
         protection = self.protection_annotations()
         if self.is_paused(environment):
             protection = {**protection, PAUSED: "true"}
-        common_spec: dict[str, Any] = {"deletionPolicy": self.deletion_policy.value}
-        if self.management_policies:
-            common_spec["managementPolicies"] = [p.value for p in self.management_policies]
-        common_spec["providerConfigRef"] = {"name": self.project.name}
+
+        def common(autoscaled: bool) -> dict[str, Any]:
+            spec: dict[str, Any] = {"deletionPolicy": self.deletion_policy.value}
+            policies = self._policies(autoscaled)
+            if policies:
+                spec["managementPolicies"] = [p.value for p in policies]
+            spec["providerConfigRef"] = {"name": self.project.name}
+            return spec
+
         for_provider: dict[str, Any] = {
             "clusterTemplateId": r.template_uuid,
             "createTimeout": self.create_timeout_minutes,
@@ -553,7 +574,7 @@ class MagnumCluster(FleetCluster):
             "mergeLabels": self.merge_labels,
             "name": r.external_name if not is_uuid(r.external_name) else name,
         }
-        cluster_spec: dict[str, Any] = {**common_spec, "forProvider": for_provider}
+        cluster_spec: dict[str, Any] = {**common(r.autoscaled), "forProvider": for_provider}
         if r.autoscaled:
             cluster_spec["initProvider"] = {"nodeCount": r.counts.node_count}
         else:
@@ -591,7 +612,7 @@ class MagnumCluster(FleetCluster):
                 group_for_provider["minNodeCount"] = counts.min_node_count
             if counts.max_node_count is not None:
                 group_for_provider["maxNodeCount"] = counts.max_node_count
-            group_spec: dict[str, Any] = {**common_spec, "forProvider": group_for_provider}
+            group_spec: dict[str, Any] = {**common(autoscaled), "forProvider": group_for_provider}
             if autoscaled:
                 group_spec["initProvider"] = {"nodeCount": counts.node_count}
             nodegroup = {
