@@ -123,6 +123,27 @@ CASES = [
         subprocess=True,
     ),
     Case(
+        "template-without-uuid-for-region",
+        {
+            "clusters/broken.py": magnum(template="NO_UUID")
+            .replace(
+                "def define(",
+                'NO_UUID = ClusterTemplate(name="t-no-uuid", kubernetes_version="v1.25.3")'
+                "\n\n\ndef define(",
+            )
+            .replace("from fleet import Fleet,", "from fleet import ClusterTemplate, Fleet,")
+        },
+        r"clusters/broken\.py:\d+ \(x\): template: template 't-no-uuid' has no UUID for the "
+        r"project's region \(none set\); .*`openstack coe cluster template show t-no-uuid "
+        r"-f value -c uuid` or `fleet import tfstate`$",
+    ),
+    Case(
+        "autoscaling-with-one-bound",
+        {"clusters/broken.py": magnum(min_node_count="1")},
+        r"clusters/broken\.py:\d+ \(x\): max_node_count: an autoscaled cluster needs both "
+        r"min_node_count and max_node_count$",
+    ),
+    Case(
         "label-typo",
         {"clusters/broken.py": magnum(labels='{"monitoring_enabeld": "true"}')},
         r"clusters/broken\.py:\d+ \(x\): labels: label 'monitoring_enabeld' is neither a base "
