@@ -534,3 +534,31 @@ def test_a_later_import_extends_the_derived_templates_without_changing_their_bas
     assert 'optional_labels=["report_banner"]' in single
     assert '"nvidia_gpu_enabled"' in single.split("changing_labels")[1]
     assert main(["--root", str(root), "synth"]) == 0
+
+
+def test_fails_derived_template_without_uuid(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tfvars name the template; Magnum stores its UUID (openstack/magnum
+    ``magnum/api/controllers/v1/cluster.py``), so a derived template needs one."""
+    err = fails(project(make_project), capsys, str(FIGURE_10), "--derive-templates")
+    assert f"error: {FIGURE_10}:" in err
+    assert (
+        "cluster_template_name: template 'kubernetes-1.25.3-3-multi' has no UUID (tfvars name "
+        "the template, Magnum stores its UUID): pass --template-uuid "
+        "kubernetes-1.25.3-3-multi=<uuid>"
+    ) in err
+
+
+def test_fails_template_uuid_not_a_uuid(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = fails(
+        project(make_project),
+        capsys,
+        str(FIGURE_10),
+        "--derive-templates",
+        "--template-uuid",
+        "kubernetes-1.25.3-3-multi=kubernetes-1.25.3-3-multi",
+    )
+    assert "--template-uuid: kubernetes-1.25.3-3-multi: not a Magnum UUID" in err

@@ -321,7 +321,7 @@ def _with_uuids(
         elif not is_uuid(uuid) and isinstance(uuid, str):
             errors.append(
                 DefinitionError(
-                    f"--template-uuid {spec.name}: not a UUID: {uuid!r}",
+                    f"{spec.name}: not a Magnum UUID: {uuid!r}",
                     field="--template-uuid",
                 )
             )
