@@ -14,14 +14,16 @@ from fleet import (
     ClusterTemplate,
     DefinitionError,
     DefinitionErrors,
+    DeletionPolicy,
     Fleet,
     JsonPatch,
     MagnumCluster,
+    MagnumClusterState,
+    ManagementPolicy,
     NodeGroup,
     OpenStackProject,
     per_env,
 )
-from fleet.clouds.magnum.cluster import DeletionPolicy, MagnumClusterState, ManagementPolicy
 
 PROTECTED = {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
 TPL_UUID = "5a0c9d3e-1f2b-4c6d-8e7f-9a0b1c2d3e4f"
