@@ -63,6 +63,7 @@ import cdk8s
 from clusters.templates import SINGLE
 from fleet import (
     ArgoCd,
+    ClusterTemplate,
     Fleet,
     FleetPackage,
     GitPath,
@@ -396,7 +397,7 @@ CASES = [
                 node_groups='[NodeGroup(name="a", flavor="m2.large", node_count=1, retired=1)]'
             )
         },
-        r"clusters/broken\.py:\d+ \(NodeGroup a\): retired: must be True or False, got int 1$",
+        r"clusters/broken\.py:\d+ \(node group a\): retired: must be True or False, got int 1$",
     ),
     Case(
         "export-kubeconfigs-given-as-a-string",

@@ -397,7 +397,8 @@ def _where(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     if len(args) >= 2 and isinstance(args[1], str):  # (scope, construct_id, ...)
         return f"{caller_location()} ({args[1]})"
     label = kwargs.get("name") if isinstance(kwargs.get("name"), str) else None
-    return f"{caller_location()} ({cls.__name__}{' ' + label if label else ''})"
+    noun = getattr(cls, "argument_noun", cls.__name__)  # NodeGroup: "node group"
+    return f"{caller_location()} ({noun}{' ' + label if label else ''})"
 
 
 Walk = Callable[[Any, str], Iterator[tuple[str, PerEnv[Any]]]]

@@ -77,6 +77,9 @@ class NodeGroup:
     docs: retiring); its name stays taken.
     """
 
+    argument_noun: ClassVar[str] = "node group"
+    """How locations name it: ``file:line (node group <name>)``."""
+
     name: str
     flavor: str
     node_count: IntPerEnv

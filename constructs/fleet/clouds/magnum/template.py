@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import ClassVar
 
 from fleet.core.errors import DefinitionError
 from fleet.core.validators import check_label_values, checked_arguments
@@ -50,6 +51,9 @@ class ClusterTemplate:
             uuid={"cern": "6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b"},
         )
     """
+
+    argument_noun: ClassVar[str] = "template"
+    """How locations name it: ``file:line (template <name>)``."""
 
     name: str
     kubernetes_version: str
