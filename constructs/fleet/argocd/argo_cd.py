@@ -236,7 +236,9 @@ class ArgoCd(FleetConstruct):
                 source,
             )
         ]
-        if exports_kubeconfig(registration, environment, self.exports_kubeconfigs(environment)):
+        if exports_kubeconfig(
+            registration, environment, self.exports_kubeconfigs(environment), cluster=cluster
+        ):
             if not self.kubeconfig_store:
                 raise DefinitionError(
                     "export_kubeconfig is on but the ArgoCd names no kubeconfig_store",
@@ -285,8 +287,8 @@ class ArgoCd(FleetConstruct):
             if explicit is None:
                 registrations.extend(self.registration_manifests(cluster, environment, None))
         exporting = any(
-            exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment))
-            for _, reg in registered
+            exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment), cluster=c)
+            for c, reg in registered
         )
         clusters = list(self._clusters(environment))
         packages = any(

@@ -32,7 +32,9 @@ from fleet.checks.diff import (
     Tree,
     cluster_bearing_kinds,
     compare_files,
+    declared_force_new,
     deletion_guard,
+    force_new_guard,
     immutable_fields,
     immutable_guard,
     is_cluster_bearing,
@@ -222,6 +224,7 @@ def _guards(
     diff: FleetDiff,
     crds_dir: Path | None,
     base_files: Files,
+    head_files: Files,
 ) -> list[Finding]:
     kinds = cluster_bearing_kinds()
     removes_bearing = any(
@@ -231,6 +234,7 @@ def _guards(
     retired = retired_objects(config) if removes_bearing else {}
     unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
     findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
+    findings += force_new_guard(diff, base_files, head_files, declared_force_new())
     if crds_dir is None:
         findings.append(
             Finding(
@@ -266,7 +270,7 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     head = synthesize(config)
     base_files = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
     diff = compare_files(base_files, head.files, order=config.environments)
-    findings = _guards(args, config, diff, crds_dir, base_files)
+    findings = _guards(args, config, diff, crds_dir, base_files, head.files)
     markdown = args.format == "markdown"
     context = DiffContext(config, diff, head, base_files, head.files, markdown)
     sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]

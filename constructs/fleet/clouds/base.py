@@ -102,6 +102,21 @@ def unique_pools(
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class ForceNewField:
+    """A field of a cluster object whose change on a live cluster its controller refuses
+    or never applies; ``fleet diff`` fails on it.
+
+    ``path`` starts at the body (``("spec", "region")``); ``[]`` stands for every item of
+    a list, matched by the items' ``name`` on both sides. ``why`` ends the error.
+    """
+
+    api_version: str
+    kind: str
+    path: tuple[str, ...]
+    why: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class NodePoolSummary:
     """A node pool as fleet-wide code sees it, whatever the cloud calls it."""
@@ -138,6 +153,10 @@ class FleetCluster(FleetConstruct):
     """Emitted kinds ArgoCD has no built-in health check for (they need Lua checks)."""
     capi_feature_gates: ClassVar[tuple[str, ...]] = ()
     """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
+    kubeconfig_export_refused: ClassVar[str] = ""
+    """Why the cluster's kubeconfig must not be exported to a secret store ("": it may)."""
+    force_new_fields: ClassVar[tuple[ForceNewField, ...]] = ()
+    """Fields ``fleet diff`` refuses to change on an existing cluster."""
 
     def __init__(
         self,
