@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from fleet.core.declaration import FleetConstruct, sync_options
 from fleet.core.errors import DefinitionError
@@ -103,6 +103,24 @@ def unique_pools(
 
 
 @dataclass(frozen=True)
+class IgnoreDifference:
+    """One entry of an ArgoCD Application's ``spec.ignoreDifferences``: fields a controller
+    writes into ``spec`` that the render cannot know (jq paths)."""
+
+    group: str
+    kind: str
+    jq_path_expressions: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The Application form: ``{group, kind, jqPathExpressions}``."""
+        return {
+            "group": self.group,
+            "jqPathExpressions": list(self.jq_path_expressions),
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
 class ForceNewField:
     """A field of a cluster object whose change on a live cluster its controller refuses
     or never applies; ``fleet diff`` fails on it.
@@ -157,6 +175,9 @@ class FleetCluster(FleetConstruct):
     """Why the cluster's kubeconfig must not be exported to a secret store ("": it may)."""
     force_new_fields: ClassVar[tuple[ForceNewField, ...]] = ()
     """Fields ``fleet diff`` refuses to change on an existing cluster."""
+    ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = ()
+    """Fields controllers write into the ``spec`` of rendered objects: the cluster's
+    Application ignores them (``spec.ignoreDifferences``, ``RespectIgnoreDifferences``)."""
 
     def __init__(
         self,

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, TypeVar
 from fleet.clouds.base import (
     FleetCluster,
     ForceNewField,
+    IgnoreDifference,
     IntPerEnv,
     NodeCounts,
     NodePoolSummary,
@@ -106,24 +107,6 @@ def choice(
 def derived_resource_identifier(environment: str, cluster_name: str) -> str:
     """The ``ociResourceIdentifier`` of a new cluster: UUIDv5 of ``<env>/<name>``."""
     return str(uuid.uuid5(OCI_RESOURCE_IDENTIFIER_NAMESPACE, f"{environment}/{cluster_name}"))
-
-
-@dataclass(frozen=True)
-class IgnoreDifference:
-    """One entry of an ArgoCD Application's ``spec.ignoreDifferences``: fields a controller
-    writes into ``spec`` that the render cannot know (jq paths)."""
-
-    group: str
-    kind: str
-    jq_path_expressions: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The Application form: ``{group, kind, jqPathExpressions}``."""
-        return {
-            "group": self.group,
-            "jqPathExpressions": list(self.jq_path_expressions),
-            "kind": self.kind,
-        }
 
 
 # OKE wants the full version (v1.30.1); Magnum templates may omit the patch.
@@ -460,9 +443,9 @@ class OciManagedCluster(FleetCluster):
                 ".spec.networkSpec.vcn.natGateway",
                 ".spec.networkSpec.vcn.serviceGateway",
                 ".spec.networkSpec.vcn.routeTable",
-                ".spec.networkSpec.vcn.subnets[].id",
-                ".spec.networkSpec.vcn.subnets[].securityList",
-                ".spec.networkSpec.vcn.networkSecurityGroup.list[].id",
+                ".spec.networkSpec.vcn.subnets[]?.id",
+                ".spec.networkSpec.vcn.subnets[]?.securityList",
+                ".spec.networkSpec.vcn.networkSecurityGroup.list[]?.id",
             ),
         ),
         # managed_control_plane.go (spec.id), the control-plane controller (endpoint).
