@@ -1151,3 +1151,54 @@ def test_diff_lets_live_changes_through(tmp_path: Path) -> None:
         },
     )
     assert lines == []
+
+
+# --- through the command line --------------------------------------------------------------
+
+_OKE_MODULE = """\
+from fleet import Fleet, OciManagedCluster, OkeNodePool, OkeVcn
+
+
+def define(fleet: Fleet) -> None:
+    OciManagedCluster(
+        fleet, "oke", name="oke-{{env}}", environments=["dev"],
+        compartment_id="ocid1.compartment.oc1..aaaaexample", region="eu-frankfurt-1",
+        kubernetes_version="v1.30.1", availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
+        node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
+        network={network},
+        node_pools=[{pool}],
+    )
+"""
+
+
+@pytest.mark.parametrize(
+    ("network", "pool", "message"),
+    [
+        (
+            "OkeVcn()",
+            'OkeNodePool(name="a", ocpus=1, node_count=1)',
+            r"clusters/oke\.py:10 \(OkeVcn\): api_allowed_cidrs: a public API endpoint needs",
+        ),
+        (
+            'OkeVcn(api_allowed_cidrs=["192.0.2.0/24"])',
+            'OkeNodePool(name="a", ocpus=1, min_node_count=1, max_node_count=3)',
+            r"clusters/oke\.py:11 \(node pool a\): min_node_count: OKE node pools have a fixed",
+        ),
+    ],
+)
+def test_bad_oke_input_is_one_line_and_exit_2(
+    make_project: Any, network: str, pool: str, message: str
+) -> None:
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from fleet.cli.main import main
+
+    root = make_project({"clusters/oke.py": _OKE_MODULE.format(network=network, pool=pool)})
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = main(["--root", str(root), "synth"])
+    lines = err.getvalue().splitlines()
+    assert code == 2
+    assert len(lines) == 1 and re.match("error: " + message, lines[0]), lines
+    assert not (root / "dist").exists()
