@@ -21,9 +21,9 @@ class OciClusterIdentity(FleetConstruct):
     rendered. CAPOCI reads the keys ``tenancy`` (OCID), ``user`` (OCID), ``fingerprint``,
     ``key`` (the PEM private key), optionally ``passphrase`` (the key's) and optionally
     ``region`` (the cluster's ``spec.region`` wins) (CAPOCI ``cloud/util/util.go``,
-    ``cloud/config/config.go``; docs/oke-clusters.md, "Credentials"). The identity renders once per environment, in the
-    environments where a cluster uses it, and allows exactly the namespaces of those
-    clusters.
+    ``cloud/config/config.go``; docs/oke-clusters.md, "Credentials"). The identity renders
+    once per environment, in the environments where a cluster uses it, and allows exactly
+    the namespaces of those clusters.
 
     Example::
 
