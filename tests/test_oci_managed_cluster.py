@@ -1202,3 +1202,23 @@ def test_bad_oke_input_is_one_line_and_exit_2(
     assert code == 2
     assert len(lines) == 1 and re.match("error: " + message, lines[0]), lines
     assert not (root / "dist").exists()
+
+
+def test_oke_cluster_applications_ignore_what_controllers_write(
+    example: dict[str, list[Manifest]],
+) -> None:
+    """ArgoCD removes each ``jqPathExpressions`` entry with ``del(<expr>)`` before diffing
+    (argoproj/argo-cd ``util/argo/normalizers/diff_normalizer.go``; ``[]?`` so that an absent
+    list is no error) and, with ``RespectIgnoreDifferences=true``, syncs the live values of
+    those fields instead of the rendered ones (``controller/sync.go``)."""
+    apps = {
+        m.name: m.body for m in example["prod"] if m.kind == "Application" and "-cluster-" in m.name
+    }
+    oke_app = apps["fleet-prod-cluster-oke-sso-prod"]["spec"]
+    assert oke_app["ignoreDifferences"] == [
+        d.to_dict() for d in OciManagedCluster.ignore_differences
+    ]
+    assert "RespectIgnoreDifferences=true" in oke_app["syncPolicy"]["syncOptions"]
+    magnum_app = apps["fleet-prod-cluster-k8s-sso-prod-v25"]["spec"]
+    assert "ignoreDifferences" not in magnum_app
+    assert "RespectIgnoreDifferences=true" not in magnum_app["syncPolicy"]["syncOptions"]
