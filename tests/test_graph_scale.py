@@ -130,8 +130,7 @@ def test_a_group_node_counts_clusters_pools_and_nodes(small: Rendered) -> None:
     # OKE (i = 4, 9, 14, 19): "system" has 2 + i % 4 nodes (14), "batch" 3 + i % 4 (18):
     # OKE pools have a fixed size
     assert (
-        '    dev_cluster_oke["4 clusters<br/>1 account<br/>v1.30.1<br/>'
-        '8 node pools, 32 nodes"]\n'
+        '    dev_cluster_oke["4 clusters<br/>1 account<br/>v1.30.1<br/>8 node pools, 32 nodes"]\n'
     ) in text
 
 
