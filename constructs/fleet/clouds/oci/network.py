@@ -139,33 +139,6 @@ class OkeNetwork:
         raise NotImplementedError
 
 
-class OkeDefaultNetwork(OkeNetwork):
-    """CAPOCI's default managed network: a new VCN with subnets and NSGs named after
-    their roles and a public API endpoint. Nothing is rendered (``networkSpec`` absent,
-    as in ``cluster-template-managed.yaml``).
-
-    Not a default of :class:`~fleet.OciManagedCluster`: CAPOCI's default control-plane-endpoint
-    NSG lets 0.0.0.0/0 reach the API (``GetControlPlaneEndpointDefaultIngressRules`` in
-    ``api/v1beta2/ocimanagedcluster_webhook.go``), so a cluster must name its network."""
-
-    def network_spec(self, services: str = "") -> dict[str, Any] | None:
-        """Absent: CAPOCI fills in its defaults."""
-        return None
-
-    def names(self) -> NetworkNames:
-        """CAPOCI names the default subnets and NSGs after their roles."""
-        by_role = {role: role for role in ROLES}
-        return NetworkNames(subnets=by_role, nsgs=by_role)
-
-    def public_endpoint(self) -> bool:
-        """CAPOCI's default control-plane-endpoint subnet is public."""
-        return True
-
-    def api_reachability(self) -> str:
-        """Public, from anywhere (CAPOCI's default rules)."""
-        return "public endpoint, 0.0.0.0/0"
-
-
 def _tcp(low: int, high: int | None = None) -> dict[str, Any]:
     return {"destinationPortRange": {"max": high or low, "min": low}}
 
