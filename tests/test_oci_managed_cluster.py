@@ -1108,11 +1108,11 @@ def _files(tmp_path: Path, **overrides: Any) -> dict[str, dict[str, bytes]]:
 
 
 def _force_new(tmp_path: Path, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    from fleet.checks.diff import compare_files, declared_force_new, force_new_guard
+    from fleet.checks.diff import compare_files, create_only_guard, declared_create_only
 
     base, head = _files(tmp_path, **before), _files(tmp_path, **after)
     diff = compare_files(base, head)
-    return [f.line() for f in force_new_guard(diff, base, head, declared_force_new())]
+    return [f.line() for f in create_only_guard(diff, base, head, declared_create_only())]
 
 
 def test_diff_refuses_to_flip_the_api_endpoint(tmp_path: Path) -> None:

@@ -8,7 +8,13 @@ from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
 from fleet.clouds.base import FleetCluster, NodePoolSummary
-from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
+from fleet.clouds.magnum.cluster import (
+    DeletionPolicy,
+    MagnumCluster,
+    MagnumClusterState,
+    ManagementPolicy,
+    NodeGroup,
+)
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
@@ -31,6 +37,7 @@ __all__ = [
     "ClusterType",
     "DefinitionError",
     "DefinitionErrors",
+    "DeletionPolicy",
     "FaultDomain",
     "Fleet",
     "FleetCluster",
@@ -42,6 +49,8 @@ __all__ = [
     "HelmChart",
     "JsonPatch",
     "MagnumCluster",
+    "MagnumClusterState",
+    "ManagementPolicy",
     "Manifest",
     "NodeGroup",
     "NodePoolSummary",

@@ -121,7 +121,7 @@ class IgnoreDifference:
 
 
 @dataclass(frozen=True)
-class ForceNewField:
+class CreateOnlyField:
     """A field of a cluster object whose change on a live cluster its controller refuses
     or never applies; ``fleet diff`` fails on it.
 
@@ -173,7 +173,7 @@ class FleetCluster(FleetConstruct):
     """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
     kubeconfig_export_refused: ClassVar[str] = ""
     """Why the cluster's kubeconfig must not be exported to a secret store ("": it may)."""
-    force_new_fields: ClassVar[tuple[ForceNewField, ...]] = ()
+    force_new_fields: ClassVar[tuple[CreateOnlyField, ...]] = ()
     """Fields ``fleet diff`` refuses to change on an existing cluster."""
     ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = ()
     """Fields controllers write into the ``spec`` of rendered objects: the cluster's

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
 
 from fleet.clouds.base import (
+    CreateOnlyField,
     FleetCluster,
-    ForceNewField,
     IgnoreDifference,
     IntPerEnv,
     NodeCounts,
@@ -472,39 +472,39 @@ class OciManagedCluster(FleetCluster):
     cluster's Application ignores these paths (with ``RespectIgnoreDifferences=true``).
     The ``SERVICE_CIDR_BLOCK`` destinations CAPOCI rewrites are rendered as it writes them
     instead, and ``ociResourceIdentifier`` is always rendered."""
-    force_new_fields: ClassVar[tuple[ForceNewField, ...]] = (
-        ForceNewField(
+    force_new_fields: ClassVar[tuple[CreateOnlyField, ...]] = (
+        CreateOnlyField(
             INFRA_API,
             "OCIManagedCluster",
             ("spec", "ociResourceIdentifier"),
             "CAPOCI's webhook refuses the change (field is immutable); pin the live value",
         ),
-        ForceNewField(
+        CreateOnlyField(
             INFRA_API,
             "OCIManagedCluster",
             ("spec", "compartmentId"),
             "CAPOCI's webhook refuses the change (field is immutable)",
         ),
-        ForceNewField(
+        CreateOnlyField(
             INFRA_API,
             "OCIManagedCluster",
             ("spec", "region"),
             "CAPOCI's webhook refuses the change (field is immutable)",
         ),
-        ForceNewField(
+        CreateOnlyField(
             INFRA_API,
             "OCIManagedCluster",
             ("spec", "networkSpec", "vcn", "subnets", "[]", "type"),
             "CAPOCI sets a subnet's type (and the API endpoint's public IP) only when it "
             "creates it; a new cluster is needed for another endpoint",
         ),
-        ForceNewField(
+        CreateOnlyField(
             INFRA_API,
             "OCIManagedCluster",
             ("spec", "networkSpec", "vcn", "cidr"),
             "CAPOCI never updates a VCN's CIDR block",
         ),
-        ForceNewField(
+        CreateOnlyField(
             CAPI_API,
             "Cluster",
             ("spec", "clusterNetwork"),
