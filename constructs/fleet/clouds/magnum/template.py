@@ -40,6 +40,8 @@ class ClusterTemplate:
     optional_labels: Sequence[str] = ()
     changing_labels: Sequence[str] = ()
     where: str = field(default="", compare=False)
+    uuid: str | Mapping[str, str] | None = None
+    """Magnum's id of the template (one for every region, or region -> id)."""
 
     def __post_init__(self) -> None:
         where = self.where or caller_location()
