@@ -495,8 +495,7 @@ def test_fails_reimport_that_would_drop_a_cluster(
     err = fails(root, capsys, str(FIGURE_10), "--derive-templates")
     assert (
         "it declares k8s-ais-batch-prod-multi-v25 (prod), k8s-ais-web-test-v25 (test), "
-        "which this input lacks"
-        in err
+        "which this input lacks" in err
     )
 
 

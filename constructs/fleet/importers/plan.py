@@ -559,14 +559,17 @@ def _modules(
     for community, members in sorted(by_community.items()):
         found: dict[Connection, ProjectDecl] = {}
         reused_files: list[Path] = []
+        lacking: dict[Connection, list[tuple[str, str]]] = {}
         for decl in members:
             connection = decl.cluster.connection
-            if connection in found:
-                continue
-            project = _project_decl(decl, existing, errors, notes, accepted)
-            found[connection] = project
-            if project.reused is not None:
-                reused_files.append(_file_of(config, project.reused_from))
+            if connection not in found:
+                project, lacking[connection] = _project_decl(decl, existing, errors)
+                found[connection] = project
+                if project.reused is not None:
+                    reused_files.append(_file_of(config, project.reused_from))
+            for key, note in lacking[connection]:
+                accepted.setdefault(decl.cluster.source, set()).add(key)
+                notes[decl.cluster.name].append(note)
         path = _module_path(config, options, community, members[0], ours, reused_files, errors)
         if path is None:
             continue
@@ -656,13 +659,10 @@ def _modules(
 
 
 def _project_decl(
-    decl: ClusterDecl,
-    existing: ExistingFleet,
-    errors: list[DefinitionError],
-    notes: dict[str, list[str]],
-    accepted: dict[str, set[str]],
-) -> ProjectDecl:
-    """The project of ``decl``'s cluster: the fleet's own when it declares it, else new."""
+    decl: ClusterDecl, existing: ExistingFleet, errors: list[DefinitionError]
+) -> tuple[ProjectDecl, list[tuple[str, str]]]:
+    """The project of ``decl``'s cluster: the fleet's own when it declares it, else new;
+    and the tfvars keys (with a note) that the fleet's project lacks."""
     connection = decl.cluster.connection
     variable = project_variable(connection)
     match = match_project(connection, existing.projects)
@@ -678,8 +678,9 @@ def _project_decl(
                     field="project_name",
                 )
             )
-        return ProjectDecl(variable=variable, connection=connection)
+        return ProjectDecl(variable=variable, connection=connection), []
     project, how = match
+    lacking: list[tuple[str, str]] = []
     for attribute, detail, key in _DETAILS:
         mine, theirs = getattr(connection, attribute), project.details.get(detail)
         if mine is None:
@@ -694,17 +695,18 @@ def _project_decl(
                 )
             )
         elif theirs is None:
-            accepted.setdefault(decl.cluster.source, set()).add(key)
-            notes[decl.cluster.name].append(
+            note = (
                 f"needs a person: {key} = {mine!r} is not declared on project "
                 f"{project.construct_id!r} ({project.where}); add {attribute}= there"
             )
-    return ProjectDecl(
+            lacking.append((key, note))
+    reused = ProjectDecl(
         variable=variable,
         connection=connection,
         reused=project.construct_id,
         reused_from=project.where,
     )
+    return reused, lacking
 
 
 def _module_path(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -27,6 +28,8 @@ EXTERNAL_NAME = "crossplane.io/external-name"
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
 DELETION_POLICIES = ("Orphan", "Delete")
 MANAGEMENT_POLICIES = ("*", "Create", "Update", "Delete", "Observe", "LateInitialize")
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+"""A Magnum UUID: adopted by it, the cluster keeps its name (``forProvider.name``)."""
 DEFAULT_WORKER = "default-worker"
 """Magnum's name for the node group that ``node_count`` and ``flavor`` describe."""
 
@@ -433,7 +436,7 @@ class MagnumCluster(FleetCluster):
                     "masterCount": r["master_count"],
                     "masterFlavor": r["master_flavor"],
                     "mergeLabels": self.merge_labels,
-                    "name": r["external_name"],
+                    "name": name if _UUID.match(r["external_name"]) else r["external_name"],
                     "nodeCount": r["counts"].node_count,
                     **self.extra_for_provider[environment],
                 },
