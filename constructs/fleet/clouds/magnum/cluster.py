@@ -139,6 +139,7 @@ class MagnumCluster(FleetCluster):
         deletion_protection: bool = True,
         register_in_argocd: bool = True,
         retired: bool | Sequence[str] = False,
+        paused: bool | Sequence[str] = False,
         docker_volume_size_gb: int | PerEnv[int] | None = None,
         floating_ip_enabled: bool | PerEnv[bool] | None = None,
         master_lb_enabled: bool | PerEnv[bool] | None = None,
@@ -165,6 +166,7 @@ class MagnumCluster(FleetCluster):
             deletion_protection=deletion_protection,
             register_in_argocd=register_in_argocd,
             retired=retired,
+            paused=paused,
         )
         ctx = self.context
         if not isinstance(project, OpenStackProject):
