@@ -502,3 +502,36 @@ def test_tfvars_options_are_converted_and_verified(
     (error,) = caught.value.errors
     assert (error.where, error.field) == (f"{path}:13", "docker_volume_size")
     assert error.message == "must be a whole number, got '5x'"
+
+
+def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
+    """A ClusterV1 that names its template by UUID keeps the name in an annotation: verify
+    then wants the state's UUID in clusterTemplateId and the tfvars name in the annotation."""
+    from fleet.importers.plan import write_files
+    from fleet.importers.verify import TEMPLATE_ANNOTATION, check_cluster
+    from fleet.pipeline.discovery import load_fleet
+
+    config = FleetConfig.load(example_project)
+    result = plan_import(config, ImportOptions(paths=[EDH], states=[EDH_STATE]))
+    write_files(result.files)
+    decl = next(d for d in result.clusters if d.cluster.name == "k8s-edh-search-prod-v25")
+    cluster = next(
+        d
+        for d in load_fleet(config).declarations()
+        if isinstance(d, MagnumCluster) and d.construct_id == "k8s-edh-search-v25"
+    )
+    manifests = [*cluster.render("prod"), *cluster.project.render("prod")]
+    objects = {(m.kind, m.name): m for m in manifests}
+    body = objects[("ClusterV1", decl.cluster.name)].body
+    uuid = state_attributes(EDH_STATE)["kubernetes-1.25.3-3"]["id"]
+    assert decl.template_uuid == uuid
+    assert check_cluster(decl, objects, observe=False) == []  # by name, as the fleet renders it
+    body["spec"]["forProvider"]["clusterTemplateId"] = uuid
+    body["metadata"]["annotations"][TEMPLATE_ANNOTATION] = "kubernetes-1.25.3-3"
+    assert check_cluster(decl, objects, observe=False) == []
+    body["spec"]["forProvider"]["clusterTemplateId"] = "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1dff"
+    body["metadata"]["annotations"][TEMPLATE_ANNOTATION] = "kubernetes-1.25.3-3-multi"
+    problems = [p.line() for p in check_cluster(decl, objects, observe=False)]
+    assert len(problems) == 2
+    assert f"tfvars has {uuid!r}" in problems[0]
+    assert "annotation fleet.openstack/cluster-template" in problems[1]

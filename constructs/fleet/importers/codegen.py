@@ -231,6 +231,8 @@ class ClusterDecl:
     allow_extra_labels: bool
     external_name: str | None = None
     group_external_names: Mapping[str, str] = field(default_factory=dict)
+    template_uuid: str | None = None
+    """The template's Magnum UUID the state gives this cluster (``cluster_template_id``)."""
 
     @property
     def adopted_as(self) -> str:

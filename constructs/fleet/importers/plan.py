@@ -243,6 +243,7 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
                 allow_extra_labels=bool(extra),
                 external_name=str(adopted.attributes["id"]) if adopted is not None else None,
                 group_external_names=groups,
+                template_uuid=adopted.text("cluster_template_id") if adopted is not None else None,
             )
         )
     for decl in decls:

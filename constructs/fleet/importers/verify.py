@@ -9,6 +9,7 @@ counts and timeouts to int, ``merge_labels`` to bool; label values as exact stri
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -47,7 +48,6 @@ def _option(option: Option) -> Callable[..., Any]:
 # tfvars key -> (forProvider field, conversion); the conversion is the import's own.
 _CLUSTER_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "cluster_name": ("name", None),
-    "cluster_template_name": ("clusterTemplateId", None),
     "create_timeout": ("createTimeout", as_int),
     "flavor": ("flavor", None),
     "keypair": ("keypair", None),
@@ -134,6 +134,7 @@ def check_cluster(
     spec, what = body["spec"], f"ClusterV1 {cluster.name}"
     for_provider = spec["forProvider"]
     values = cluster.values
+    _template(differ, decl, body, what)
     for key, (name, convert) in _CLUSTER_FIELDS.items():
         if key in values and key not in accepted:
             expected = _convert(values[key], convert, cluster, key)
@@ -183,9 +184,34 @@ def check_cluster(
             )
     reported = {u.key for u in cluster.unmapped} | accepted
     checked = {*_CLUSTER_FIELDS, *_CONNECTION_ANNOTATIONS, "labels", "nodegroups_list"}
+    checked.add("cluster_template_name")  # by _template
     for key in sorted(set(values) - checked - reported):
         differ(key, values[key], _ABSENT, "objects and the import report")
     return problems
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+TEMPLATE_ANNOTATION = ANNOTATION_PREFIX + "cluster-template"
+"""Where a ClusterV1 that names its template by UUID keeps the template's name."""
+
+
+def _template(
+    differ: Callable[[str, Any, Any, str], None],
+    decl: ClusterDecl,
+    body: Mapping[str, Any],
+    what: str,
+) -> None:
+    """The template: by name in ``clusterTemplateId``, or by UUID there (the state's, when
+    known) with the name in the template annotation."""
+    key = "cluster_template_name"
+    rendered = body["spec"]["forProvider"].get("clusterTemplateId", _ABSENT)
+    if not (isinstance(rendered, str) and _UUID.match(rendered)):
+        differ(key, decl.cluster.template, rendered, f"{what} forProvider.clusterTemplateId")
+        return
+    if decl.template_uuid is not None:
+        differ(key, decl.template_uuid, rendered, f"{what} forProvider.clusterTemplateId")
+    annotation = body["metadata"].get("annotations", {}).get(TEMPLATE_ANNOTATION, _ABSENT)
+    differ(key, decl.cluster.template, annotation, f"{what} annotation {TEMPLATE_ANNOTATION}")
 
 
 def _belongs(manifest: Manifest, decl: ClusterDecl) -> bool:
