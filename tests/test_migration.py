@@ -173,7 +173,8 @@ def test_clusters_that_differ_beyond_environment_values_stay_apart(
     # The seed's dev and prod batch clusters differ in create_timeout: not per environment.
     root = make_project({})
     files = [str(p) for p in sorted((OLD_FIXTURES / "ais").glob("*batch*/terraform.tfvars"))]
-    assert fleet(root, "import", "tfvars", *files, "--derive-templates", "--verify") == 0
+    uuid = "--template-uuid=kubernetes-1.25.3-3-multi=0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01"
+    assert fleet(root, "import", "tfvars", *files, "--derive-templates", uuid, "--verify") == 0
     out = capsys.readouterr().out
     assert "not merged across environments: create_timeout differs" in out
     assert (root / "clusters" / "ais.py").read_text().count("MagnumCluster(") == 2
@@ -362,6 +363,26 @@ def test_derived_templates_carry_the_uuids_of_the_state(make_project: ProjectFac
     assert f'uuid={{"cern": "{uuid}"}}' in source
 
 
+def test_template_uuid_given_twice_must_agree_with_the_state(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both sources of a derived template's UUID, ``--template-uuid`` and the state: the
+    same id is accepted, a different one is an error naming both, and nothing is written."""
+    uuid = state_attributes(EDH_STATE)["kubernetes-1.25.3-3"]["id"]
+    args = ("import", "tfvars", str(EDH), "--state", str(EDH_STATE), "--derive-templates")
+    root = make_project({})
+    before = tree_hash(root)
+    wrong = "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1dff"
+    assert fleet(root, *args, f"--template-uuid=kubernetes-1.25.3-3={wrong}") == 2
+    err = capsys.readouterr().err
+    assert f"--template-uuid kubernetes-1.25.3-3={wrong} differs from the Terraform state" in err
+    assert uuid in err and "Traceback" not in err
+    assert tree_hash(root) == before
+    assert fleet(root, *args, f"--template-uuid=kubernetes-1.25.3-3={uuid}") == 0
+    source = (root / "clusters" / "imported_templates.py").read_text()
+    assert f'uuid={{"cern": "{uuid}"}}' in source
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -399,7 +420,9 @@ def magnum_fleet(make_project: ProjectFactory, **cluster: Any) -> tuple[Fleet, M
     root = make_project({})
     fleet_ = Fleet(FleetConfig.load(root))
     project = OpenStackProject(fleet_, "p", project_name="P")
-    template = ClusterTemplate(name="t", kubernetes_version="v1.25.3")
+    template = ClusterTemplate(
+        name="t", kubernetes_version="v1.25.3", uuid="0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d03"
+    )
     made = MagnumCluster(
         fleet_,
         "c",
@@ -505,10 +528,11 @@ def test_tfvars_options_are_converted_and_verified(
 
 
 def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
-    """A ClusterV1 that names its template by UUID keeps the name in an annotation: verify
-    then wants the state's UUID in clusterTemplateId and the tfvars name in the annotation."""
+    """A ClusterV1 names its template by UUID and keeps the name in an annotation: verify
+    wants the state's UUID in clusterTemplateId and the tfvars name in the annotation."""
+    from fleet.clouds.magnum.cluster import TEMPLATE_NAME
     from fleet.importers.plan import write_files
-    from fleet.importers.verify import TEMPLATE_ANNOTATION, check_cluster
+    from fleet.importers.verify import check_cluster
     from fleet.pipeline.discovery import load_fleet
 
     config = FleetConfig.load(example_project)
@@ -525,12 +549,11 @@ def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
     body = objects[("ClusterV1", decl.cluster.name)].body
     uuid = state_attributes(EDH_STATE)["kubernetes-1.25.3-3"]["id"]
     assert decl.template_uuid == uuid
-    assert check_cluster(decl, objects, observe=False) == []  # by name, as the fleet renders it
-    body["spec"]["forProvider"]["clusterTemplateId"] = uuid
-    body["metadata"]["annotations"][TEMPLATE_ANNOTATION] = "kubernetes-1.25.3-3"
+    assert body["spec"]["forProvider"]["clusterTemplateId"] == uuid
+    assert body["metadata"]["annotations"][TEMPLATE_NAME] == "kubernetes-1.25.3-3"
     assert check_cluster(decl, objects, observe=False) == []
     body["spec"]["forProvider"]["clusterTemplateId"] = "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1dff"
-    body["metadata"]["annotations"][TEMPLATE_ANNOTATION] = "kubernetes-1.25.3-3-multi"
+    body["metadata"]["annotations"][TEMPLATE_NAME] = "kubernetes-1.25.3-3-multi"
     problems = [p.line() for p in check_cluster(decl, objects, observe=False)]
     assert len(problems) == 2
     assert f"tfvars has {uuid!r}" in problems[0]

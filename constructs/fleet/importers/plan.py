@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fleet.clouds.base import FleetCluster
 from fleet.clouds.magnum.project import OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate, catalog
+from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.codegen import (
@@ -65,6 +65,8 @@ class ImportOptions:
     observe: bool = False
     states: Sequence[Path] = ()
     """Terraform state files (or ``terraform show -json`` output) of the same clusters."""
+    template_uuids: Mapping[str, str] = field(default_factory=dict)
+    """Template name -> Magnum UUID, for derived templates (``--template-uuid``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +199,7 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     specs, refs, written = _templates(
         config, clusters, known, options.derive_templates, errors, uuids, notes
     )
+    written = _with_given_uuids(written, options.template_uuids, uuids, clusters, errors)
     decls: list[ClusterDecl] = []
     report = [u.line() for c in clusters for u in c.unmapped]
     for cluster in clusters:
@@ -536,6 +539,59 @@ class Planned:
     projects: dict[Path, list[ProjectDecl]]
     accepted: dict[str, frozenset[str]]
     """tfvars file -> keys left to a person (reported, so ``--verify`` does not expect them)."""
+
+
+def _with_given_uuids(
+    written: list[TemplateSpec],
+    given: Mapping[str, str],
+    state: Mapping[str, Mapping[str, str]],
+    clusters: Sequence[ImportedCluster],
+    errors: list[DefinitionError],
+) -> list[TemplateSpec]:
+    """The derived templates with their UUIDs (``--template-uuid``, or the Terraform state's
+    already merged in), or an error for each that has none: a cluster fails without its
+    template's UUID, and tfvars do not hold it. A ``--template-uuid`` that differs from
+    the state's is an error."""
+    out: list[TemplateSpec] = []
+    for spec in written:
+        user = next((c for c in clusters if c.template == spec.name), None)
+        where = user.where("cluster_template_name") if user else ""
+        uuid = given.get(spec.name, spec.uuid)
+        from_state = state.get(spec.name, {})
+        if spec.name in given and from_state:
+            differing = {
+                r or "(no region)": u for r, u in from_state.items() if u != given[spec.name]
+            }
+            if differing:
+                errors.append(
+                    DefinitionError(
+                        f"--template-uuid {spec.name}={given[spec.name]} differs from the "
+                        f"Terraform state's id(s) {differing}; give one source, or make them agree",
+                        where=where,
+                        field="--template-uuid",
+                    )
+                )
+            uuid = spec.uuid
+        if uuid is None:
+            errors.append(
+                DefinitionError(
+                    f"template {spec.name!r} has no UUID (tfvars name the template, Magnum "
+                    f"stores its UUID): pass --template-uuid {spec.name}=<uuid>, from "
+                    f"`openstack coe cluster template show {spec.name} -f value -c uuid`, "
+                    "or the Terraform state of its clusters (--state, or fleet import tfstate)",
+                    where=where,
+                    field="cluster_template_name",
+                )
+            )
+        elif not is_uuid(uuid) and isinstance(uuid, str):
+            errors.append(
+                DefinitionError(
+                    f"{spec.name}: not a Magnum UUID: {uuid!r}",
+                    field="--template-uuid",
+                )
+            )
+        out.append(dataclasses.replace(spec, uuid=uuid))
+    return out
 
 
 def _modules(

@@ -9,15 +9,15 @@ counts and timeouts to int, ``merge_labels`` to bool; label values as exact stri
 from __future__ import annotations
 
 import dataclasses
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.magnum.cluster import EXTERNAL_NAME
+from fleet.clouds.magnum.cluster import EXTERNAL_NAME, TEMPLATE_NAME
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX
+from fleet.clouds.magnum.template import is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
@@ -183,16 +183,16 @@ def check_cluster(
                 f"ProviderConfig {ref} annotation {annotation}",
             )
     reported = {u.key for u in cluster.unmapped} | accepted
-    checked = {*_CLUSTER_FIELDS, *_CONNECTION_ANNOTATIONS, "labels", "nodegroups_list"}
-    checked.add("cluster_template_name")  # by _template
+    checked = {
+        *_CLUSTER_FIELDS,
+        *_CONNECTION_ANNOTATIONS,
+        "labels",
+        "nodegroups_list",
+        "cluster_template_name",  # by _template
+    }
     for key in sorted(set(values) - checked - reported):
         differ(key, values[key], _ABSENT, "objects and the import report")
     return problems
-
-
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-TEMPLATE_ANNOTATION = ANNOTATION_PREFIX + "cluster-template"
-"""Where a ClusterV1 that names its template by UUID keeps the template's name."""
 
 
 def _template(
@@ -201,17 +201,16 @@ def _template(
     body: Mapping[str, Any],
     what: str,
 ) -> None:
-    """The template: by name in ``clusterTemplateId``, or by UUID there (the state's, when
-    known) with the name in the template annotation."""
+    """The template: its UUID in ``clusterTemplateId`` (the state's, when known) and its
+    name in the template annotation."""
     key = "cluster_template_name"
     rendered = body["spec"]["forProvider"].get("clusterTemplateId", _ABSENT)
-    if not (isinstance(rendered, str) and _UUID.match(rendered)):
-        differ(key, decl.cluster.template, rendered, f"{what} forProvider.clusterTemplateId")
-        return
     if decl.template_uuid is not None:
         differ(key, decl.template_uuid, rendered, f"{what} forProvider.clusterTemplateId")
-    annotation = body["metadata"].get("annotations", {}).get(TEMPLATE_ANNOTATION, _ABSENT)
-    differ(key, decl.cluster.template, annotation, f"{what} annotation {TEMPLATE_ANNOTATION}")
+    elif not is_uuid(rendered):
+        differ(key, "a template UUID", rendered, f"{what} forProvider.clusterTemplateId")
+    annotation = body["metadata"].get("annotations", {}).get(TEMPLATE_NAME, _ABSENT)
+    differ(key, decl.cluster.template, annotation, f"{what} annotation {TEMPLATE_NAME}")
 
 
 def _belongs(manifest: Manifest, decl: ClusterDecl) -> bool:
@@ -254,15 +253,18 @@ def _node_group(
         differ(prefix, group["name"], _ABSENT, "NodegroupV1")
         return
     for_provider = manifest.body["spec"]["forProvider"]
+    init = manifest.body["spec"].get("initProvider", {})
     what = f"NodegroupV1 {manifest.name}"
     for key, (name, convert) in _GROUP_FIELDS.items():
         if key in group:
             expected = _convert(group[key], convert, cluster, "nodegroups_list")
+            # An autoscaled group's node count is its size at creation: initProvider.
+            part = "forProvider" if name in for_provider or name not in init else "initProvider"
             differ(
                 f"{prefix}.{key}",
                 expected,
-                for_provider.get(name, _ABSENT),
-                f"{what} forProvider.{name}",
+                (for_provider if part == "forProvider" else init).get(name, _ABSENT),
+                f"{what} {part}.{name}",
             )
     reported = {u.key for u in cluster.unmapped}
     for key in sorted(set(group) - set(_GROUP_FIELDS) - {"labels"}):
