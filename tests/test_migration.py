@@ -490,7 +490,7 @@ def test_every_optional_argument_renders_into_a_field_the_crd_has(
 @pytest.mark.parametrize(
     ("arguments", "field", "message"),
     [
-        ({"docker_volume_size_gb": "50"}, "docker_volume_size_gb", "must be a whole number"),
+        ({"docker_volume_size_gb": "50"}, "docker_volume_size_gb", "must be an integer"),
         ({"docker_volume_size_gb": 0}, "docker_volume_size_gb", "must be 1 or more"),
         ({"floating_ip_enabled": "yes"}, "floating_ip_enabled", "must be True or False"),
         ({"fixed_network": ""}, "fixed_network", "must be a non-empty string"),
