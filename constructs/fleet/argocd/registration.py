@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.values import PerEnv, caller_location, resolve
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class ArgoRegistration(FleetConstruct):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         cluster: FleetCluster,
@@ -160,7 +160,7 @@ class ArgoRegistration(FleetConstruct):
                 where=ctx,
                 field="cluster",
             )
-        for other in scope.declarations():
+        for other in self.fleet.declarations():
             if (
                 other is not self
                 and isinstance(other, ArgoRegistration)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from fleet.clouds.base import (
     FleetCluster,
     IntPerEnv,
+    Lifecycle,
     NodeCounts,
     NodePoolSummary,
     resolve_counts,
@@ -17,8 +18,8 @@ from fleet.clouds.base import (
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, catalog
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
@@ -100,11 +101,11 @@ class MagnumCluster(FleetCluster):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         name: str | PerEnv[str],
-        environments: Sequence[str],
+        environments: Sequence[str] | None = None,
         project: OpenStackProject,
         template: ClusterTemplate | str,
         flavor: str | PerEnv[str],
@@ -121,10 +122,7 @@ class MagnumCluster(FleetCluster):
         management_policies: Sequence[str] | None = None,
         connection_secret_namespace: str = "crossplane-clusters",
         external_name: str | PerEnv[str] | None = None,
-        fleet_labels: Mapping[str, str] | None = None,
-        deletion_protection: bool = True,
-        register_in_argocd: bool = True,
-        retired: bool | Sequence[str] = False,
+        **lifecycle: Unpack[Lifecycle],
     ) -> None:
         """Arguments left out: ``master_flavor`` is ``flavor``; ``labels`` only the
         template's base labels; ``deletion_policy`` is ``Orphan`` while
@@ -136,10 +134,7 @@ class MagnumCluster(FleetCluster):
             construct_id,
             name=name,
             environments=environments,
-            fleet_labels=fleet_labels,
-            deletion_protection=deletion_protection,
-            register_in_argocd=register_in_argocd,
-            retired=retired,
+            **lifecycle,
         )
         ctx = self.context
         if not isinstance(project, OpenStackProject):
@@ -167,7 +162,8 @@ class MagnumCluster(FleetCluster):
                 field="create_timeout_minutes",
             )
         self.create_timeout_minutes = create_timeout_minutes
-        self.deletion_policy = deletion_policy or ("Orphan" if deletion_protection else "Delete")
+        protected = self.deletion_protection
+        self.deletion_policy = deletion_policy or ("Orphan" if protected else "Delete")
         if self.deletion_policy not in DELETION_POLICIES:
             raise DefinitionError(
                 f"must be one of {', '.join(DELETION_POLICIES)}, got {deletion_policy!r}",

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from fleet.clouds.base import (
     FleetCluster,
     IntPerEnv,
+    Lifecycle,
     NodeCounts,
     NodePoolSummary,
     resolve_counts,
@@ -31,8 +32,8 @@ from fleet.clouds.oci.network import (
     parse_cidr,
 )
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
@@ -315,11 +316,11 @@ class OciManagedCluster(FleetCluster):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         name: StrPerEnv,
-        environments: Sequence[str],
+        environments: Sequence[str] | None = None,
         compartment_id: StrPerEnv,
         region: str,
         kubernetes_version: StrPerEnv,
@@ -333,20 +334,14 @@ class OciManagedCluster(FleetCluster):
         services_cidr: str = "10.96.0.0/16",
         ssh_public_key: str | None = None,
         namespace: str | None = None,
-        fleet_labels: Mapping[str, str] | None = None,
-        deletion_protection: bool = True,
-        register_in_argocd: bool = True,
-        retired: bool | Sequence[str] = False,
+        **lifecycle: Unpack[Lifecycle],
     ) -> None:
         super().__init__(
             scope,
             construct_id,
             name=name,
             environments=environments,
-            fleet_labels=fleet_labels,
-            deletion_protection=deletion_protection,
-            register_in_argocd=register_in_argocd,
-            retired=retired,
+            **lifecycle,
         )
         ctx = self.context
         if identity is not None and not isinstance(identity, OciClusterIdentity):
