@@ -27,9 +27,9 @@ def load_fleet(config: FleetConfig) -> Fleet:
 
     Once every ``define()`` ran, :meth:`Fleet.run_phases` locks the tree, applies
     Aspects, runs each declaration's ``prepare()`` and the validations: nothing depends
-    on the order modules load in. Modules are imported fresh on each call (so a second synth in the same process,
-    or another project, sees the current files). All problems are collected and
-    raised together, one line each.
+    on the order modules load in. Modules are imported fresh on each call (so a second
+    synth in the same process, or another project, sees the current files). All problems
+    are collected and raised together, one line each.
     """
     package = config.clusters_dir.name
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
