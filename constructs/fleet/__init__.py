@@ -7,7 +7,7 @@ from fleet.argocd.argo_cd import ArgoCd
 from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
-from fleet.clouds.base import FleetCluster, NodePoolSummary
+from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
@@ -20,13 +20,16 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
     "ArgoCd",
+    "Aspects",
     "ArgoRegistration",
     "BootstrapVersions",
     "ClusterTemplate",
+    "Component",
     "DefinitionError",
     "DefinitionErrors",
     "Fleet",
@@ -37,9 +40,13 @@ __all__ = [
     "FleetPackage",
     "GitPath",
     "HelmChart",
+    "IAspect",
+    "IValidation",
     "JsonPatch",
+    "Lifecycle",
     "MagnumCluster",
     "Manifest",
+    "Node",
     "NodeGroup",
     "NodePoolSummary",
     "OciClusterIdentity",

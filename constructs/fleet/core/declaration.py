@@ -141,6 +141,10 @@ class FleetConstruct(TreeConstruct, metaclass=_Sealed):
         """``file:line (path)``: where the declaration is, for messages."""
         return f"{self.where} ({self.node.path})"
 
+    def scope_environments(self) -> tuple[str, ...] | None:
+        """What is declared inside a declaration is placed in its environments."""
+        return self.environments
+
     def prepare(self) -> None:
         """The prepare phase: after every ``define()`` ran and Aspects visited, resolve
         lookups of other declarations (any module order). Default: nothing."""

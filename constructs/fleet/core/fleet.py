@@ -110,7 +110,7 @@ class Fleet(TreeConstruct):
                 where=where,
                 field="id",
             )
-        known = [*self._by_path, *{c.construct_id for c in self._constructs}]
+        known = list(dict.fromkeys([*self._by_path, *(c.construct_id for c in self._constructs)]))
         hint = did_you_mean(path, known)
         if not hint and not self._phases:
             hint = " (declared in a module loaded later? look it up in an Aspect or prepare())"
