@@ -32,9 +32,8 @@ def cluster(scope: Any, construct_id: str = "web", **overrides: Any) -> MagnumCl
     args: dict[str, Any] = {
         "name": f"{construct_id}-{{env}}",
         "environments": ["dev"],
-        "project": overrides.pop("project", None) or OpenStackProject(
-            scope, f"{construct_id}-project", project_name="P", region="cern"
-        ),
+        "project": overrides.pop("project", None)
+        or OpenStackProject(scope, f"{construct_id}-project", project_name="P", region="cern"),
         "template": "tpl-tree",
         "flavor": "m2.large",
         "keypair": "key",

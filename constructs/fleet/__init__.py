@@ -25,8 +25,8 @@ from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
     "ArgoCd",
-    "Aspects",
     "ArgoRegistration",
+    "Aspects",
     "BootstrapVersions",
     "ClusterTemplate",
     "Component",
