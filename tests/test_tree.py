@@ -247,3 +247,25 @@ def test_node_groups_render_through_testing(app: Fleet) -> None:
     cluster(app, node_groups=[NodeGroup(name="zone-a", flavor="m2.large", node_count=2)])
     out = testing.synth(app, ["dev"])
     assert out.names("NodegroupV1", env="dev") == ["web-dev-zone-a"]
+
+
+def test_a_users_subclass_passing_kwargs_on_still_works_and_is_checked(app: Fleet) -> None:
+    class GoldCluster(MagnumCluster):
+        def __init__(self, scope: Any, construct_id: str, **kwargs: Any) -> None:
+            super().__init__(scope, construct_id, fleet_labels={"tier": "gold"}, **kwargs)
+
+    project = OpenStackProject(app, "p", project_name="P")
+    common: dict[str, Any] = {
+        "name": "gold",
+        "environments": ["dev"],
+        "project": project,
+        "template": "tpl-tree",
+        "flavor": "m2.large",
+        "keypair": "key",
+        "node_count": 1,
+    }
+    gold = GoldCluster(app, "gold", **common)
+    assert dict(gold.fleet_labels) == {"tier": "gold"}
+    with pytest.raises(DefinitionError) as e:
+        GoldCluster(app, "gold2", flavour="x", **common)
+    assert e.value.field == "flavour"

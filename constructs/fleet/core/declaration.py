@@ -22,14 +22,18 @@ _KEYWORDS: dict[type, frozenset[str] | None] = {}
 
 def _keywords(cls: type) -> frozenset[str] | None:
     """The keywords ``cls(...)`` takes: its ``__init__``'s, plus ``extra_keywords`` where
-    ``__init__`` takes ``**options`` (None: anything goes)."""
+    ``__init__`` takes ``**options: Unpack[...]`` (None: not checked here)."""
     known = _KEYWORDS.get(cls, frozenset())
     if known == frozenset():
         params = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]
         names = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
-        if any(p.kind is p.VAR_KEYWORD for p in params):
+        var = [p for p in params if p.kind is p.VAR_KEYWORD]
+        if var:
+            # Only ``**lifecycle: Unpack[...]`` is known; a user's ``**kwargs`` passes
+            # anything on to its base class, which checks it.
             extra = getattr(cls, "extra_keywords", None)
-            known = None if extra is None else frozenset(names | extra)
+            typed = "Unpack[" in str(var[0].annotation)
+            known = frozenset(names | extra) if typed and extra is not None else None
         else:
             known = frozenset(names)
         _KEYWORDS[cls] = known
