@@ -123,13 +123,15 @@ class Lifecycle(TypedDict, total=False):
     ``deletion_protection`` (default True) keeps the cloud objects when their definition
     disappears; ``register_in_argocd`` (default True) registers the cluster in the
     environment's ArgoCd; ``retired`` (default False) retires it everywhere (True) or in
-    the listed environments.
+    the listed environments; ``paused`` (default False, same forms) makes its controllers
+    leave the real cluster alone there.
     """
 
     fleet_labels: Mapping[str, str] | None
     deletion_protection: bool
     register_in_argocd: bool
     retired: bool | Sequence[str]
+    paused: bool | Sequence[str]
 
 
 LIFECYCLE_KEYS = frozenset(Lifecycle.__annotations__)
@@ -145,7 +147,10 @@ class FleetCluster(FleetConstruct):
     ``retired=True`` retires the cluster in every environment it is placed in; a list
     (``retired=["dev"]``) only in those. Where retired, it renders nothing and nothing
     registers it; its project's ProviderConfig (OKE: its identity) still renders while the
-    definition is kept, so that goes last. The lifecycle keywords are :class:`Lifecycle`.
+    definition is kept, so that goes last. ``paused`` takes the same forms: where paused,
+    the cluster's controller leaves the real cluster alone (Crossplane's
+    ``crossplane.io/paused``, Cluster API's ``spec.paused``). The lifecycle keywords are
+    :class:`Lifecycle`.
     """
 
     environments_required = True
@@ -192,30 +197,40 @@ class FleetCluster(FleetConstruct):
         )
         self.deletion_protection: bool = lifecycle.get("deletion_protection", True)
         self.register_in_argocd: bool = lifecycle.get("register_in_argocd", True)
-        self.retired_environments = self._retired_environments(lifecycle.get("retired", False))
+        self.retired_environments = self._some_environments(
+            lifecycle.get("retired", False), "retired"
+        )
         """The environments the cluster is declared retired in (whether or not the fleet
         is reviving; ask :meth:`is_retired` what renders)."""
+        self.paused_environments = self._some_environments(lifecycle.get("paused", False), "paused")
+        """The environments where the cluster's controllers must leave it alone (each
+        cloud renders its controller's pause switch; see :meth:`is_paused`)."""
 
-    def _retired_environments(self, retired: bool | Sequence[str]) -> frozenset[str]:
-        if retired is True:
+    def _some_environments(self, value: bool | Sequence[str], field: str) -> frozenset[str]:
+        """``True``: all the cluster's environments; ``False``: none; a list: those."""
+        if value is True:
             return frozenset(self.environments)
-        if retired is False:
+        if value is False:
             return frozenset()
-        if isinstance(retired, str) or not isinstance(retired, Sequence):
+        if isinstance(value, str) or not isinstance(value, Sequence):
             raise DefinitionError(
-                f"must be True, False or a list of environments, got {retired!r}",
+                f"must be True, False or a list of environments, got {value!r}",
                 where=self.context,
-                field="retired",
+                field=field,
             )
-        for env in retired:
+        for env in value:
             if env not in self.environments:
                 raise DefinitionError(
                     f"{env!r} is not one of the cluster's environments "
                     f"({', '.join(self.environments)})",
                     where=self.context,
-                    field="retired",
+                    field=field,
                 )
-        return frozenset(retired)
+        return frozenset(value)
+
+    def is_paused(self, environment: str) -> bool:
+        """Whether the cluster is declared paused in ``environment``."""
+        return environment in self.paused_environments
 
     @property
     def reviving(self) -> bool:
