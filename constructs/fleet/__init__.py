@@ -8,7 +8,13 @@ from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
 from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
-from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
+from fleet.clouds.magnum.cluster import (
+    DeletionPolicy,
+    MagnumCluster,
+    MagnumClusterState,
+    ManagementPolicy,
+    NodeGroup,
+)
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.clouds.oci.cluster import OciManagedCluster, OkeNodePool
@@ -32,6 +38,7 @@ __all__ = [
     "Component",
     "DefinitionError",
     "DefinitionErrors",
+    "DeletionPolicy",
     "Fleet",
     "FleetCluster",
     "FleetConfig",
@@ -45,6 +52,8 @@ __all__ = [
     "JsonPatch",
     "Lifecycle",
     "MagnumCluster",
+    "MagnumClusterState",
+    "ManagementPolicy",
     "Manifest",
     "Node",
     "NodeGroup",
