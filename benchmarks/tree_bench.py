@@ -86,7 +86,12 @@ def time_projects(root: Path, nodes: int) -> float:
 def time_clusters(root: Path, nodes: int) -> float:
     catalog().clear()
     fleet = new_fleet(root)
-    ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"})
+    ClusterTemplate(
+        name="tpl",
+        kubernetes_version="v1.29.2",
+        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+        base_labels={"kube_tag": "v1"},
+    )
     project = OpenStackProject(fleet, "p", project_name="P")
     group = [NodeGroup(name="zone-a", flavor="m2.small", node_count=1)]
     start = time.perf_counter()

@@ -34,7 +34,7 @@ CLUSTERS = (
     PRELUDE
     + """
 def define(fleet: Fleet) -> None:
-    ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"})
+    ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59", base_labels={"kube_tag": "v1"})
     p = OpenStackProject(fleet, "proj", project_name="P")
     for env in ("dev", "prod"):
         MagnumCluster(fleet, f"zeta-{env}", name=f"zeta-{env}", environments=[env], project=p,
@@ -146,7 +146,12 @@ def test_registration_by_id_of_a_project_is_refused(tmp_path: Path) -> None:
 
 def build(tmp_path: Path) -> Fleet:
     app = testing.fleet(environments=["dev", "prod"], root=tmp_path)
-    ClusterTemplate(name="tpl-ph", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"})
+    ClusterTemplate(
+        name="tpl-ph",
+        kubernetes_version="v1.29.2",
+        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+        base_labels={"kube_tag": "v1"},
+    )
     p = OpenStackProject(app, "proj", project_name="P")
     MagnumCluster(
         app,

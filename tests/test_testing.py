@@ -13,7 +13,12 @@ from fleet.checks.validation import InvalidObjects
 
 def build(tmp_path: Path) -> Fleet:
     app = testing.fleet(environments=["dev", "prod"], root=tmp_path)
-    ClusterTemplate(name="tpl-t", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"})
+    ClusterTemplate(
+        name="tpl-t",
+        kubernetes_version="v1.29.2",
+        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+        base_labels={"kube_tag": "v1"},
+    )
     project = OpenStackProject(app, "proj", project_name="P")
     MagnumCluster(
         app,

@@ -24,7 +24,10 @@ from fleet import (
 
 def template() -> ClusterTemplate:
     return ClusterTemplate(
-        name="tpl-tree", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1.29.2"}
+        name="tpl-tree",
+        kubernetes_version="v1.29.2",
+        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+        base_labels={"kube_tag": "v1.29.2"},
     )
 
 
@@ -161,7 +164,9 @@ def test_metadata_keeps_where_it_was_added(app: Fleet) -> None:
 
 def test_assigning_an_input_after_construction_fails(app: Fleet) -> None:
     c = cluster(app)
-    other = ClusterTemplate(name="tpl-other", kubernetes_version="v1.30.1")
+    other = ClusterTemplate(
+        name="tpl-other", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+    )
     with pytest.raises(DefinitionError) as e:
         c.template = other
     assert e.value.field == "template"
