@@ -123,7 +123,8 @@ import sys
 from pathlib import Path
 from fleet import ClusterTemplate, Component, MagnumCluster, OpenStackProject, testing
 app = testing.fleet(root=Path({str(tmp_path)!r}))
-ClusterTemplate(name="t", kubernetes_version="v1.29.2", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59", base_labels={{"k": "v"}})
+ClusterTemplate(name="t", kubernetes_version="v1.29.2", base_labels={{"k": "v"}},
+                uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
 team = Component(app, "team", environments=["dev"])
 p = OpenStackProject(team, "p", project_name="P")
 MagnumCluster(team, "c", name="c", project=p, template="t", flavor="f", keypair="k",

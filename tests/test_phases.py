@@ -34,7 +34,8 @@ CLUSTERS = (
     PRELUDE
     + """
 def define(fleet: Fleet) -> None:
-    ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59", base_labels={"kube_tag": "v1"})
+    ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"},
+                    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
     p = OpenStackProject(fleet, "proj", project_name="P")
     for env in ("dev", "prod"):
         MagnumCluster(fleet, f"zeta-{env}", name=f"zeta-{env}", environments=[env], project=p,
