@@ -274,3 +274,12 @@ def test_a_users_subclass_passing_kwargs_on_still_works_and_is_checked(app: Flee
     with pytest.raises(DefinitionError) as e:
         GoldCluster(app, "gold2", flavour="x", **common)
     assert e.value.field == "flavour"
+
+
+def test_add_node_group_works_until_the_tree_is_locked(app: Fleet) -> None:
+    c = cluster(app)
+    c.add_node_group(NodeGroup(name="zone-b", flavor="m2.large", node_count=1))
+    assert testing.synth(app).names("NodegroupV1") == ["web-dev-zone-b"]
+    with pytest.raises(DefinitionError, match=r"add_node_group: add_node_group\(\) after the tree"):
+        c.add_node_group(NodeGroup(name="zone-c", flavor="m2.large", node_count=1))
+    assert [g.name for g in c.node_groups] == ["zone-b"]

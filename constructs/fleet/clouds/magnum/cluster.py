@@ -426,8 +426,16 @@ class MagnumCluster(FleetCluster):
     def add_node_group(self, group: NodeGroup) -> NodeGroup:
         """Append ``group`` to the node groups (checked like those given at construction)."""
         ctx = self.context
-        self.node_groups = unique_pools(
-            (*self.node_groups, group), NodeGroup, where=ctx, field="node_groups", noun="node group"
+        self.check_mutable("add_node_group")
+        self.set_input(
+            "node_groups",
+            unique_pools(
+                (*self.node_groups, group),
+                NodeGroup,
+                where=ctx,
+                field="node_groups",
+                noun="node group",
+            ),
         )
         errors: list[DefinitionError] = []
         added: dict[str, NodeCounts] = {}
@@ -444,7 +452,7 @@ class MagnumCluster(FleetCluster):
             except DefinitionError as e:
                 errors.append(e)
         if errors:
-            self.node_groups = self.node_groups[:-1]
+            self.set_input("node_groups", self.node_groups[:-1])
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
         for env, counts in added.items():
             state = self._resolved[env]
