@@ -17,9 +17,9 @@ from fleet.clouds.magnum.cluster import (
 )
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
-from fleet.clouds.oci.cluster import OciManagedCluster, OkeNodePool
+from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
 from fleet.clouds.oci.identity import OciClusterIdentity
-from fleet.clouds.oci.network import OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
+from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
 from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
@@ -30,15 +30,18 @@ from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
+    "ApiEndpoint",
     "ArgoCd",
     "ArgoRegistration",
     "Aspects",
     "BootstrapVersions",
     "ClusterTemplate",
+    "ClusterType",
     "Component",
     "DefinitionError",
     "DefinitionErrors",
     "DeletionPolicy",
+    "FaultDomain",
     "Fleet",
     "FleetCluster",
     "FleetConfig",

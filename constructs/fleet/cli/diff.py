@@ -33,6 +33,8 @@ from fleet.checks.diff import (
     Tree,
     cluster_bearing_kinds,
     compare_files,
+    create_only_guard,
+    declared_create_only,
     deletion_guard,
     external_name_guard,
     force_new_guard,
@@ -225,6 +227,7 @@ def _guards(
     diff: FleetDiff,
     crds_dir: Path | None,
     base_files: Files,
+    head_files: Files,
 ) -> list[Finding]:
     kinds = cluster_bearing_kinds()
     removes_bearing = any(
@@ -235,6 +238,7 @@ def _guards(
     unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
     findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
     findings += force_new_guard(diff) + external_name_guard(diff)
+    findings += create_only_guard(diff, base_files, head_files, declared_create_only())
     if crds_dir is None:
         findings.append(
             Finding(
@@ -270,7 +274,7 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     head = synthesize(config)
     base_files = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
     diff = compare_files(base_files, head.files, order=config.environments)
-    findings = _guards(args, config, diff, crds_dir, base_files)
+    findings = _guards(args, config, diff, crds_dir, base_files, head.files)
     markdown = args.format == "markdown"
     context = DiffContext(config, diff, head, base_files, head.files, markdown)
     sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]
