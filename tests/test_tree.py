@@ -283,3 +283,11 @@ def test_add_node_group_works_until_the_tree_is_locked(app: Fleet) -> None:
     with pytest.raises(DefinitionError, match=r"add_node_group: add_node_group\(\) after the tree"):
         c.add_node_group(NodeGroup(name="zone-c", flavor="m2.large", node_count=1))
     assert [g.name for g in c.node_groups] == ["zone-b"]
+
+
+def test_assigning_any_cloud_cluster_input_fails_after_construction(app: Fleet) -> None:
+    """The sealing is in the base: every declaration, whatever its cloud, is immutable."""
+    c = cluster(app)
+    for name in ("node_groups", "environments", "project", "deletion_policy"):
+        with pytest.raises(DefinitionError, match="immutable once constructed"):
+            setattr(c, name, None)

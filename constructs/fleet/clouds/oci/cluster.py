@@ -684,6 +684,7 @@ class OciManagedCluster(FleetCluster):
     def add_node_pool(self, pool: OkeNodePool) -> OkeNodePool:
         """Append ``pool`` after the declaration (checked as if it had been declared)."""
         ctx = self.context
+        self.check_mutable("add_node_pool")
         (pool,) = unique_pools([pool], OkeNodePool, where=ctx, field="node_pools", noun="")
         if any(p.name == pool.name for p in self.node_pool_specs):
             raise DefinitionError(
@@ -694,7 +695,7 @@ class OciManagedCluster(FleetCluster):
             env: self._resolve_pool(env, pool, self._resolved[env].version)
             for env in self.environments
         }
-        self.node_pool_specs = (*self.node_pool_specs, pool)
+        self.set_input("node_pool_specs", (*self.node_pool_specs, pool))
         for env, one in resolved.items():
             state = self._resolved[env]
             self._resolved[env] = replace(state, pools=(*state.pools, one))
