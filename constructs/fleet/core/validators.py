@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import functools
@@ -272,12 +273,34 @@ def _fast_types(hint: Any) -> frozenset[type]:
 
 
 @functools.cache
-def _argument_checks(init: Callable[..., Any]) -> tuple[tuple[str, ...], dict[str, Check]]:
-    """(positional parameter names, name -> check) of ``init``, from its type hints."""
+def _hints(init: Callable[..., Any]) -> dict[str, Any]:
+    """``init``'s parameter hints; ``**options: Unpack[SomeTypedDict]`` adds its keys."""
     try:
         hints = typing.get_type_hints(init)
     except (NameError, TypeError):  # a hint naming something not importable at run time
-        hints = {}
+        return {}
+    for p in inspect.signature(init).parameters.values():
+        hint = hints.get(p.name)
+        if p.kind is p.VAR_KEYWORD and typing.get_origin(hint) is typing_extensions_unpack():
+            (typed,) = typing.get_args(hint)
+            del hints[p.name]
+            with contextlib.suppress(NameError, TypeError):
+                hints.update(typing.get_type_hints(typed))
+        elif p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            hints.pop(p.name, None)
+    hints.pop("return", None)
+    return hints
+
+
+def typing_extensions_unpack() -> Any:
+    """``typing.Unpack`` (Python 3.11+)."""
+    return typing.Unpack
+
+
+@functools.cache
+def _argument_checks(init: Callable[..., Any]) -> tuple[tuple[str, ...], dict[str, Check]]:
+    """(positional parameter names, name -> check) of ``init``, from its type hints."""
+    hints = _hints(init)
     parameters = list(inspect.signature(init).parameters.values())[1:]  # without self
     positional = tuple(
         p.name
@@ -285,22 +308,17 @@ def _argument_checks(init: Callable[..., Any]) -> tuple[tuple[str, ...], dict[st
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     )
     checks: dict[str, Check] = {}
-    for p in parameters:
-        if p.name in hints and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            check = _compile_hint(hints[p.name])
-            if check is not None:
-                checks[p.name] = check
+    for name, hint in hints.items():
+        check = _compile_hint(hint)
+        if check is not None:
+            checks[name] = check
     return positional, checks
 
 
 @functools.cache
 def _fast_paths(init: Callable[..., Any]) -> dict[str, frozenset[type]]:
     """name -> the exact types that need neither a check nor a PerEnv walk."""
-    try:
-        hints = typing.get_type_hints(init)
-    except (NameError, TypeError):
-        return {}
-    return {name: _fast_types(hint) for name, hint in hints.items()}
+    return {name: _fast_types(hint) for name, hint in _hints(init).items()}
 
 
 def argument_errors(
@@ -388,7 +406,10 @@ def _check_slow(
 def _configured_environments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, ...]:
     """The fleet's environments when the first argument is the fleet (a construct's scope)."""
     scope = args[0] if args else kwargs.get("scope")
-    environments = getattr(getattr(scope, "config", None), "environments", None)
+    config = getattr(scope, "config", None) or getattr(
+        getattr(scope, "fleet", None), "config", None
+    )
+    environments = getattr(config, "environments", None)
     return environments if isinstance(environments, tuple) else ()
 
 
@@ -479,11 +500,7 @@ def _compile_walk(hint: Any, depth: int = 0) -> Walk | None:
 @functools.cache
 def _per_env_parameters(init: Callable[..., Any]) -> dict[str, Walk]:
     """name -> walk of the parameters of ``init`` whose values may hold a PerEnv."""
-    try:
-        hints = typing.get_type_hints(init)
-    except (NameError, TypeError):
-        return {}
-    walks = {name: _compile_walk(hint) for name, hint in hints.items()}
+    walks = {name: _compile_walk(hint) for name, hint in _hints(init).items()}
     return {name: walk for name, walk in walks.items() if walk is not None}
 
 
