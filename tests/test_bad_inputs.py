@@ -392,6 +392,11 @@ CASES = [
         r"clusters/broken\.py:\d+ \(x\): merge_labels: must be True or False, got str 'false'$",
     ),
     Case(
+        "lifecycle-option-given-as-a-string",
+        {"clusters/broken.py": magnum(deletion_protection='"no"')},
+        r"clusters/broken\.py:\d+ \(x\): deletion_protection: must be True or False, got str 'no'$",
+    ),
+    Case(
         "boolean-given-as-a-number-in-a-node-group",
         {
             "clusters/broken.py": magnum(
