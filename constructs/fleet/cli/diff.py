@@ -310,6 +310,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--crds",
         type=Path,
         metavar="DIR",
-        help=f"CRD folder for the immutable-field guard (default: ${CRDS_ENV_VAR} or .fleet/crds)",
+        help=f"CRD folder for the immutable-field guard (default: ${CRDS_ENV_VAR} or crds/)",
     )
     p.set_defaults(handler=run_diff)

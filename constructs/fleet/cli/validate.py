@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fleet.checks.crds import CACHE_DIR, LOCK_FILE, CrdPullError, pull, resolve_crds_dir
+from fleet.checks.crds import LOCK_FILE, VENDOR_DIR, CrdPullError, pull, resolve_crds_dir
 from fleet.checks.validation import check_all
 from fleet.core.config import FleetConfig
 
@@ -34,7 +34,7 @@ def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
 
 def _pull(args: argparse.Namespace, config: FleetConfig) -> int:
     lock = args.lock or config.root / LOCK_FILE
-    cache = config.root / CACHE_DIR
+    cache = args.into or config.root / VENDOR_DIR
     try:
         result = pull(lock, cache)
     except CrdPullError as exc:
@@ -61,7 +61,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         type=Path,
         default=None,
         metavar="DIR",
-        help="CRD folder (default: $FLEET_CRDS_DIR, else .fleet/crds/ from `fleet crds pull`)",
+        help="CRD folder (default: $FLEET_CRDS_DIR, else the vendored crds/)",
     )
     p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
     p.set_defaults(handler=_validate)
@@ -69,7 +69,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     crds = sub.add_parser("crds", help="manage the pinned upstream CRDs")
     crds_sub = crds.add_subparsers(dest="crds_command", required=True)
     pull_parser = crds_sub.add_parser(
-        "pull", help="download the CRDs pinned in crds.lock.yaml into .fleet/crds/"
+        "pull", help="download the CRDs pinned in crds.lock.yaml into crds/ (sha256-checked)"
     )
     pull_parser.add_argument("--lock", type=Path, default=None, help="lock file to read")
+    pull_parser.add_argument(
+        "--into", type=Path, default=None, metavar="DIR", help="folder to write (default: crds/)"
+    )
     pull_parser.set_defaults(handler=_pull)
