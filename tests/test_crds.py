@@ -34,6 +34,7 @@ from fleet.core.errors import FleetError
 
 REPO = Path(__file__).resolve().parents[1]
 
+
 def test_load_indexes_served_versions_with_scope() -> None:
     index = load_crds(crds_dir())
     cluster = index.get("containerinfra.openstack.crossplane.io/v1alpha1", "ClusterV1")

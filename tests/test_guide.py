@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from crd_samples import crds_dir
+from support import HYBRID
 
 from fleet import FleetConfig
 from fleet.cli.main import build_parser, main
@@ -130,9 +131,10 @@ def test_live_cluster_commands_apply_files_that_exist() -> None:
     assert applied == ["dist/prod/bootstrap/application_argoproj.io_argocd_fleet-prod.yaml"]
 
 
-def test_secrets_created_by_hand_are_the_ones_dist_references() -> None:
+def test_secrets_created_by_hand_are_the_ones_dist_references(hybrid_rendered: Path) -> None:
     """Each ``kubectl create secret`` matches a secretRef (name, namespace, key) in dist/."""
-    rendered = "\n".join(p.read_text() for p in (REPO / "dist" / "prod").rglob("*.yaml"))
+    prod = hybrid_rendered / "dist" / "prod"
+    rendered = "\n".join(p.read_text() for p in prod.rglob("*.yaml"))
     created = [a for a in shell_commands() if a[:3] == ["kubectl", "-n", "crossplane-system"]]
     assert len(created) == 2
     for argv in created:
@@ -157,8 +159,8 @@ def project(tmp_path: Path) -> Path:
     """A copy of the example fleet, guide snippets added, its pyproject as the guide says."""
     root = tmp_path / "fleet"
     root.mkdir()
-    shutil.copy(REPO / "pyproject.toml", root)
-    shutil.copytree(REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
+    shutil.copy(HYBRID / "pyproject.toml", root)
+    shutil.copytree(HYBRID / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
     for i, source in enumerate(blocks("python")):
         (root / "clusters" / f"guide_{i}.py").write_text(source)
     (toml,) = blocks("toml")
@@ -237,7 +239,7 @@ def test_migration_from_terraform(tmp_path: Path, capsys: pytest.CaptureFixture[
     root = tmp_path / "new-fleet"
     (root / "clusters").mkdir(parents=True)
     (root / "clusters" / "__init__.py").write_text("")
-    shutil.copy(REPO / "pyproject.toml", root)
+    shutil.copy(HYBRID / "pyproject.toml", root)
     shutil.copytree(REPO / "tests" / "fixtures" / "tfvars", root / "terraform")
     (section,) = [b for b in blocks("shell") if "fleet import" in b]
     (imported,) = [argv for argv in shell_commands() if argv[:2] == ["fleet", "import"]]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from crd_samples import crds_dir
-from support import REPO
+from support import HYBRID
 
 from fleet import (
     DefinitionError,
@@ -431,7 +431,7 @@ def test_json_patch_escape_hatch(fleet: Fleet) -> None:
 
 @pytest.fixture(scope="module")
 def example() -> dict[str, list[Manifest]]:
-    return synthesize(FleetConfig.load(REPO)).manifests
+    return synthesize(FleetConfig.load(HYBRID)).manifests
 
 
 def _object_refs(node: Any) -> list[dict[str, Any]]:
@@ -494,7 +494,7 @@ def test_every_cluster_object_is_protected(example: dict[str, list[Manifest]]) -
 def test_fleet_wide_code_treats_both_clouds_alike() -> None:
     from fleet.pipeline.discovery import load_fleet
 
-    fleet = load_fleet(FleetConfig.load(REPO))
+    fleet = load_fleet(FleetConfig.load(HYBRID))
     rows = {}
     for c in fleet.declarations():
         if isinstance(c, FleetCluster) and "prod" in c.environments:
