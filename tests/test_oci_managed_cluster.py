@@ -33,9 +33,7 @@ from fleet.checks.secret_guard import find_secret_material
 from fleet.core.manifest import Manifest
 from fleet.pipeline.synth import synthesize
 
-TEMPLATES = crds_dir().parent / "reference" / "capoci-templates"
-needs_templates = pytest.mark.skipif(not TEMPLATES.is_dir(), reason="shared templates missing")
-needs_crds = pytest.mark.skipif(not crds_dir().is_dir(), reason="shared CRDs missing")
+TEMPLATES = Path(__file__).resolve().parent / "fixtures" / "capoci-templates"
 
 PROTECTED = {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
 INFRA = "infrastructure.cluster.x-k8s.io/v1beta2"
@@ -198,7 +196,6 @@ def _wiring(objects: list[dict[str, Any]]) -> list[tuple[str, str, str, list[tup
     ]
 
 
-@needs_templates
 def test_minimal_cluster_has_the_templates_kinds_and_wiring(fleet: Fleet) -> None:
     oke(fleet)
     template = _template("cluster-template-managed.yaml", "oke-dev", "oke")
@@ -207,7 +204,6 @@ def test_minimal_cluster_has_the_templates_kinds_and_wiring(fleet: Fleet) -> Non
         assert ours["spec"].get("clusterName") == theirs["spec"].get("clusterName")
 
 
-@needs_templates
 def test_new_vcn_is_the_private_templates_network() -> None:
     (_, infra, *_) = _template("cluster-template-managed-private.yaml", "c", "ns")
     assert OkeVcn().network_spec() == infra["spec"]["networkSpec"]
@@ -409,7 +405,6 @@ def test_kinds_exposed_for_the_bootstrap() -> None:
     )
 
 
-@needs_crds
 def test_emitted_api_versions_are_served_by_the_pinned_crds() -> None:
     index = load_crds(crds_dir())
     for api_version, kind in (*OciManagedCluster.emitted_kinds, *OciClusterIdentity.emitted_kinds):
@@ -467,7 +462,6 @@ def test_every_reference_resolves(example: dict[str, list[Manifest]], environmen
     assert find_secret_material(manifests) == []
 
 
-@needs_crds
 @pytest.mark.parametrize("environment", ["dev", "test", "prod"])
 def test_example_validates_against_the_crds(
     example: dict[str, list[Manifest]], environment: str

@@ -30,8 +30,6 @@ from fleet.checks.schema import (
     validate_manifests,
 )
 
-pytestmark = pytest.mark.skipif(not crds_dir().is_dir(), reason="shared CRDs not available")
-
 
 def problems(*bodies: dict[str, Any]) -> list[Problem]:
     return validate_manifests([manifest(b) for b in bodies], crds_dir=crds_dir())
