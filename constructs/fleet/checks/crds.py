@@ -145,8 +145,7 @@ def verify_vendored(directory: Path, lock_path: Path) -> None:
         got = _sha256(read_crd_file(target))
         if got != entry.sha256:
             problems.append(
-                f"{target}: sha256 is {got}, {lock_path.name} expects {entry.sha256} "
-                f"({entry.name})"
+                f"{target}: sha256 is {got}, {lock_path.name} expects {entry.sha256} ({entry.name})"
             )
     for path in crd_files(directory):
         if path not in expected:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from fleet.core.config import FleetConfig
+from fleet.core.words import plural
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
@@ -28,14 +29,17 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         for problem in problems:
             print(f"error: {problem.line()}", file=sys.stderr)
         if problems:
-            print(f"verify failed: {len(problems)} differences; nothing written", file=sys.stderr)
+            print(
+                f"verify failed: {plural(len(problems), 'difference')}; nothing written",
+                file=sys.stderr,
+            )
             return EXIT_CHECK
     for line in result.report:
         print(f"report: {line}")
     for path in write_files(result.files):
         print(f"wrote {_shown(path)}")
     checked = " and verified" if args.verify else ""
-    print(f"imported{checked} {len(result.clusters)} clusters")
+    print(f"imported{checked} {plural(len(result.clusters), 'cluster')}")
     return EXIT_OK
 
 

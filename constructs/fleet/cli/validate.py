@@ -14,6 +14,7 @@ from pathlib import Path
 from fleet.checks.crds import LOCK_FILE, VENDOR_DIR, CrdPullError, pull, resolve_crds_dir
 from fleet.checks.validation import check_all
 from fleet.core.config import FleetConfig
+from fleet.core.words import plural
 
 
 def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
@@ -26,9 +27,12 @@ def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
     for problem in problems:
         print(f"error: {problem.line()}", file=sys.stderr)
     if problems:
-        print(f"{len(problems)} problems in {len(manifests)} objects", file=sys.stderr)
+        print(
+            f"{plural(len(problems), 'problem')} in {plural(len(manifests), 'object')}",
+            file=sys.stderr,
+        )
         return 1
-    print(f"{len(manifests)} objects valid against the CRDs in {crds_dir}")
+    print(f"{plural(len(manifests), 'object')} valid against the CRDs in {crds_dir}")
     return 0
 
 
@@ -42,11 +46,13 @@ def _pull(args: argparse.Namespace, config: FleetConfig) -> int:
             print(f"error: {line}", file=sys.stderr)
         print(
             f"wrote {len(exc.result.written)}, kept {len(exc.result.unchanged)}, "
-            f"refused {len(exc.result.refused)} CRD files in {cache}",
+            f"refused {plural(len(exc.result.refused), 'CRD file')} in {cache}",
             file=sys.stderr,
         )
         return 1
-    print(f"wrote {len(result.written)}, kept {len(result.unchanged)} CRD files in {cache}")
+    print(
+        f"wrote {len(result.written)}, kept {plural(len(result.unchanged), 'CRD file')} in {cache}"
+    )
     return 0
 
 
