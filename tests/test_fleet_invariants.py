@@ -1,8 +1,9 @@
-"""Invariants of the repository's own fleet (``clusters/``, ``dist/``) that hold for any fleet.
+"""Invariants of this repository's fleet (``clusters/``, ``dist/``) that hold for any fleet.
 
-Nothing here names a cluster or counts objects: replace the example clusters with your own,
-run ``fleet synth``, and these still pass (or point at a real problem in your fleet). The
-tool's behaviour is tested on fixture fleets (tests/fixtures/fleets/) instead.
+Nothing here names a cluster or counts objects: replace the clusters with your own, run
+``fleet synth``, and these still pass (or point at a real problem in your fleet). `fleet init`
+writes this same file into a new fleet repository; the tool's own behaviour is tested on
+fixture fleets in the tool's repository (tests/fixtures/fleets/).
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import yaml
-from support import REPO
 
 from fleet import FleetConfig
+from fleet.checks.crds import resolve_crds_dir
 from fleet.checks.diff import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.checks.validation import check_all
 from fleet.clouds.base import FleetCluster
@@ -24,8 +26,9 @@ from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import Synth, synthesize
 from fleet.pipeline.writer import read_tree
 
+ROOT = Path(__file__).resolve().parents[1]
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-CONFIG = FleetConfig.load(REPO)
+CONFIG = FleetConfig.load(ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +51,8 @@ def test_dist_is_what_the_sources_render(fleet_synth: Synth) -> None:
 def test_every_object_is_valid_and_every_reference_resolves(fleet_synth: Synth) -> None:
     """Schemas (the vendored CRDs), references between objects, and no secret material."""
     manifests = [m for ms in fleet_synth.manifests.values() for m in ms]
-    assert [p.line() for p in check_all(manifests, crds_dir=REPO / "crds")] == []
+    crds = resolve_crds_dir(root=ROOT)
+    assert [p.line() for p in check_all(manifests, crds_dir=crds)] == []
 
 
 @pytest.mark.parametrize("env", CONFIG.environments)

@@ -13,6 +13,7 @@ from pathlib import Path
 from fleet.cli.diff import add_parser as _add_diff
 from fleet.cli.graph import add_parser as _add_graph
 from fleet.cli.imports import add_parser as _add_import
+from fleet.cli.init import add_parser as _add_init
 from fleet.cli.ls import add_parser as _add_ls
 from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.config import FleetConfig
@@ -92,6 +93,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ign
     _add_diff,
     _add_import,
     _add_validate,
+    _add_init,
 ]
 
 
