@@ -1,4 +1,4 @@
-"""Schema validation against the pinned upstream CRDs (read from ../shared/crds by path)."""
+"""Schema validation against the pinned upstream CRDs (the vendored crds/, or $FLEET_CRDS_DIR)."""
 
 from __future__ import annotations
 
