@@ -124,7 +124,9 @@ class FleetCluster(FleetConstruct):
     ``retired=True`` retires the cluster in every environment it is placed in; a list
     (``retired=["dev"]``) only in those. Where retired, it renders nothing and nothing
     registers it; its project's ProviderConfig (OKE: its identity) still renders while the
-    definition is kept, so that goes last.
+    definition is kept, so that goes last. ``paused`` takes the same forms: where paused,
+    the cluster's controller leaves the real cluster alone (Crossplane's
+    ``crossplane.io/paused``, Cluster API's ``spec.paused``).
     """
 
     cloud: ClassVar[str] = ""
@@ -148,6 +150,7 @@ class FleetCluster(FleetConstruct):
         deletion_protection: bool = True,
         register_in_argocd: bool = True,
         retired: bool | Sequence[str] = False,
+        paused: bool | Sequence[str] = False,
     ) -> None:
         super().__init__(scope, construct_id, environments=environments)
         self._names: dict[str, str] = {}
@@ -161,30 +164,38 @@ class FleetCluster(FleetConstruct):
         )
         self.deletion_protection = deletion_protection
         self.register_in_argocd = register_in_argocd
-        self.retired_environments = self._retired_environments(retired)
+        self.retired_environments = self._some_environments(retired, "retired")
         """The environments the cluster is declared retired in (whether or not the fleet
         is reviving; ask :meth:`is_retired` what renders)."""
+        self.paused_environments = self._some_environments(paused, "paused")
+        """The environments where the cluster's controllers must leave it alone (each
+        cloud renders its controller's pause switch; see :meth:`is_paused`)."""
 
-    def _retired_environments(self, retired: bool | Sequence[str]) -> frozenset[str]:
-        if retired is True:
+    def _some_environments(self, value: bool | Sequence[str], field: str) -> frozenset[str]:
+        """``True``: all the cluster's environments; ``False``: none; a list: those."""
+        if value is True:
             return frozenset(self.environments)
-        if retired is False:
+        if value is False:
             return frozenset()
-        if isinstance(retired, str) or not isinstance(retired, Sequence):
+        if isinstance(value, str) or not isinstance(value, Sequence):
             raise DefinitionError(
-                f"must be True, False or a list of environments, got {retired!r}",
+                f"must be True, False or a list of environments, got {value!r}",
                 where=self.context,
-                field="retired",
+                field=field,
             )
-        for env in retired:
+        for env in value:
             if env not in self.environments:
                 raise DefinitionError(
                     f"{env!r} is not one of the cluster's environments "
                     f"({', '.join(self.environments)})",
                     where=self.context,
-                    field="retired",
+                    field=field,
                 )
-        return frozenset(retired)
+        return frozenset(value)
+
+    def is_paused(self, environment: str) -> bool:
+        """Whether the cluster is declared paused in ``environment``."""
+        return environment in self.paused_environments
 
     @property
     def reviving(self) -> bool:

@@ -125,6 +125,7 @@ class MagnumCluster(FleetCluster):
         deletion_protection: bool = True,
         register_in_argocd: bool = True,
         retired: bool | Sequence[str] = False,
+        paused: bool | Sequence[str] = False,
     ) -> None:
         """Arguments left out: ``master_flavor`` is ``flavor``; ``labels`` only the
         template's base labels; ``deletion_policy`` is ``Orphan`` while
@@ -140,6 +141,7 @@ class MagnumCluster(FleetCluster):
             deletion_protection=deletion_protection,
             register_in_argocd=register_in_argocd,
             retired=retired,
+            paused=paused,
         )
         ctx = self.context
         if not isinstance(project, OpenStackProject):

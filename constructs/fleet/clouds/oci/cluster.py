@@ -337,6 +337,7 @@ class OciManagedCluster(FleetCluster):
         deletion_protection: bool = True,
         register_in_argocd: bool = True,
         retired: bool | Sequence[str] = False,
+        paused: bool | Sequence[str] = False,
     ) -> None:
         super().__init__(
             scope,
@@ -347,6 +348,7 @@ class OciManagedCluster(FleetCluster):
             deletion_protection=deletion_protection,
             register_in_argocd=register_in_argocd,
             retired=retired,
+            paused=paused,
         )
         ctx = self.context
         if identity is not None and not isinstance(identity, OciClusterIdentity):
