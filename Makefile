@@ -31,9 +31,11 @@ $(PY_STAMP): $(DEPS_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# npm ci empties node_modules first: through a symlink (a node_modules shared by several
+# checkouts) that would empty it for all of them, so a symlinked one is left alone.
 $(NODE_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	@if [ -L node_modules ]; then echo "node_modules is a symlink: not reinstalling it"; \
+	else npm ci --no-audit --no-fund --loglevel=error && touch $@; fi
 
 synth: setup
 	$(BIN)/fleet synth
