@@ -71,6 +71,7 @@ COMPARTMENTS = per_env({compartments})
 TEMPLATE = ClusterTemplate(
     name="kubernetes-1.25.3-3-multi",
     kubernetes_version="v1.25.3",
+    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
     base_labels={{
     "kube_tag": "v1.25.3-cern.0",
     "monitoring_enabled": "false",

@@ -81,6 +81,7 @@ def template() -> ClusterTemplate:
         kubernetes_version="v1.25.3",
         base_labels={"kube_tag": "v1.25.3-cern.0"},
         optional_labels=["availability_zone"],
+        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
     )
 
 

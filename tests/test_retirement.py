@@ -37,7 +37,9 @@ from fleet.views.inventory import inventory
 __all__ = ["private_tempdir"]  # the autouse fixture of test_cli_diff: temp files in tmp_path
 
 MAGNUM = "containerinfra.openstack.crossplane.io"
-TEMPLATE = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+TEMPLATE = ClusterTemplate(
+    name="k8s-1.30", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+)
 
 
 def _fleet(tmp_path: Path) -> Fleet:
@@ -199,7 +201,9 @@ def test_fails_retired_pool_name_is_still_taken(tmp_path: Path, fleet: Fleet) ->
 PROJECT_SOURCE = """\
 from fleet import ClusterTemplate, MagnumCluster, NodeGroup, OpenStackProject
 
-T = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+T = ClusterTemplate(
+    name="k8s-1.30", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+)
 
 
 def define(fleet):
@@ -244,7 +248,10 @@ def definition(*, zone_b: str | None = "", alpha_retired: str = "False") -> str:
             SecretKeyRef,
         )
 
-        T = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+        T = ClusterTemplate(
+            name="k8s-1.30", kubernetes_version="v1.30.1",
+            uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+        )
 
 
         def define(fleet: Fleet) -> None:

@@ -8,7 +8,13 @@ from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
 from fleet.clouds.base import FleetCluster, NodePoolSummary
-from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
+from fleet.clouds.magnum.cluster import (
+    DeletionPolicy,
+    MagnumCluster,
+    MagnumClusterState,
+    ManagementPolicy,
+    NodeGroup,
+)
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.clouds.oci.cluster import OciManagedCluster, OkeNodePool
@@ -29,6 +35,7 @@ __all__ = [
     "ClusterTemplate",
     "DefinitionError",
     "DefinitionErrors",
+    "DeletionPolicy",
     "Fleet",
     "FleetCluster",
     "FleetConfig",
@@ -39,6 +46,8 @@ __all__ = [
     "HelmChart",
     "JsonPatch",
     "MagnumCluster",
+    "MagnumClusterState",
+    "ManagementPolicy",
     "Manifest",
     "NodeGroup",
     "NodePoolSummary",

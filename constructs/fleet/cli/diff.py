@@ -11,7 +11,8 @@ by object (:mod:`fleet.checks.diff`) and reported as text or Markdown
 (:mod:`fleet.views.diff_report`).
 
 Exit codes: 0 nothing guarded changes; 1 a guard failed (a cluster-bearing object would
-be deleted, or with ``--strict`` an immutable field changes); 2 bad input (a definition,
+be deleted, a Magnum object's ForceNew field or external name changes, or with ``--strict``
+a field another CRD calls immutable changes); 2 bad input (a definition,
 the base revision, or the base's render).
 """
 
@@ -39,6 +40,8 @@ from fleet.checks.diff import (
     cluster_bearing_kinds,
     compare_files,
     deletion_guard,
+    external_name_guard,
+    force_new_guard,
     immutable_fields,
     immutable_guard,
     is_cluster_bearing,
@@ -321,6 +324,7 @@ def _guards(
     retired = retired_objects(config, head) if removes_bearing else {}
     unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
     findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
+    findings += force_new_guard(diff) + external_name_guard(diff)
     if crds_dir is None:
         findings.append(
             Finding(
@@ -394,7 +398,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--strict",
         action="store_true",
-        help="exit 1 when a field changes that the provider cannot update in place",
+        help="exit 1 also when a field changes that a CRD's description calls immutable "
+        "(Magnum ForceNew fields always fail)",
     )
     p.add_argument(
         "--crds",

@@ -22,6 +22,7 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         environment=args.environment,
         derive_templates=args.derive_templates,
         observe=args.observe,
+        template_uuids=dict(args.template_uuid),
     )
     result = plan_import(config, options)
     if args.verify:
@@ -43,6 +44,13 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
     return EXIT_OK
 
 
+def _name_uuid(value: str) -> tuple[str, str]:
+    name, sep, uuid = value.partition("=")
+    if not sep or not name or not uuid:
+        raise argparse.ArgumentTypeError(f"expected NAME=UUID, got {value!r}")
+    return name, uuid
+
+
 def _shown(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd()))
@@ -52,7 +60,7 @@ def _shown(path: Path) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """``fleet import tfvars PATH... [--out FILE] [--environment ENV] [--derive-templates]
-    [--verify] [--observe]``."""
+    [--template-uuid NAME=UUID]... [--verify] [--observe]``."""
     importer = sub.add_parser("import", help="import clusters described elsewhere")
     kinds = importer.add_subparsers(dest="source", required=True)
     p = kinds.add_parser(
@@ -73,6 +81,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--derive-templates",
         action="store_true",
         help="derive the cluster templates from the input into clusters/imported_templates.py",
+    )
+    p.add_argument(
+        "--template-uuid",
+        action="append",
+        default=[],
+        type=_name_uuid,
+        metavar="NAME=UUID",
+        help="the Magnum UUID of a derived template (repeat per template; "
+        "`openstack coe cluster template show NAME -f value -c uuid`)",
     )
     p.add_argument(
         "--verify",

@@ -326,6 +326,11 @@ def templates_module(templates: Iterable[TemplateSpec]) -> str:
                 ("base_labels", dict(sorted(spec.base_labels.items()))),
                 ("optional_labels", sorted(spec.optional_labels)),
                 ("changing_labels", sorted(spec.changing_labels)),
+                *(
+                    [("uuid", spec.uuid if isinstance(spec.uuid, str) else dict(spec.uuid))]
+                    if spec.uuid
+                    else []
+                ),
             ),
         )
         statements.append(statement(call, target=template_variable(spec.name)))

@@ -13,11 +13,11 @@ import importlib
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fleet.clouds.magnum.template import ClusterTemplate, catalog
+from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.codegen import (
@@ -57,6 +57,8 @@ class ImportOptions:
     environment: str | None = None
     derive_templates: bool = False
     observe: bool = False
+    template_uuids: Mapping[str, str] = field(default_factory=dict)
+    """Template name -> Magnum UUID, for derived templates (``--template-uuid``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,6 +177,7 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
             errors.append(e)
     known = load_catalog(config)
     specs, refs, written = _templates(config, clusters, known, options.derive_templates, errors)
+    written = _with_uuids(written, options.template_uuids, clusters, errors)
     decls: list[ClusterDecl] = []
     report = [u.line() for c in clusters for u in c.unmapped]
     for cluster in clusters:
@@ -291,6 +294,39 @@ def _templates(
             )
     written = list(generated.values()) if derive and generated else []
     return specs, refs, written
+
+
+def _with_uuids(
+    written: list[TemplateSpec],
+    uuids: Mapping[str, str],
+    clusters: Sequence[ImportedCluster],
+    errors: list[DefinitionError],
+) -> list[TemplateSpec]:
+    """The derived templates with their UUIDs (``--template-uuid``), or an error for each
+    that has none: a cluster fails without its template's UUID, and tfvars do not hold it."""
+    out: list[TemplateSpec] = []
+    for spec in written:
+        uuid = uuids.get(spec.name, spec.uuid)
+        if uuid is None:
+            user = next((c for c in clusters if c.template == spec.name), None)
+            errors.append(
+                DefinitionError(
+                    f"template {spec.name!r} has no UUID (tfvars name the template, Magnum "
+                    f"stores its UUID): pass --template-uuid {spec.name}=<uuid>, from "
+                    f"`openstack coe cluster template show {spec.name} -f value -c uuid`",
+                    where=user.where("cluster_template_name") if user else "",
+                    field="cluster_template_name",
+                )
+            )
+        elif not is_uuid(uuid) and isinstance(uuid, str):
+            errors.append(
+                DefinitionError(
+                    f"{spec.name}: not a Magnum UUID: {uuid!r}",
+                    field="--template-uuid",
+                )
+            )
+        out.append(dataclasses.replace(spec, uuid=uuid))
+    return out
 
 
 def _modules(

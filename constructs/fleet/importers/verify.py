@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.magnum.cluster import EXTERNAL_NAME
+from fleet.clouds.magnum.cluster import EXTERNAL_NAME, TEMPLATE_NAME
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError
@@ -30,7 +30,6 @@ _ABSENT = "<absent>"
 # tfvars key -> (forProvider field, conversion); the conversion is the import's own.
 _CLUSTER_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "cluster_name": ("name", None),
-    "cluster_template_name": ("clusterTemplateId", None),
     "create_timeout": ("createTimeout", as_int),
     "flavor": ("flavor", None),
     "keypair": ("keypair", None),
@@ -115,6 +114,14 @@ def check_cluster(
             differ(key, expected, for_provider.get(name, _ABSENT), f"{what} forProvider.{name}")
     _labels(differ, "labels", values.get("labels", {}), for_provider.get("labels", {}), what)
     annotations = body["metadata"].get("annotations", {})
+    if "cluster_template_name" in values:
+        # clusterTemplateId holds the template's UUID; its name is an annotation.
+        differ(
+            "cluster_template_name",
+            values["cluster_template_name"],
+            annotations.get(TEMPLATE_NAME, _ABSENT),
+            f"{what} annotation {TEMPLATE_NAME}",
+        )
     differ(
         "cluster_name",
         cluster.name,
@@ -157,7 +164,13 @@ def check_cluster(
                 f"ProviderConfig {ref} annotation {annotation}",
             )
     reported = {u.key for u in cluster.unmapped}
-    checked = {*_CLUSTER_FIELDS, *_CONNECTION_ANNOTATIONS, "labels", "nodegroups_list"}
+    checked = {
+        *_CLUSTER_FIELDS,
+        *_CONNECTION_ANNOTATIONS,
+        "labels",
+        "nodegroups_list",
+        "cluster_template_name",
+    }
     for key in sorted(set(values) - checked - reported):
         differ(key, values[key], _ABSENT, "objects and the import report")
     return problems
@@ -202,15 +215,18 @@ def _node_group(
         differ(prefix, group["name"], _ABSENT, "NodegroupV1")
         return
     for_provider = manifest.body["spec"]["forProvider"]
+    init = manifest.body["spec"].get("initProvider", {})
     what = f"NodegroupV1 {manifest.name}"
     for key, (name, convert) in _GROUP_FIELDS.items():
         if key in group:
             expected = _convert(group[key], convert, cluster, "nodegroups_list")
+            # An autoscaled group's node count is its size at creation: initProvider.
+            part = "forProvider" if name in for_provider or name not in init else "initProvider"
             differ(
                 f"{prefix}.{key}",
                 expected,
-                for_provider.get(name, _ABSENT),
-                f"{what} forProvider.{name}",
+                (for_provider if part == "forProvider" else init).get(name, _ABSENT),
+                f"{what} {part}.{name}",
             )
     reported = {u.key for u in cluster.unmapped}
     for key in sorted(set(group) - set(_GROUP_FIELDS) - {"labels"}):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from fleet.clouds.base import (
@@ -14,8 +15,8 @@ from fleet.clouds.base import (
     resolve_counts,
     unique_pools,
 )
-from fleet.clouds.magnum.project import OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate, catalog
+from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
+from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
@@ -24,11 +25,37 @@ from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
 API_VERSION = "containerinfra.openstack.crossplane.io/v1alpha1"
 EXTERNAL_NAME = "crossplane.io/external-name"
+PAUSED = "crossplane.io/paused"
+"""crossplane-runtime's pause switch: reconciling stops while its value is ``"true"``."""
+TEMPLATE_NAME = ANNOTATION_PREFIX + "cluster-template"
+"""The template's name, for people: ``clusterTemplateId`` holds its UUID."""
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
-DELETION_POLICIES = ("Orphan", "Delete")
-MANAGEMENT_POLICIES = ("*", "Create", "Update", "Delete", "Observe", "LateInitialize")
+
+
+class DeletionPolicy(enum.StrEnum):
+    """What Crossplane does to the Magnum cluster when its object is deleted."""
+
+    ORPHAN = "Orphan"
+    DELETE = "Delete"
+
+
+class ManagementPolicy(enum.StrEnum):
+    """What Crossplane may do to the Magnum cluster (``spec.managementPolicies``)."""
+
+    ALL = "*"
+    CREATE = "Create"
+    UPDATE = "Update"
+    DELETE = "Delete"
+    OBSERVE = "Observe"
+    LATE_INITIALIZE = "LateInitialize"
+
+
+DELETION_POLICIES = tuple(p.value for p in DeletionPolicy)
+MANAGEMENT_POLICIES = tuple(p.value for p in ManagementPolicy)
 DEFAULT_WORKER = "default-worker"
 """Magnum's name for the node group that ``node_count`` and ``flavor`` describe."""
+AUTOSCALING_LABELS = ("auto_scaling_enabled", "min_node_count", "max_node_count")
+"""The cluster labels that turn on Magnum's cluster autoscaler and bound ``default-worker``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,9 +63,13 @@ class NodeGroup:
     """A Magnum node group: nodes of one flavor, usually in one availability zone.
 
     ``availability_zone`` becomes the ``availability_zone`` label. ``min_node_count``
-    and ``max_node_count`` are rendered only when set (autoscaling). Counts may differ
-    per environment (:class:`PerEnv`). ``retired=True`` removes the node group from the
-    render in every environment (see docs: retiring); its name stays taken.
+    and ``max_node_count`` are rendered only when set (autoscaling); then ``node_count``
+    is only the size at creation (``spec.initProvider``), so Crossplane does not resize
+    the group back after whatever scales it. Magnum's own autoscaler manages only the
+    cluster's ``default-worker`` group (see :class:`MagnumCluster`); for this group the
+    bounds are Magnum's resize limits. Counts may differ per environment (:class:`PerEnv`).
+    ``retired=True`` removes the node group from the render in every environment (see
+    docs: retiring); its name stays taken.
     """
 
     name: str
@@ -72,11 +103,46 @@ class NodeGroup:
         return labels
 
 
+@dataclass(frozen=True, kw_only=True)
+class MagnumClusterState:
+    """A :class:`MagnumCluster` resolved for one environment: the values it renders."""
+
+    environment: str
+    flavor: str
+    master_flavor: str
+    keypair: str
+    external_name: str
+    """The ``crossplane.io/external-name``: the cluster name, or the Magnum UUID adopted."""
+    template_uuid: str
+    """The template's UUID in the project's region: ``clusterTemplateId``."""
+    labels: Mapping[str, str]
+    """Template base labels, the cluster's own, and the autoscaling labels."""
+    counts: NodeCounts
+    """``default-worker``'s size; min/max set when the autoscaler manages it."""
+    master_count: int
+    groups: tuple[tuple[NodeGroup, NodeCounts], ...]
+    """Every declared node group (retired ones too) with its counts."""
+
+    @property
+    def autoscaled(self) -> bool:
+        """Whether Magnum's autoscaler manages ``default-worker``."""
+        return self.counts.min_node_count is not None
+
+
 class MagnumCluster(FleetCluster):
     """A Magnum cluster with its node groups, as Crossplane ``ClusterV1`` + ``NodegroupV1``.
 
     The cluster adopts an existing Magnum cluster of the same name (external name)
     and, by default, is orphaned rather than deleted when its object goes away.
+    ``external_name`` adopts a Magnum cluster by its UUID instead (its node groups are
+    then found as ``<uuid>/<group name>``); once rendered, the external name never changes
+    (``fleet diff`` refuses it; docs/upstream-behaviour.md says why).
+
+    ``min_node_count`` and ``max_node_count`` (both, or neither) hand ``default-worker`` to
+    Magnum's cluster autoscaler: the cluster gets the labels ``auto_scaling_enabled``,
+    ``min_node_count`` and ``max_node_count``, and ``node_count`` becomes the size at
+    creation only (``spec.initProvider``). Labels cannot change on an existing cluster,
+    so this is chosen when the cluster is created.
 
     Example::
 
@@ -110,6 +176,8 @@ class MagnumCluster(FleetCluster):
         flavor: str | PerEnv[str],
         keypair: str | PerEnv[str],
         node_count: IntPerEnv,
+        min_node_count: IntPerEnv | None = None,
+        max_node_count: IntPerEnv | None = None,
         master_count: IntPerEnv = 1,
         master_flavor: str | PerEnv[str] | None = None,
         create_timeout_minutes: int = 60,
@@ -117,8 +185,8 @@ class MagnumCluster(FleetCluster):
         allow_extra_labels: bool = False,
         merge_labels: bool = True,
         node_groups: Sequence[NodeGroup] = (),
-        deletion_policy: str | None = None,
-        management_policies: Sequence[str] | None = None,
+        deletion_policy: DeletionPolicy | str | None = None,
+        management_policies: Sequence[ManagementPolicy | str] | None = None,
         connection_secret_namespace: str = "crossplane-clusters",
         external_name: str | PerEnv[str] | None = None,
         fleet_labels: Mapping[str, str] | None = None,
@@ -169,13 +237,16 @@ class MagnumCluster(FleetCluster):
                 field="create_timeout_minutes",
             )
         self.create_timeout_minutes = create_timeout_minutes
-        self.deletion_policy = deletion_policy or ("Orphan" if deletion_protection else "Delete")
-        if self.deletion_policy not in DELETION_POLICIES:
+        chosen_policy = deletion_policy or (
+            DeletionPolicy.ORPHAN if deletion_protection else DeletionPolicy.DELETE
+        )
+        if chosen_policy not in DELETION_POLICIES:
             raise DefinitionError(
                 f"must be one of {', '.join(DELETION_POLICIES)}, got {deletion_policy!r}",
                 where=ctx,
                 field="deletion_policy",
             )
+        self.deletion_policy = DeletionPolicy(chosen_policy)
         if management_policies is not None:
             bad = [p for p in management_policies if p not in MANAGEMENT_POLICIES]
             if bad or not management_policies:
@@ -185,7 +256,22 @@ class MagnumCluster(FleetCluster):
                     where=ctx,
                     field="management_policies",
                 )
-        self.management_policies = list(management_policies) if management_policies else None
+        self.management_policies = (
+            [ManagementPolicy(p) for p in management_policies] if management_policies else None
+        )
+        if (
+            self.deletion_policy is DeletionPolicy.ORPHAN
+            and self.management_policies
+            and ManagementPolicy.DELETE in self.management_policies
+            and self.management_policies != [ManagementPolicy.ALL]
+        ):
+            raise DefinitionError(
+                "a list with Delete makes Crossplane delete the Magnum cluster even with "
+                "deletion_policy Orphan (crossplane-runtime: a custom policy list overrides "
+                "the deletion policy); leave Delete out, or set deletion_protection=False",
+                where=ctx,
+                field="management_policies",
+            )
         self.connection_secret_namespace = check_dns_label(
             connection_secret_namespace, where=ctx, field="connection_secret_namespace"
         )
@@ -200,6 +286,8 @@ class MagnumCluster(FleetCluster):
                 master_flavor=master_flavor,
                 keypair=keypair,
                 node_count=node_count,
+                min_node_count=min_node_count,
+                max_node_count=max_node_count,
                 master_count=master_count,
                 labels=labels,
                 allow_extra_labels=allow_extra_labels,
@@ -218,11 +306,13 @@ class MagnumCluster(FleetCluster):
         master_flavor: str | PerEnv[str] | None,
         keypair: str | PerEnv[str],
         node_count: IntPerEnv,
+        min_node_count: IntPerEnv | None,
+        max_node_count: IntPerEnv | None,
         master_count: IntPerEnv,
         labels: Mapping[str, str] | PerEnv[Mapping[str, str]] | None,
         allow_extra_labels: bool,
         external_name: str | PerEnv[str] | None,
-    ) -> dict[str, Any]:
+    ) -> MagnumClusterState:
         ctx = self.context
         errors: list[DefinitionError] = []
 
@@ -248,11 +338,32 @@ class MagnumCluster(FleetCluster):
                         field="labels",
                     )
                 )
+            elif key in AUTOSCALING_LABELS:
+                errors.append(
+                    DefinitionError(
+                        f"label {key!r} is set from min_node_count and max_node_count; "
+                        "set those instead",
+                        where=ctx,
+                        field="labels",
+                    )
+                )
             elif not allow_extra_labels and key not in self.template.known_labels:
                 errors.append(self.template.unknown_label_error(key, where=ctx))
-        counts: NodeCounts | None = None
+        if (min_node_count is None) != (max_node_count is None):
+            errors.append(
+                DefinitionError(
+                    "an autoscaled cluster needs both min_node_count and max_node_count",
+                    where=ctx,
+                    field="min_node_count" if min_node_count is None else "max_node_count",
+                )
+            )
+            min_node_count = max_node_count = None
+        template_uuid = self.template.uuid_for(self.project.region or "")
+        if template_uuid is None:
+            errors.append(self.template.missing_uuid_error(self.project.region or "", where=ctx))
+        counts = NodeCounts(0, None, None)
         try:
-            counts = resolve_counts(ctx, "", env, node_count, None, None)
+            counts = resolve_counts(ctx, "", env, node_count, min_node_count, max_node_count)
             masters = resolve_counts(ctx, "master_", env, master_count, None, None).node_count or 0
             if masters < 1:
                 raise DefinitionError(
@@ -280,23 +391,72 @@ class MagnumCluster(FleetCluster):
             except DefinitionError as e:
                 errors.append(e)
         flavor_value = text(flavor, "flavor")
-        resolved = {
-            "flavor": flavor_value,
-            "master_flavor": text(master_flavor, "master_flavor")
-            if master_flavor
-            else flavor_value,
-            "keypair": text(keypair, "keypair"),
-            "external_name": text(external_name, "external_name")
+        all_labels = {**self.template.base_labels, **own_labels}
+        if counts.min_node_count is not None and counts.max_node_count is not None:
+            all_labels.update(
+                auto_scaling_enabled="true",
+                min_node_count=str(counts.min_node_count),
+                max_node_count=str(counts.max_node_count),
+            )
+        elif self.template.base_labels.get("auto_scaling_enabled", "").lower() == "true":
+            errors.append(
+                DefinitionError(
+                    "the template turns on Magnum's autoscaler (auto_scaling_enabled): set "
+                    "min_node_count and max_node_count, or Crossplane and the autoscaler "
+                    "fight over node_count",
+                    where=ctx,
+                    field="min_node_count",
+                )
+            )
+        resolved = MagnumClusterState(
+            environment=env,
+            flavor=flavor_value,
+            master_flavor=text(master_flavor, "master_flavor") if master_flavor else flavor_value,
+            keypair=text(keypair, "keypair"),
+            external_name=text(external_name, "external_name")
             if external_name
             else self.cluster_name(env),
-            "labels": {**self.template.base_labels, **own_labels},
-            "counts": counts,
-            "master_count": masters,
-            "groups": groups,
-        }
+            template_uuid=template_uuid or "",
+            labels=all_labels,
+            counts=counts,
+            master_count=masters,
+            groups=tuple(groups),
+        )
         if errors:
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
         return resolved
+
+    def state(self, environment: str) -> MagnumClusterState:
+        """The cluster resolved for ``environment`` (one of its environments)."""
+        return self._resolved[environment]
+
+    def add_node_group(self, group: NodeGroup) -> NodeGroup:
+        """Append ``group`` to the node groups (checked like those given at construction)."""
+        ctx = self.context
+        self.node_groups = unique_pools(
+            (*self.node_groups, group), NodeGroup, where=ctx, field="node_groups", noun="node group"
+        )
+        errors: list[DefinitionError] = []
+        added: dict[str, NodeCounts] = {}
+        for env in self.environments:
+            try:
+                added[env] = resolve_counts(
+                    ctx,
+                    f"node_groups[{group.name}].",
+                    env,
+                    group.node_count,
+                    group.min_node_count,
+                    group.max_node_count,
+                )
+            except DefinitionError as e:
+                errors.append(e)
+        if errors:
+            self.node_groups = self.node_groups[:-1]
+            raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
+        for env, counts in added.items():
+            state = self._resolved[env]
+            self._resolved[env] = replace(state, groups=(*state.groups, (group, counts)))
+        return group
 
     # --- the hybrid API -------------------------------------------------------------
 
@@ -320,13 +480,13 @@ class MagnumCluster(FleetCluster):
         """Magnum's ``default-worker`` node group (the cluster's ``node_count`` and
         ``flavor``), then the declared node groups."""
         r = self._resolved[environment]
-        zone = r["labels"].get("availability_zone")
+        zone = r.labels.get("availability_zone")
         default = NodePoolSummary(
             name=DEFAULT_WORKER,
-            machine_size=r["flavor"],
-            node_count=r["counts"].node_count,
-            min_node_count=None,
-            max_node_count=None,
+            machine_size=r.flavor,
+            node_count=r.counts.node_count,
+            min_node_count=r.counts.min_node_count,
+            max_node_count=r.counts.max_node_count,
             placement=(zone,) if zone else (),
         )
         return [default] + [
@@ -347,7 +507,7 @@ class MagnumCluster(FleetCluster):
 
     def _groups(self, environment: str) -> list[tuple[NodeGroup, NodeCounts]]:
         """The node groups that render in ``environment``, with their counts."""
-        groups: list[tuple[NodeGroup, NodeCounts]] = self._resolved[environment]["groups"]
+        groups = self._resolved[environment].groups
         return [(g, c) for g, c in groups if not g.retired or self.reviving]
 
     def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
@@ -364,68 +524,108 @@ class MagnumCluster(FleetCluster):
 
     # --- rendering ------------------------------------------------------------------
 
+    def _policies(self, autoscaled: bool) -> list[ManagementPolicy] | None:
+        """The declared policies; for an autoscaled pool by default every one but
+        LateInitialize (and Delete where the cluster is orphaned).
+
+        With LateInitialize the provider copies the observed ``nodeCount`` into
+        ``forProvider`` after the first observation, and then resizes the pool back to it
+        whenever the autoscaler moves it; a list with Delete would override Orphan.
+        """
+        if self.management_policies or not autoscaled:
+            return self.management_policies
+        policies = [ManagementPolicy.OBSERVE, ManagementPolicy.CREATE, ManagementPolicy.UPDATE]
+        if self.deletion_policy is DeletionPolicy.DELETE:
+            policies.append(ManagementPolicy.DELETE)
+        return policies
+
     def render(self, environment: str) -> list[Manifest]:
-        """ClusterV1, then one NodegroupV1 per node group (retired ones left out)."""
+        """ClusterV1, then one NodegroupV1 per node group (retired ones left out).
+
+        ``clusterTemplateId`` is the template's UUID (its name is an annotation). Where a
+        pool is autoscaled, ``nodeCount`` goes to ``spec.initProvider``: used to create
+        it, then left to the autoscaler (and the object is not late-initialized, see
+        :meth:`_policies`). Where the cluster is paused, every object carries
+        ``crossplane.io/paused: "true"``.
+        """
         r = self._resolved[environment]
         name = self.cluster_name(environment)
         folder = self.folder(environment)
         protection = self.protection_annotations()
-        common_spec: dict[str, Any] = {"deletionPolicy": self.deletion_policy}
-        if self.management_policies:
-            common_spec["managementPolicies"] = self.management_policies
-        common_spec["providerConfigRef"] = {"name": self.project.name}
+        if self.is_paused(environment):
+            protection = {**protection, PAUSED: "true"}
+
+        def common(autoscaled: bool) -> dict[str, Any]:
+            spec: dict[str, Any] = {"deletionPolicy": self.deletion_policy.value}
+            policies = self._policies(autoscaled)
+            if policies:
+                spec["managementPolicies"] = [p.value for p in policies]
+            spec["providerConfigRef"] = {"name": self.project.name}
+            return spec
+
+        for_provider: dict[str, Any] = {
+            "clusterTemplateId": r.template_uuid,
+            "createTimeout": self.create_timeout_minutes,
+            "flavor": r.flavor,
+            "keypair": r.keypair,
+            "labels": dict(r.labels),
+            "masterCount": r.master_count,
+            "masterFlavor": r.master_flavor,
+            "mergeLabels": self.merge_labels,
+            "name": r.external_name if not is_uuid(r.external_name) else name,
+        }
+        cluster_spec: dict[str, Any] = {**common(r.autoscaled), "forProvider": for_provider}
+        if r.autoscaled:
+            cluster_spec["initProvider"] = {"nodeCount": r.counts.node_count}
+        else:
+            for_provider["nodeCount"] = r.counts.node_count
+        cluster_spec["writeConnectionSecretToRef"] = {
+            "name": name,
+            "namespace": self.connection_secret_namespace,
+        }
         cluster = {
             "apiVersion": API_VERSION,
             "kind": "ClusterV1",
             "metadata": {
-                "annotations": {EXTERNAL_NAME: r["external_name"], **protection},
+                "annotations": {
+                    EXTERNAL_NAME: r.external_name,
+                    TEMPLATE_NAME: self.template.name,
+                    **protection,
+                },
                 "name": name,
             },
-            "spec": {
-                **common_spec,
-                "forProvider": {
-                    "clusterTemplateId": self.template.name,
-                    "createTimeout": self.create_timeout_minutes,
-                    "flavor": r["flavor"],
-                    "keypair": r["keypair"],
-                    "labels": r["labels"],
-                    "masterCount": r["master_count"],
-                    "masterFlavor": r["master_flavor"],
-                    "mergeLabels": self.merge_labels,
-                    "name": r["external_name"],
-                    "nodeCount": r["counts"].node_count,
-                },
-                "writeConnectionSecretToRef": {
-                    "name": name,
-                    "namespace": self.connection_secret_namespace,
-                },
-            },
+            "spec": cluster_spec,
         }
         out = [self._manifest(environment, folder, cluster)]
         for group, counts in self._groups(environment):
-            for_provider: dict[str, Any] = {
-                "clusterId": r["external_name"],
+            group_for_provider: dict[str, Any] = {
+                "clusterId": r.external_name,
                 "flavorId": group.flavor,
                 "labels": group.all_labels(),
                 "mergeLabels": group.merge_labels,
                 "name": group.name,
-                "nodeCount": counts.node_count,
             }
+            autoscaled = counts.min_node_count is not None or counts.max_node_count is not None
+            if not autoscaled:
+                group_for_provider["nodeCount"] = counts.node_count
             if counts.min_node_count is not None:
-                for_provider["minNodeCount"] = counts.min_node_count
+                group_for_provider["minNodeCount"] = counts.min_node_count
             if counts.max_node_count is not None:
-                for_provider["maxNodeCount"] = counts.max_node_count
+                group_for_provider["maxNodeCount"] = counts.max_node_count
+            group_spec: dict[str, Any] = {**common(autoscaled), "forProvider": group_for_provider}
+            if autoscaled:
+                group_spec["initProvider"] = {"nodeCount": counts.node_count}
             nodegroup = {
                 "apiVersion": API_VERSION,
                 "kind": "NodegroupV1",
                 "metadata": {
                     "annotations": {
-                        EXTERNAL_NAME: f"{r['external_name']}/{group.name}",
+                        EXTERNAL_NAME: f"{r.external_name}/{group.name}",
                         **protection,
                     },
                     "name": f"{name}-{group.name}",
                 },
-                "spec": {**common_spec, "forProvider": for_provider},
+                "spec": group_spec,
             }
             out.append(self._manifest(environment, folder, nodegroup))
         return out
