@@ -131,3 +131,20 @@ def test_init_without_a_checkout_of_the_tool_says_what_to_pass(
     assert main(["init", str(tmp_path / "new"), "--tool-source", git]) == 2
     assert "pass --tool-source PATH of one" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_render_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fleet.pipeline import synth as pipeline
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise FleetError("clusters/example.py:1: broken")
+
+    monkeypatch.setattr(pipeline, "synthesize", broken)
+    (tmp_path / "existing" / ".git").mkdir(parents=True)
+    assert main(["init", str(tmp_path / "existing")]) == 2
+    assert [p.name for p in (tmp_path / "existing").iterdir()] == [".git"]
+    assert main(["init", str(tmp_path / "new")]) == 2
+    assert not (tmp_path / "new").exists()
+    assert "error: clusters/example.py:1: broken" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import yaml
 from conftest import PYPROJECT
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from support import REPO, tree_hash
+from support import HYBRID, REPO, tree_hash
 from syrupy.assertion import SnapshotAssertion
 
 from fleet import FleetConfig, MagnumCluster
@@ -52,7 +52,7 @@ DERIVE = ("--derive-templates", *(f"--template-uuid={n}={u}" for n, u in UUIDS.i
 
 def project(make_project: ProjectFactory, *, catalog: bool = False) -> Path:
     """A minimal project; with ``catalog``, a copy of the example fleet's templates."""
-    files = {"clusters/templates.py": (REPO / "clusters" / "templates.py").read_text()}
+    files = {"clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text()}
     return make_project(files if catalog else {})
 
 
@@ -113,7 +113,7 @@ def test_figure_10_becomes_the_model() -> None:
         ("zone-c-xlarge", "m2.xlarge", 2, True, {"availability_zone": "cern-geneva-c"}),
     ]
     templates: dict[str, Any] = {}
-    exec((REPO / "clusters" / "templates.py").read_text(), templates)  # the seed's labels
+    exec((HYBRID / "clusters" / "templates.py").read_text(), templates)  # the seed's labels
     assert cluster.labels == templates["_BASE_1_25_3"]
     assert cluster.connection.provider_config_name == "jeedy-ais"
     assert (cluster.connection.auth_url, cluster.connection.region) == ("<auth_url>", "cern")

@@ -197,15 +197,33 @@ def init_project(
     return written
 
 
+def _remove(target: Path, existed: bool) -> None:
+    """Undo ``fleet init`` in ``target``: everything but what was allowed there before."""
+    if not existed:
+        shutil.rmtree(target, ignore_errors=True)
+        return
+    for path in target.iterdir():
+        if path.name not in ALLOWED_EXISTING:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+
 def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline import synth as pipeline
 
     target = Path(args.dir)
     source = tool_source(args.tool_source) if args.tool_source else running_tool_source()
+    existed = target.exists()
     written = init_project(target, source, ci=args.ci, repo_url=args.repo_url)
     new = FleetConfig.load(target)
-    result = pipeline.synthesize(new)
-    pipeline.write(new, result)
+    try:
+        result = pipeline.synthesize(new)
+        pipeline.write(new, result)
+    except FleetError:
+        _remove(target, existed)  # nothing half-made is left behind
+        raise
     count = plural(len(written), "file or folder", "files and folders")
     print(f"wrote a fleet repository in {target} ({count})")
     print(f"  depends on {source.requirement}")
