@@ -120,7 +120,7 @@ def test_pytest_options_exist() -> None:
     assert all(option in help_text for option in options)
 
 
-def test_live_cluster_commands_apply_files_that_exist() -> None:
+def test_live_cluster_commands_apply_files_that_exist(hybrid_rendered: Path) -> None:
     applied = []
     for argv in [*shell_commands(), *_inline_commands()]:
         if argv[0] not in NOT_HERE:
@@ -128,7 +128,7 @@ def test_live_cluster_commands_apply_files_that_exist() -> None:
         if "-f" in argv:
             target = argv[argv.index("-f") + 1]
             if not target.startswith("https://"):
-                assert (REPO / target).is_file(), target
+                assert (hybrid_rendered / target).is_file(), target
                 applied.append(target)
     # the one-button bootstrap: the root Application of prod
     assert applied == ["dist/prod/bootstrap/application_argoproj.io_argocd_fleet-prod.yaml"]
