@@ -413,13 +413,14 @@ def oke_definition(*, retired: str | None = "False") -> str:
                 availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
                 node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
                 ssh_public_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIexample user@example",
+                network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
                 node_pools=[OkeNodePool(name="general", ocpus=1, node_count=3)],
                 retired={retired},
             )"""
     )
     return textwrap.dedent(
         f"""\
-        from fleet import Fleet, OciClusterIdentity, OciManagedCluster, OkeNodePool
+        from fleet import Fleet, OciClusterIdentity, OciManagedCluster, OkeNodePool, OkeVcn
 
 
         def define(fleet: Fleet) -> None:

@@ -17,9 +17,9 @@ from fleet.clouds.magnum.cluster import (
 )
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
-from fleet.clouds.oci.cluster import OciManagedCluster, OkeNodePool
+from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
 from fleet.clouds.oci.identity import OciClusterIdentity
-from fleet.clouds.oci.network import OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
+from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
 from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
@@ -29,13 +29,16 @@ from fleet.core.manifest import Manifest
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
+    "ApiEndpoint",
     "ArgoCd",
     "ArgoRegistration",
     "BootstrapVersions",
     "ClusterTemplate",
+    "ClusterType",
     "DefinitionError",
     "DefinitionErrors",
     "DeletionPolicy",
+    "FaultDomain",
     "Fleet",
     "FleetCluster",
     "FleetConfig",

@@ -236,7 +236,9 @@ class ArgoCd(FleetConstruct):
                 source,
             )
         ]
-        if exports_kubeconfig(registration, environment, self.exports_kubeconfigs(environment)):
+        if exports_kubeconfig(
+            registration, environment, self.exports_kubeconfigs(environment), cluster=cluster
+        ):
             if not self.kubeconfig_store:
                 raise DefinitionError(
                     "export_kubeconfig is on but the ArgoCd names no kubeconfig_store",
@@ -285,8 +287,8 @@ class ArgoCd(FleetConstruct):
             if explicit is None:
                 registrations.extend(self.registration_manifests(cluster, environment, None))
         exporting = any(
-            exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment))
-            for _, reg in registered
+            exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment), cluster=c)
+            for c, reg in registered
         )
         clusters = list(self._clusters(environment))
         packages = any(
@@ -357,6 +359,7 @@ class ArgoCd(FleetConstruct):
             dest: str,
             protect: bool,
             options: Sequence[str],
+            ignore_differences: Sequence[dict[str, Any]] = (),
         ) -> Manifest:
             body = bs.application(
                 name=name,
@@ -368,6 +371,8 @@ class ArgoCd(FleetConstruct):
                 protect=protect,
                 sync_options_=options,
             )
+            if ignore_differences:
+                body["spec"]["ignoreDifferences"] = list(ignore_differences)
             return self._manifest(environment, bs.BOOTSTRAP, body)
 
         chart_options = ("CreateNamespace=true", "ServerSideApply=true")
@@ -445,6 +450,9 @@ class ArgoCd(FleetConstruct):
         )
         for cluster in clusters:
             name = cluster.cluster_name(environment)
+            ignored = [d.to_dict() for d in cluster.ignore_differences]
+            # What controllers write into spec is ignored, and a sync keeps the live values.
+            respect = ("RespectIgnoreDifferences=true",) if ignored else ()
             out.append(
                 app(
                     f"{prefix}-cluster-{name}",
@@ -452,7 +460,8 @@ class ArgoCd(FleetConstruct):
                     bs.WAVE_CLUSTERS,
                     dest=cluster.kubeconfig_secret(environment).namespace,
                     protect=False,
-                    options=dir_options,
+                    options=(*respect, *dir_options),
+                    ignore_differences=ignored,
                 )
             )
         if registrations:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -33,6 +33,9 @@ from fleet.checks.references import (
 )
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Identity, Manifest
+
+if TYPE_CHECKING:
+    from fleet.clouds.base import CreateOnlyField
 
 Body = Mapping[str, Any]
 Tree = Mapping[str, Mapping[str, Body]]
@@ -592,6 +595,66 @@ def immutable_guard(
                         "the provider refuses the update and the object stays Synced=False",
                     )
                 )
+    return out
+
+
+def declared_create_only() -> dict[tuple[str, str], tuple[CreateOnlyField, ...]]:
+    """(apiVersion, kind) -> the ``force_new_fields`` every cluster class declares."""
+    from fleet.clouds.base import FleetCluster
+
+    out: dict[tuple[str, str], list[CreateOnlyField]] = defaultdict(list)
+    pending: list[type[FleetCluster]] = [FleetCluster]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        for f in cls.force_new_fields:
+            if f not in out[(f.api_version, f.kind)]:
+                out[(f.api_version, f.kind)].append(f)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _at(value: Any, path: Sequence[str], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(where, value) for every place ``path`` reaches; ``[]`` items are keyed by name."""
+    if not path:
+        yield prefix, value
+        return
+    head, rest = path[0], path[1:]
+    if head == "[]":
+        for i, item in enumerate(value if isinstance(value, list) else ()):
+            key = item.get("name", i) if isinstance(item, dict) else i
+            yield from _at(item, rest, f"{prefix}[{key}]")
+    elif isinstance(value, dict) and head in value:
+        yield from _at(value[head], rest, f"{prefix}.{head}" if prefix else head)
+
+
+def create_only_guard(
+    diff: FleetDiff,
+    base: Files,
+    head: Files,
+    fields: Mapping[tuple[str, str], Sequence[CreateOnlyField]],
+) -> list[Finding]:
+    """An error per changed object whose declared force-new field changes value (a field
+    that appears or disappears on one side only is left to the other guards)."""
+    out: list[Finding] = []
+    for env in diff.environments:
+        for change in env.changed:
+            wanted = fields.get((change.after.api_version, change.after.kind), ())
+            if not wanted:
+                continue
+            old = yaml.load(base[env.environment][change.before.relpath], Loader=_Loader)
+            new = yaml.load(head[env.environment][change.after.relpath], Loader=_Loader)
+            for f in wanted:
+                before = dict(_at(old, f.path))
+                for where, value in _at(new, f.path):
+                    if where in before and before[where] != value:
+                        out.append(
+                            Finding(
+                                "error",
+                                env.environment,
+                                _subject(change.after),
+                                f"{where}: {show(before[where])} -> {show(value)}: {f.why}",
+                            )
+                        )
     return out
 
 

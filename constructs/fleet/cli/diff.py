@@ -39,6 +39,8 @@ from fleet.checks.diff import (
     Tree,
     cluster_bearing_kinds,
     compare_files,
+    create_only_guard,
+    declared_create_only,
     deletion_guard,
     external_name_guard,
     force_new_guard,
@@ -325,6 +327,7 @@ def _guards(
     unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
     findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
     findings += force_new_guard(diff) + external_name_guard(diff)
+    findings += create_only_guard(diff, base_files, head.files, declared_create_only())
     if crds_dir is None:
         findings.append(
             Finding(

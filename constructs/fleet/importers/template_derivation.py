@@ -30,7 +30,8 @@ class TemplateSpec:
     optional_labels: tuple[str, ...] = ()
     changing_labels: tuple[str, ...] = ()
     uuid: str | Mapping[str, str] | None = None
-    """The template's Magnum UUID (per region): tfvars do not carry it."""
+    """The template's Magnum UUID (per region): tfvars do not carry it; ``--template-uuid``
+    or Terraform state does."""
 
     @classmethod
     def of(cls, template: ClusterTemplate) -> TemplateSpec:

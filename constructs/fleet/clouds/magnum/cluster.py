@@ -67,7 +67,11 @@ class NodeGroup:
     is only the size at creation (``spec.initProvider``), so Crossplane does not resize
     the group back after whatever scales it. Magnum's own autoscaler manages only the
     cluster's ``default-worker`` group (see :class:`MagnumCluster`); for this group the
-    bounds are Magnum's resize limits. Counts may differ per environment (:class:`PerEnv`).
+    bounds are Magnum's resize limits. ``docker_volume_size_gb``, ``image_id`` and ``role``
+    (NodegroupV1's ``dockerVolumeSize``, ``imageId``, ``role``) are rendered only when set
+    (Magnum's defaults when left out). ``external_name`` is Terraform's id of the node
+    group, ``<cluster id>/<node group id>`` (default: the cluster's external name, ``/``,
+    the node group's name). Counts may differ per environment (:class:`PerEnv`).
     ``retired=True`` removes the node group from the render in every environment (see
     docs: retiring); its name stays taken.
     """
@@ -82,6 +86,10 @@ class NodeGroup:
     merge_labels: bool = True
     retired: bool = False
     where: str = field(default="", compare=False)
+    docker_volume_size_gb: int | None = None
+    image_id: str | None = None
+    role: str | None = None
+    external_name: str | PerEnv[str] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", self.where or caller_location())
@@ -94,6 +102,9 @@ class NodeGroup:
         if not self.flavor or not isinstance(self.flavor, str):
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
         check_label_values(self.labels, where=ctx, field="labels")
+        check_optional(self.docker_volume_size_gb, int, where=ctx, field="docker_volume_size_gb")
+        check_optional(self.image_id, str, where=ctx, field="image_id")
+        check_optional(self.role, str, where=ctx, field="role")
 
     def all_labels(self) -> dict[str, str]:
         """The node group's labels, ``availability_zone`` included."""
@@ -122,6 +133,32 @@ class MagnumClusterState:
     master_count: int
     groups: tuple[tuple[NodeGroup, NodeCounts], ...]
     """Every declared node group (retired ones too) with its counts."""
+    docker_volume_size_gb: int | None = None
+    floating_ip_enabled: bool | None = None
+    master_lb_enabled: bool | None = None
+    fixed_network: str | None = None
+    fixed_subnet: str | None = None
+    discovery_url: str | None = None
+    openstack_region: str | None = None
+    """The optional ClusterV1 arguments: None where not set (the template's or Magnum's
+    value applies); see :attr:`extra_for_provider`."""
+
+    @property
+    def extra_for_provider(self) -> dict[str, Any]:
+        """The optional ClusterV1 arguments that are set (forProvider name -> value)."""
+        return {
+            key: value
+            for key, value in (
+                ("discoveryUrl", self.discovery_url),
+                ("dockerVolumeSize", self.docker_volume_size_gb),
+                ("fixedNetwork", self.fixed_network),
+                ("fixedSubnet", self.fixed_subnet),
+                ("floatingIpEnabled", self.floating_ip_enabled),
+                ("masterLbEnabled", self.master_lb_enabled),
+                ("region", self.openstack_region),
+            )
+            if value is not None
+        }
 
     @property
     def autoscaled(self) -> bool:
@@ -194,12 +231,23 @@ class MagnumCluster(FleetCluster):
         register_in_argocd: bool = True,
         retired: bool | Sequence[str] = False,
         paused: bool | Sequence[str] = False,
+        docker_volume_size_gb: int | PerEnv[int] | None = None,
+        floating_ip_enabled: bool | PerEnv[bool] | None = None,
+        master_lb_enabled: bool | PerEnv[bool] | None = None,
+        fixed_network: str | PerEnv[str] | None = None,
+        fixed_subnet: str | PerEnv[str] | None = None,
+        discovery_url: str | PerEnv[str] | None = None,
+        openstack_region: str | PerEnv[str] | None = None,
     ) -> None:
         """Arguments left out: ``master_flavor`` is ``flavor``; ``labels`` only the
         template's base labels; ``deletion_policy`` is ``Orphan`` while
         ``deletion_protection`` is on, else ``Delete``; ``management_policies`` is not
         rendered (Crossplane's default, all); ``external_name`` is the cluster name;
-        ``retired`` False (True: retired everywhere; a list: in those environments)."""
+        ``retired`` False (True: retired everywhere; a list: in those environments).
+        ``docker_volume_size_gb``, ``floating_ip_enabled``, ``master_lb_enabled``,
+        ``fixed_network``, ``fixed_subnet``, ``discovery_url`` and ``openstack_region``
+        (ClusterV1's ``region``) are rendered only when set (each may differ per
+        environment): left out, the template's or Magnum's value applies."""
         super().__init__(
             scope,
             construct_id,
@@ -297,6 +345,26 @@ class MagnumCluster(FleetCluster):
         }
         for env in self.environments:
             project.use_in(env)
+        options: tuple[tuple[str, type, Any], ...] = (
+            ("discovery_url", str, discovery_url),
+            ("docker_volume_size_gb", int, docker_volume_size_gb),
+            ("fixed_network", str, fixed_network),
+            ("fixed_subnet", str, fixed_subnet),
+            ("floating_ip_enabled", bool, floating_ip_enabled),
+            ("master_lb_enabled", bool, master_lb_enabled),
+            ("openstack_region", str, openstack_region),
+        )
+        for env in self.environments:
+            self._resolved[env] = replace(
+                self._resolved[env],
+                **{
+                    name: check_optional(
+                        resolve(value, env, where=ctx, field=name), kind, where=ctx, field=name
+                    )
+                    for name, kind, value in options
+                    if value is not None
+                },
+            )
 
     def _resolve(
         self,
@@ -579,6 +647,7 @@ class MagnumCluster(FleetCluster):
             cluster_spec["initProvider"] = {"nodeCount": r.counts.node_count}
         else:
             for_provider["nodeCount"] = r.counts.node_count
+        for_provider.update(r.extra_for_provider)
         cluster_spec["writeConnectionSecretToRef"] = {
             "name": name,
             "namespace": self.connection_secret_namespace,
@@ -612,15 +681,27 @@ class MagnumCluster(FleetCluster):
                 group_for_provider["minNodeCount"] = counts.min_node_count
             if counts.max_node_count is not None:
                 group_for_provider["maxNodeCount"] = counts.max_node_count
+            for key, value in (
+                ("dockerVolumeSize", group.docker_volume_size_gb),
+                ("imageId", group.image_id),
+                ("role", group.role),
+            ):
+                if value is not None:
+                    group_for_provider[key] = value
             group_spec: dict[str, Any] = {**common(autoscaled), "forProvider": group_for_provider}
             if autoscaled:
                 group_spec["initProvider"] = {"nodeCount": counts.node_count}
+            group_external = (
+                resolve(group.external_name, environment, where=group.where, field="external_name")
+                if group.external_name is not None
+                else f"{r.external_name}/{group.name}"
+            )
             nodegroup = {
                 "apiVersion": API_VERSION,
                 "kind": "NodegroupV1",
                 "metadata": {
                     "annotations": {
-                        EXTERNAL_NAME: f"{r.external_name}/{group.name}",
+                        EXTERNAL_NAME: group_external,
                         **protection,
                     },
                     "name": f"{name}-{group.name}",
@@ -629,3 +710,19 @@ class MagnumCluster(FleetCluster):
             }
             out.append(self._manifest(environment, folder, nodegroup))
         return out
+
+
+def check_optional(value: Any, kind: type, *, where: str, field: str) -> Any:
+    """``value`` unchanged when it is None or a ``kind`` (an int that is no bool; a
+    non-empty string; a positive size); else the error naming ``field``."""
+    if value is None:
+        return None
+    ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+    if ok and kind is str and not value:
+        ok = False
+    if ok and kind is int and value < 1:
+        raise DefinitionError(f"must be 1 or more, got {value}", where=where, field=field)
+    if not ok:
+        what = {bool: "True or False", int: "a whole number", str: "a non-empty string"}[kind]
+        raise DefinitionError(f"must be {what}, got {value!r}", where=where, field=field)
+    return value

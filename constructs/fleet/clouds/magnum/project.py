@@ -104,6 +104,11 @@ class OpenStackProject(FleetConstruct):
         }
         self._used_in: set[str] = set()
 
+    @property
+    def details(self) -> dict[str, str | None]:
+        """The connection parameters as declared (``project-name``, ``project-id``, ...)."""
+        return dict(self._details)
+
     def use_in(self, environment: str) -> None:
         """Called by a cluster placed in ``environment``: the project renders there."""
         self._used_in.add(environment)
