@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import REPO, tree_hash
+from support import HYBRID, tree_hash
 
 from fleet import Fleet, FleetConfig, MagnumCluster, NodeGroup, OpenStackProject
 from fleet.cli.main import main
@@ -99,7 +99,7 @@ def test_two_communities_one_after_the_other_into_the_example_fleet(
     assert "merged as 'k8s-edh-search-v25' with test, prod" in first
     data = (root / "clusters" / "data.py").read_text()
     assert data.count("MagnumCluster(") == 1 and "OpenStackProject(" in data
-    assert "imported and verified 2 clusters as 1 declarations" in second
+    assert "imported and verified 2 clusters as 1 declaration" in second
 
     edh_state, data_state = state_attributes(EDH_STATE), state_attributes(DATA_STATE)
     for env in ("dev", "test", "prod"):
@@ -206,7 +206,7 @@ def project_fleet(make_project: ProjectFactory, project: str) -> Path:
     """A fleet whose ``z_projects.py`` declares one OpenStackProject."""
     return make_project(
         {
-            "clusters/templates.py": (REPO / "clusters" / "templates.py").read_text(),
+            "clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text(),
             "clusters/z_projects.py": f"""
                 from fleet import Fleet, OpenStackProject
 
@@ -519,7 +519,9 @@ def test_tfvars_options_are_converted_and_verified(
     path = tmp_path / "in" / "edh" / "k8s-edh-search-dev-v25" / "terraform.tfvars"
     path.parent.mkdir(parents=True)
     path.write_text(source.replace('docker_volume_size = "50"', 'docker_volume_size = "5x"'))
-    root = make_project({"clusters/templates.py": (REPO / "clusters" / "templates.py").read_text()})
+    root = make_project(
+        {"clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text()}
+    )
     with pytest.raises(DefinitionErrors) as caught:
         plan_import(FleetConfig.load(root), ImportOptions(paths=[path]))
     (error,) = caught.value.errors
