@@ -264,8 +264,8 @@ def test_fails_second_registration_of_a_cluster(fleet: Fleet) -> None:
 
 
 def test_fails_registration_of_a_non_cluster(fleet: Fleet) -> None:
-    with pytest.raises(DefinitionError, match="cluster: must be a FleetCluster"):
-        ArgoRegistration(fleet, "reg", cluster="ais-batch")  # type: ignore[arg-type]
+    with pytest.raises(DefinitionError, match="cluster: must be a FleetCluster or its id"):
+        ArgoRegistration(fleet, "reg", cluster=42)  # type: ignore[arg-type]
 
 
 def test_fails_bad_registration_label(fleet: Fleet) -> None:

@@ -233,8 +233,8 @@ CASES = [
     Case(
         "unknown-keyword-argument",
         {"clusters/broken.py": magnum(nodecount="3")},
-        r"clusters/broken\.py:\d+: TypeError: MagnumCluster\.__init__\(\) got an unexpected "
-        r"keyword argument 'nodecount'",
+        r"clusters/broken\.py:\d+: nodecount: unknown keyword argument of MagnumCluster "
+        r"\(did you mean 'node_count'\?\)$",
     ),
     Case(
         "syntax-error",

@@ -7,7 +7,7 @@ from fleet.argocd.argo_cd import ArgoCd
 from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
-from fleet.clouds.base import FleetCluster, NodePoolSummary
+from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import (
     DeletionPolicy,
     MagnumCluster,
@@ -26,15 +26,18 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
     "ApiEndpoint",
     "ArgoCd",
     "ArgoRegistration",
+    "Aspects",
     "BootstrapVersions",
     "ClusterTemplate",
     "ClusterType",
+    "Component",
     "DefinitionError",
     "DefinitionErrors",
     "DeletionPolicy",
@@ -47,11 +50,15 @@ __all__ = [
     "FleetPackage",
     "GitPath",
     "HelmChart",
+    "IAspect",
+    "IValidation",
     "JsonPatch",
+    "Lifecycle",
     "MagnumCluster",
     "MagnumClusterState",
     "ManagementPolicy",
     "Manifest",
+    "Node",
     "NodeGroup",
     "NodePoolSummary",
     "OciClusterIdentity",

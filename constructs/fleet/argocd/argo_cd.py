@@ -37,6 +37,7 @@ from fleet.core.declaration import FleetConstruct, sync_options
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 
@@ -64,7 +65,7 @@ class ArgoCd(FleetConstruct):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         server_addr: str | PerEnv[str],
@@ -85,10 +86,10 @@ class ArgoCd(FleetConstruct):
         super().__init__(
             scope,
             construct_id,
-            environments=scope.environment_names if environments is None else environments,
+            environments=environments,
         )
         ctx = self.context
-        for other in scope.declarations():
+        for other in self.fleet.declarations():
             if other is not self and isinstance(other, ArgoCd):
                 shared = set(other.environments) & set(self.environments)
                 if shared:

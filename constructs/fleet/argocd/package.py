@@ -21,8 +21,8 @@ from fleet.argocd.bootstrap import APPLICATION_API_VERSION, PACKAGES
 from fleet.argocd.registration import LABEL_ENVIRONMENT, check_labels
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label
 
 
@@ -68,7 +68,7 @@ class FleetPackage(FleetConstruct):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         source: GitPath | HelmChart,
@@ -82,7 +82,7 @@ class FleetPackage(FleetConstruct):
         super().__init__(
             scope,
             construct_id,
-            environments=scope.environment_names if environments is None else environments,
+            environments=environments,
         )
         ctx = self.context
         if not isinstance(source, (GitPath, HelmChart)):

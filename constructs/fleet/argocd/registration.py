@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.values import PerEnv, caller_location, resolve
 
 if TYPE_CHECKING:
@@ -129,6 +129,9 @@ class ArgoRegistration(FleetConstruct):
         ArgoRegistration(fleet, "ais-batch-argocd", cluster=ais_batch,
                          project="ais", labels={"tier": "gold"})
 
+    ``cluster`` may be the cluster's id (or path) instead: it is looked up once every
+    module's ``define()`` ran, so the cluster may be declared in any module.
+
     Left out: ``argocd`` is the fleet's one :class:`~fleet.ArgoCd`; ``labels`` adds none;
     ``project``, ``namespaces`` and ``shard`` are not rendered (ArgoCD's defaults: every
     project, every namespace, automatic sharding); ``export_kubeconfig`` follows the
@@ -140,10 +143,10 @@ class ArgoRegistration(FleetConstruct):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
-        cluster: FleetCluster,
+        cluster: FleetCluster | str,
         argocd: ArgoCd | None = None,
         labels: Mapping[str, str] | None = None,
         project: str | None = None,
@@ -151,33 +154,21 @@ class ArgoRegistration(FleetConstruct):
         shard: int | None = None,
         export_kubeconfig: bool | PerEnv[bool] | None = None,
     ) -> None:
-        if not isinstance(cluster, FleetCluster):
+        if not isinstance(cluster, (FleetCluster, str)):
             raise DefinitionError(
-                f"must be a FleetCluster, got {type(cluster).__name__}",
+                f"must be a FleetCluster or its id, got {type(cluster).__name__}",
                 where=caller_location(),
                 field="cluster",
             )
-        super().__init__(scope, construct_id, environments=cluster.environments)
+        # A cluster given by id (or path) may be declared in a module loaded later: it is
+        # looked up, and the registration placed in its environments, in prepare().
+        envs = () if isinstance(cluster, str) else cluster.environments
+        super().__init__(scope, construct_id, environments=envs)
         ctx = self.context
-        if not cluster.register_in_argocd:
-            raise DefinitionError(
-                f"cluster {cluster.construct_id!r} opted out (register_in_argocd=False); "
-                "remove the opt-out or this registration",
-                where=ctx,
-                field="cluster",
-            )
-        for other in scope.declarations():
-            if (
-                other is not self
-                and isinstance(other, ArgoRegistration)
-                and other.cluster is cluster
-            ):
-                raise DefinitionError(
-                    f"cluster {cluster.construct_id!r} is already registered (at {other.where})",
-                    where=ctx,
-                    field="cluster",
-                )
-        self.cluster = cluster
+        self._cluster_ref = cluster if isinstance(cluster, str) else None
+        if not isinstance(cluster, str):
+            self._check_cluster(cluster)
+            self.cluster = cluster
         self.argocd = argocd
         self.labels = check_labels(labels or {}, where=ctx, field="labels")
         self.project = project
@@ -188,9 +179,52 @@ class ArgoRegistration(FleetConstruct):
             raise DefinitionError(f"must be 0 or more, got {shard}", where=ctx, field="shard")
         self.shard = shard
         self.export_kubeconfig = export_kubeconfig
-        if export_kubeconfig is not None and cluster.kubeconfig_export_refused:
+        if not isinstance(cluster, str):
+            self._check_export(cluster)
+
+    def _check_export(self, cluster: FleetCluster) -> None:
+        if self.export_kubeconfig is not None and cluster.kubeconfig_export_refused:
             for env in cluster.environments:
                 exports_kubeconfig(self, env, False)
+
+    def _check_cluster(self, cluster: FleetCluster) -> None:
+        if not cluster.register_in_argocd:
+            raise DefinitionError(
+                f"cluster {cluster.construct_id!r} opted out (register_in_argocd=False); "
+                "remove the opt-out or this registration",
+                where=self.context,
+                field="cluster",
+            )
+        for other in self.fleet.declarations():
+            if (
+                other is not self
+                and isinstance(other, ArgoRegistration)
+                and getattr(other, "cluster", None) is cluster
+            ):
+                raise DefinitionError(
+                    f"cluster {cluster.construct_id!r} is already registered (at {other.where})",
+                    where=self.context,
+                    field="cluster",
+                )
+
+    def prepare(self) -> None:
+        """A cluster given by id: look it up (any module order) and take its environments."""
+        if self._cluster_ref is None:
+            return
+        try:
+            cluster = self.fleet.declaration(self._cluster_ref)
+        except DefinitionError as e:
+            raise DefinitionError(e.message, where=self.context, field="cluster") from None
+        if not isinstance(cluster, FleetCluster):
+            raise DefinitionError(
+                f"{self._cluster_ref!r} is a {type(cluster).__name__}, not a FleetCluster",
+                where=self.context,
+                field="cluster",
+            )
+        self._check_cluster(cluster)
+        object.__setattr__(self, "cluster", cluster)
+        object.__setattr__(self, "environments", cluster.environments)
+        self._check_export(cluster)
 
     def render(self, environment: str) -> list[Manifest]:
         """The provider-argocd ``Cluster`` (and the kubeconfig ``PushSecret`` when exported)."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from types import MappingProxyType
+from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
 
 from fleet.core.declaration import FleetConstruct, sync_options
 from fleet.core.errors import DefinitionError
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 
@@ -147,6 +148,28 @@ class NodePoolSummary:
     placement: tuple[str, ...]
 
 
+class Lifecycle(TypedDict, total=False):
+    """How a cluster lives and dies, apart from what it is: every cloud's cluster takes
+    these keywords (``**lifecycle: Unpack[Lifecycle]``), defined once here.
+
+    ``fleet_labels`` (default none) label the cluster's ArgoCD registration;
+    ``deletion_protection`` (default True) keeps the cloud objects when their definition
+    disappears; ``register_in_argocd`` (default True) registers the cluster in the
+    environment's ArgoCd; ``retired`` (default False) retires it everywhere (True) or in
+    the listed environments; ``paused`` (default False, same forms) makes its controllers
+    leave the real cluster alone there.
+    """
+
+    fleet_labels: Mapping[str, str] | None
+    deletion_protection: bool
+    register_in_argocd: bool
+    retired: bool | Sequence[str]
+    paused: bool | Sequence[str]
+
+
+LIFECYCLE_KEYS = frozenset(Lifecycle.__annotations__)
+
+
 class FleetCluster(FleetConstruct):
     """A Kubernetes cluster of the fleet, placed in one or more environments.
 
@@ -159,8 +182,12 @@ class FleetCluster(FleetConstruct):
     registers it; its project's ProviderConfig (OKE: its identity) still renders while the
     definition is kept, so that goes last. ``paused`` takes the same forms: where paused,
     the cluster's controller leaves the real cluster alone (Crossplane's
-    ``crossplane.io/paused``, Cluster API's ``spec.paused``).
+    ``crossplane.io/paused``, Cluster API's ``spec.paused``). The lifecycle keywords are
+    :class:`Lifecycle`.
     """
+
+    environments_required = True
+    extra_keywords = LIFECYCLE_KEYS
 
     cloud: ClassVar[str] = ""
     bearing_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
@@ -181,33 +208,41 @@ class FleetCluster(FleetConstruct):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         name: str | PerEnv[str],
-        environments: Sequence[str],
-        fleet_labels: Mapping[str, str] | None = None,
-        deletion_protection: bool = True,
-        register_in_argocd: bool = True,
-        retired: bool | Sequence[str] = False,
-        paused: bool | Sequence[str] = False,
+        environments: Sequence[str] | None = None,
+        **lifecycle: Unpack[Lifecycle],
     ) -> None:
         super().__init__(scope, construct_id, environments=environments)
+        unknown = sorted(set(lifecycle) - LIFECYCLE_KEYS)
+        if unknown:
+            raise DefinitionError(
+                f"unknown keyword argument of {type(self).__name__} (lifecycle keywords: "
+                f"{', '.join(sorted(LIFECYCLE_KEYS))})",
+                where=self.context,
+                field=unknown[0],
+            )
         self._names: dict[str, str] = {}
         for env in self.environments:
             value = resolve(name, env, where=self.context, field="name")
             if isinstance(value, str) and "{env}" in value:
                 value = value.replace("{env}", env)
             self._names[env] = check_dns_label(value, where=self.context, field="name")
-        self.fleet_labels = check_label_values(
-            fleet_labels or {}, where=self.context, field="fleet_labels"
+        self.fleet_labels: Mapping[str, str] = MappingProxyType(
+            check_label_values(
+                lifecycle.get("fleet_labels") or {}, where=self.context, field="fleet_labels"
+            )
         )
-        self.deletion_protection = deletion_protection
-        self.register_in_argocd = register_in_argocd
-        self.retired_environments = self._some_environments(retired, "retired")
+        self.deletion_protection: bool = lifecycle.get("deletion_protection", True)
+        self.register_in_argocd: bool = lifecycle.get("register_in_argocd", True)
+        self.retired_environments = self._some_environments(
+            lifecycle.get("retired", False), "retired"
+        )
         """The environments the cluster is declared retired in (whether or not the fleet
         is reviving; ask :meth:`is_retired` what renders)."""
-        self.paused_environments = self._some_environments(paused, "paused")
+        self.paused_environments = self._some_environments(lifecycle.get("paused", False), "paused")
         """The environments where the cluster's controllers must leave it alone (each
         cloud renders its controller's pause switch; see :meth:`is_paused`)."""
 

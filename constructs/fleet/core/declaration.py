@@ -2,57 +2,156 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import jsonpatch
 
 from fleet.core.errors import DefinitionError
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope, TreeConstruct, attach, did_you_mean, narrow_environments
 from fleet.core.values import JsonPatch, caller_location
 
+if TYPE_CHECKING:
+    from fleet.core.fleet import Fleet
 
-class FleetConstruct:
+
+_KEYWORDS: dict[type, frozenset[str] | None] = {}
+
+
+def _keywords(cls: type) -> frozenset[str] | None:
+    """The keywords ``cls(...)`` takes: its ``__init__``'s, plus ``extra_keywords`` where
+    ``__init__`` takes ``**options: Unpack[...]`` (None: not checked here)."""
+    known = _KEYWORDS.get(cls, frozenset())
+    if known == frozenset():
+        params = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]
+        names = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
+        var = [p for p in params if p.kind is p.VAR_KEYWORD]
+        if var:
+            # Only ``**lifecycle: Unpack[...]`` is known; a user's ``**kwargs`` passes
+            # anything on to its base class, which checks it.
+            extra = getattr(cls, "extra_keywords", None)
+            typed = "Unpack[" in str(var[0].annotation)
+            known = frozenset(names | extra) if typed and extra is not None else None
+        else:
+            known = frozenset(names)
+        _KEYWORDS[cls] = known
+    return known
+
+
+class _Sealed(type):
+    """Checks the keywords of a declaration's constructor (one line naming the unknown
+    keyword, not a TypeError about another one), and seals the declaration once its
+    constructor (the whole subclass chain) has returned."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        known = _keywords(cls)
+        if known is not None and not known.issuperset(kwargs):
+            unknown = sorted(set(kwargs) - known)[0]
+            raise DefinitionError(
+                f"unknown keyword argument of {cls.__name__}"
+                + did_you_mean(unknown, sorted(known - {"self", "scope", "construct_id"}), n=1),
+                where=caller_location(),
+                field=unknown,
+            )
+        obj = super().__call__(*args, **kwargs)
+        object.__setattr__(obj, "_sealed", True)
+        return obj
+
+
+class FleetConstruct(TreeConstruct, metaclass=_Sealed):
     """A declaration in the fleet (a cluster, a project, a package).
 
     A construct in the cdk8s sense (``(scope, id, *, props)``, checked at construction,
-    one id per fleet) that lives on the Python side only: it is registered in its
-    :class:`Fleet` rather than created as a jsii object in Node.js, which cost about
-    1 ms per declaration, a second at 1,000 clusters (docs/performance.md). Subclasses
-    render plain dicts in :meth:`render`; ``add_json_patch`` is the escape hatch for what
-    a construct does not model. cdk8s constructs of your own go into
-    ``fleet.environment(name)``.
+    one id per scope) in a pure-Python tree (:mod:`fleet.core.tree`) rather than a jsii
+    object in Node.js, which cost about 1 ms per declaration, a second at 1,000 clusters
+    (docs/performance.md). ``scope`` is the :class:`Fleet`, a
+    :class:`~fleet.core.tree.Component`, another declaration, or a cdk8s construct in an
+    environment chart. Subclasses render plain dicts in :meth:`render`;
+    ``add_json_patch`` is the escape hatch for what a construct does not model.
+
+    Declarations are immutable: assigning an attribute after construction fails, and the
+    mutators (``add_json_patch``, a cloud's ``add_node_group``) only work until the tree is
+    locked, when every ``define()`` has run (docs/construct-tree.md).
     """
 
-    def __init__(self, scope: Fleet, construct_id: str, *, environments: Sequence[str]) -> None:
+    extra_keywords: ClassVar[frozenset[str] | None] = None
+    """The keywords a subclass's ``**options`` take (None: not checked before the call)."""
+    environments_required: ClassVar[bool] = False
+    """True: ``environments`` must be given unless the scope narrows them (clusters)."""
+    _sealed: bool = False
+
+    def __init__(
+        self, scope: Scope, construct_id: str, *, environments: Sequence[str] | None = None
+    ) -> None:
         where = caller_location()
-        if not isinstance(scope, Fleet):
-            raise DefinitionError(
-                f"the scope of a fleet declaration is the Fleet, got {type(scope).__name__}",
-                where=where,
-                field="scope",
-            )
-        scope.register(self, construct_id, where)
-        self.fleet = scope
-        self.construct_id = construct_id
         self.where = where
+        self.construct_id = construct_id
+        self.node, inherited = attach(self, scope, construct_id, where)
+        fleet: Fleet = self.node.root  # type: ignore[assignment]
+        self.fleet = fleet
+        fleet.register(self)
         self._patches: list[tuple[str | None, str | None, tuple[JsonPatch, ...]]] = []
-        if isinstance(environments, str):
-            environments = [environments]
-        envs = tuple(environments)
-        for env in envs:
-            scope.config.check_environment(env, where=self.context, field="environments")
-        if len(set(envs)) != len(envs):
-            raise DefinitionError(
-                "an environment is listed twice", where=self.context, field="environments"
-            )
+        envs = narrow_environments(fleet, environments, inherited, where=self.context)
+        if envs is None:
+            if self.environments_required:
+                raise DefinitionError(
+                    "required: the environments to place it in (or declare it in a "
+                    "Component or an environment chart that has them)",
+                    where=self.context,
+                    field="environments",
+                )
+            envs = fleet.environment_names
         self.environments: tuple[str, ...] = envs
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if self._sealed and not name.startswith("_"):
+            self._refuse(name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self._sealed and not name.startswith("_"):
+            self._refuse(name)
+        object.__delattr__(self, name)
+
+    def _refuse(self, name: str) -> NoReturn:
+        raise DefinitionError(
+            f"{type(self).__name__} is immutable once constructed; pass {name} to the "
+            "constructor (or declare another one)",
+            where=caller_location() + f" ({self.node.path})",
+            field=name,
+        )
+
+    def check_mutable(self, mutator: str) -> None:
+        """Raise unless mutators may still change this declaration: before the tree is
+        locked (every ``define()`` ran), or from an Aspect."""
+        if self.node.locked and not self.fleet.in_aspects:
+            raise DefinitionError(
+                f"{mutator}() after the tree was locked (every define() has run); call it "
+                "in define(), or from an Aspect",
+                where=caller_location() + f" ({self.node.path})",
+                field=mutator,
+            )
+
+    def set_input(self, name: str, value: object) -> None:
+        """For a mutator of a subclass (``add_node_group``): replace input ``name``, while
+        the declaration is still mutable."""
+        self.check_mutable(f"set {name}")
+        object.__setattr__(self, name, value)
 
     @property
     def context(self) -> str:
-        """``file:line (id)``: where the declaration is, for messages."""
-        return f"{self.where} ({self.construct_id})"
+        """``file:line (path)``: where the declaration is, for messages."""
+        return f"{self.where} ({self.node.path})"
+
+    def scope_environments(self) -> tuple[str, ...] | None:
+        """What is declared inside a declaration is placed in its environments."""
+        return self.environments
+
+    def prepare(self) -> None:
+        """The prepare phase: after every ``define()`` ran and Aspects visited, resolve
+        lookups of other declarations (any module order). Default: nothing."""
 
     def add_json_patch(
         self, *ops: JsonPatch, kind: str | None = None, environment: str | None = None
@@ -60,8 +159,9 @@ class FleetConstruct:
         """Patch the rendered objects (all, or those of ``kind`` in ``environment``).
 
         Example: ``cluster.add_json_patch(JsonPatch.add("/spec/forProvider/region",
-        "cern"), kind="ClusterV1")``.
+        "cern"), kind="ClusterV1")``. Only before the tree is locked, or from an Aspect.
         """
+        self.check_mutable("add_json_patch")
         self._patches.append((kind, environment, ops))
 
     def manifests(self, environment: str) -> list[Manifest]:

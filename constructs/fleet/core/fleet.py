@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from fleet.core.config import FleetConfig
-from fleet.core.errors import DefinitionError
+from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.tree import Node, TreeConstruct, apply_aspects, did_you_mean
+from fleet.core.values import caller_location
 
 if TYPE_CHECKING:
     import cdk8s
@@ -15,10 +16,8 @@ if TYPE_CHECKING:
     from fleet.core.declaration import FleetConstruct
     from fleet.core.environment import Environment
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
-
-class Fleet:
+class Fleet(TreeConstruct):
     """A fleet: its declarations, placed in environments, and one cdk8s Chart per environment.
 
     Declarations (clusters, projects, packages) are created with the fleet as their
@@ -31,9 +30,15 @@ class Fleet:
 
     def __init__(self, config: FleetConfig) -> None:
         self.config = config
+        self.node = Node(self, None, "", "")
+        self.fleet = self
+        """The root of the construct tree (id and path ``""``)."""
         self._app: cdk8s.App | None = None
         self._charts: dict[str, Environment] = {}
-        self._constructs: dict[str, FleetConstruct] = {}
+        self._constructs: list[FleetConstruct] = []
+        self._by_path: dict[str, FleetConstruct] = {}
+        self._phases: DefinitionErrors | bool = False
+        self._in_aspects = False
         self.revive_retired = False
         """While True, retired clusters and node pools render as if they were not retired.
 
@@ -52,7 +57,9 @@ class Fleet:
             from fleet.core.environment import Environment
 
             app = cdk8s.App()
-            self._charts = {name: Environment(app, name) for name in self.environment_names}
+            self._charts = {
+                name: Environment(app, name, fleet=self) for name in self.environment_names
+            }
             self._app = app
         return self._app
 
@@ -78,34 +85,81 @@ class Fleet:
         return chart.user_objects() if chart is not None else []
 
     def declarations(self) -> Iterator[FleetConstruct]:
-        """Every fleet construct, in declaration order."""
-        return iter(self._constructs.values())
+        """Every fleet declaration, in the order they were created (whatever their scope)."""
+        return iter(self._constructs)
 
-    def declaration(self, construct_id: str) -> FleetConstruct:
-        """The declaration with id ``construct_id`` (to patch one declared elsewhere)."""
+    def declaration(self, path: str) -> FleetConstruct:
+        """The declaration at ``path`` (``"web"``, ``"team-a/web"``), or the one declaration
+        whose id is ``path``: to patch one declared elsewhere.
+
+        Unknown: an error naming the caller's file:line and the nearest ids. Called in a
+        ``define()``, it sees only modules loaded before; an Aspect or a declaration's
+        ``prepare()`` sees every declaration.
+        """
+        found = self._by_path.get(path)
+        if found is not None:
+            return found
+        same_id = [c for c in self._constructs if c.construct_id == path]
+        if len(same_id) == 1:
+            return same_id[0]
+        where = caller_location()
+        if same_id:
+            raise DefinitionError(
+                f"{len(same_id)} declarations have id {path!r}; name one by its path "
+                f"({', '.join(repr(c.node.path) for c in same_id)})",
+                where=where,
+                field="id",
+            )
+        known = list(dict.fromkeys([*self._by_path, *(c.construct_id for c in self._constructs)]))
+        hint = did_you_mean(path, known)
+        if not hint and not self._phases:
+            hint = " (declared in a module loaded later? look it up in an Aspect or prepare())"
+        raise DefinitionError(f"no declaration with id {path!r}{hint}", where=where, field="id")
+
+    def register(self, construct: FleetConstruct) -> None:
+        """Called by FleetConstruct once its node is in the tree."""
+        self._constructs.append(construct)
+        self._by_path[construct.node.path] = construct
+
+    # --- phases ---------------------------------------------------------------------------
+
+    def run_phases(self) -> None:
+        """After every ``define()``: lock the tree, apply Aspects, run each declaration's
+        ``prepare()`` (cross-declaration lookups), then every validation. Once per fleet;
+        problems are raised together (DefinitionErrors), and again on a later call."""
+        if isinstance(self._phases, DefinitionErrors):
+            raise self._phases
+        if self._phases:
+            return
+        errors: list[DefinitionError] = []
+        self.node.lock()
+        self._in_aspects = True
         try:
-            return self._constructs[construct_id]
-        except KeyError:
-            raise DefinitionError(f"no declaration with id {construct_id!r}", field="id") from None
+            _collect(errors, lambda: apply_aspects(self.node))
+        finally:
+            self._in_aspects = False
+        for construct in self._constructs:
+            _collect(errors, construct.prepare)
+        for host in self.node.find_all():
+            for message in host.node.validate():
+                errors.append(
+                    DefinitionError(message, where=getattr(host, "context", ""), field="validation")
+                )
+        if errors:
+            self._phases = DefinitionErrors(errors)
+            raise self._phases
+        self._phases = True
 
-    def register(self, construct: FleetConstruct, construct_id: str, where: str) -> None:
-        """Called by FleetConstruct: checks the id before the construct joins the tree."""
-        if not _ID.match(construct_id):
-            raise DefinitionError(
-                "construct id must start with a letter or digit and hold only "
-                f"letters, digits, '-', '_' and '.', got {construct_id!r}",
-                where=where,
-                field="id",
-            )
-        existing = self._constructs.get(construct_id)
-        if existing is not None:
-            raise DefinitionError(
-                f"duplicate declaration {construct_id!r} (first at {existing.where})",
-                where=where,
-                field="id",
-            )
-        if construct_id in self.environment_names:
-            raise DefinitionError(
-                f"id {construct_id!r} is the name of an environment", where=where, field="id"
-            )
-        self._constructs[construct_id] = construct
+    @property
+    def in_aspects(self) -> bool:
+        """Whether Aspects are visiting (they may patch declarations of the locked tree)."""
+        return self._in_aspects
+
+
+def _collect(errors: list[DefinitionError], step: Any) -> None:
+    try:
+        step()
+    except DefinitionErrors as e:
+        errors.extend(e.errors)
+    except DefinitionError as e:
+        errors.append(e)

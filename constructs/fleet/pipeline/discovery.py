@@ -23,11 +23,13 @@ def discover(config: FleetConfig) -> list[Path]:
 
 
 def load_fleet(config: FleetConfig) -> Fleet:
-    """Import every declaration module and call its ``define(fleet)``.
+    """Import every declaration module, call its ``define(fleet)``, then run the phases.
 
-    Modules are imported fresh on each call (so a second synth in the same process,
-    or another project, sees the current files). All problems are collected and
-    raised together, one line each.
+    Once every ``define()`` ran, :meth:`Fleet.run_phases` locks the tree, applies
+    Aspects, runs each declaration's ``prepare()`` and the validations: nothing depends
+    on the order modules load in. Modules are imported fresh on each call (so a second
+    synth in the same process, or another project, sees the current files). All problems
+    are collected and raised together, one line each.
     """
     package = config.clusters_dir.name
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
@@ -72,6 +74,7 @@ def _load(config: FleetConfig, package: str) -> Fleet:
             errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=_user_frame(e, config)))
     if errors:
         raise DefinitionErrors(errors)
+    fleet.run_phases()
     return fleet
 
 

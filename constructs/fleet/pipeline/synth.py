@@ -53,7 +53,10 @@ class Synth:
 
 
 def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
-    """Every object of ``environment``: fleet declarations, then user cdk8s constructs."""
+    """Every object of ``environment``: fleet declarations, then user cdk8s constructs.
+
+    Runs the fleet's phases first (once; :meth:`Fleet.run_phases`) if nothing did."""
+    fleet.run_phases()
     out: list[Manifest] = []
     for construct in fleet.declarations():
         out.extend(construct.manifests(environment))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from fleet.clouds.base import (
     FleetCluster,
     IntPerEnv,
+    Lifecycle,
     NodeCounts,
     NodePoolSummary,
     resolve_counts,
@@ -18,8 +19,8 @@ from fleet.clouds.base import (
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
@@ -203,11 +204,11 @@ class MagnumCluster(FleetCluster):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         name: str | PerEnv[str],
-        environments: Sequence[str],
+        environments: Sequence[str] | None = None,
         project: OpenStackProject,
         template: ClusterTemplate | str,
         flavor: str | PerEnv[str],
@@ -226,11 +227,6 @@ class MagnumCluster(FleetCluster):
         management_policies: Sequence[ManagementPolicy | str] | None = None,
         connection_secret_namespace: str = "crossplane-clusters",
         external_name: str | PerEnv[str] | None = None,
-        fleet_labels: Mapping[str, str] | None = None,
-        deletion_protection: bool = True,
-        register_in_argocd: bool = True,
-        retired: bool | Sequence[str] = False,
-        paused: bool | Sequence[str] = False,
         docker_volume_size_gb: int | PerEnv[int] | None = None,
         floating_ip_enabled: bool | PerEnv[bool] | None = None,
         master_lb_enabled: bool | PerEnv[bool] | None = None,
@@ -238,6 +234,7 @@ class MagnumCluster(FleetCluster):
         fixed_subnet: str | PerEnv[str] | None = None,
         discovery_url: str | PerEnv[str] | None = None,
         openstack_region: str | PerEnv[str] | None = None,
+        **lifecycle: Unpack[Lifecycle],
     ) -> None:
         """Arguments left out: ``master_flavor`` is ``flavor``; ``labels`` only the
         template's base labels; ``deletion_policy`` is ``Orphan`` while
@@ -253,11 +250,7 @@ class MagnumCluster(FleetCluster):
             construct_id,
             name=name,
             environments=environments,
-            fleet_labels=fleet_labels,
-            deletion_protection=deletion_protection,
-            register_in_argocd=register_in_argocd,
-            retired=retired,
-            paused=paused,
+            **lifecycle,
         )
         ctx = self.context
         if not isinstance(project, OpenStackProject):
@@ -286,7 +279,7 @@ class MagnumCluster(FleetCluster):
             )
         self.create_timeout_minutes = create_timeout_minutes
         chosen_policy = deletion_policy or (
-            DeletionPolicy.ORPHAN if deletion_protection else DeletionPolicy.DELETE
+            DeletionPolicy.ORPHAN if self.deletion_protection else DeletionPolicy.DELETE
         )
         if chosen_policy not in DELETION_POLICIES:
             raise DefinitionError(
@@ -501,8 +494,16 @@ class MagnumCluster(FleetCluster):
     def add_node_group(self, group: NodeGroup) -> NodeGroup:
         """Append ``group`` to the node groups (checked like those given at construction)."""
         ctx = self.context
-        self.node_groups = unique_pools(
-            (*self.node_groups, group), NodeGroup, where=ctx, field="node_groups", noun="node group"
+        self.check_mutable("add_node_group")
+        self.set_input(
+            "node_groups",
+            unique_pools(
+                (*self.node_groups, group),
+                NodeGroup,
+                where=ctx,
+                field="node_groups",
+                noun="node group",
+            ),
         )
         errors: list[DefinitionError] = []
         added: dict[str, NodeCounts] = {}
@@ -519,7 +520,7 @@ class MagnumCluster(FleetCluster):
             except DefinitionError as e:
                 errors.append(e)
         if errors:
-            self.node_groups = self.node_groups[:-1]
+            self.set_input("node_groups", self.node_groups[:-1])
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
         for env, counts in added.items():
             state = self._resolved[env]

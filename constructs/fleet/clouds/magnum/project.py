@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from fleet.core.declaration import FleetConstruct, sync_options
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_subdomain
 from fleet.core.values import SecretKeyRef
 
@@ -70,7 +70,7 @@ class OpenStackProject(FleetConstruct):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         project_name: str,
@@ -85,7 +85,7 @@ class OpenStackProject(FleetConstruct):
         """``name`` (the ProviderConfig's name) defaults to the construct id;
         ``credentials`` default to key ``credentials`` (the JSON object) of Secret
         ``<name>-openstack-credentials`` in ``crossplane-system``."""
-        super().__init__(scope, construct_id, environments=scope.environment_names)
+        super().__init__(scope, construct_id, environments=None)
         self.name = check_dns_subdomain(name or construct_id, where=self.context, field="name")
         self.project_name = project_name
         self.credentials = credentials or SecretKeyRef(

@@ -13,13 +13,14 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, Unpack
 
 from fleet.clouds.base import (
     CreateOnlyField,
     FleetCluster,
     IgnoreDifference,
     IntPerEnv,
+    Lifecycle,
     NodeCounts,
     NodePoolSummary,
     resolve_counts,
@@ -35,8 +36,8 @@ from fleet.clouds.oci.network import (
 )
 from fleet.clouds.oci.regions import REGION_KEYS, services_cidr_label
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
@@ -516,11 +517,11 @@ class OciManagedCluster(FleetCluster):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         name: StrPerEnv,
-        environments: Sequence[str],
+        environments: Sequence[str] | None = None,
         compartment_id: StrPerEnv,
         region: str,
         kubernetes_version: StrPerEnv,
@@ -534,23 +535,15 @@ class OciManagedCluster(FleetCluster):
         services_cidr: str = "10.96.0.0/16",
         ssh_public_key: str | None = None,
         namespace: str | None = None,
-        fleet_labels: Mapping[str, str] | None = None,
-        deletion_protection: bool = True,
-        register_in_argocd: bool = True,
-        retired: bool | Sequence[str] = False,
-        paused: bool | Sequence[str] = False,
         oci_resource_identifier: StrPerEnv | None = None,
+        **lifecycle: Unpack[Lifecycle],
     ) -> None:
         super().__init__(
             scope,
             construct_id,
             name=name,
             environments=environments,
-            fleet_labels=fleet_labels,
-            deletion_protection=deletion_protection,
-            register_in_argocd=register_in_argocd,
-            retired=retired,
-            paused=paused,
+            **lifecycle,
         )
         ctx = self.context
         if identity is not None and not isinstance(identity, OciClusterIdentity):
@@ -691,6 +684,7 @@ class OciManagedCluster(FleetCluster):
     def add_node_pool(self, pool: OkeNodePool) -> OkeNodePool:
         """Append ``pool`` after the declaration (checked as if it had been declared)."""
         ctx = self.context
+        self.check_mutable("add_node_pool")
         (pool,) = unique_pools([pool], OkeNodePool, where=ctx, field="node_pools", noun="")
         if any(p.name == pool.name for p in self.node_pool_specs):
             raise DefinitionError(
@@ -701,7 +695,7 @@ class OciManagedCluster(FleetCluster):
             env: self._resolve_pool(env, pool, self._resolved[env].version)
             for env in self.environments
         }
-        self.node_pool_specs = (*self.node_pool_specs, pool)
+        self.set_input("node_pool_specs", (*self.node_pool_specs, pool))
         for env, one in resolved.items():
             state = self._resolved[env]
             self._resolved[env] = replace(state, pools=(*state.pools, one))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fleet.core.declaration import FleetConstruct, sync_options
-from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 
 INFRA_API = "infrastructure.cluster.x-k8s.io/v1beta2"
@@ -34,7 +34,7 @@ class OciClusterIdentity(FleetConstruct):
 
     def __init__(
         self,
-        scope: Fleet,
+        scope: Scope,
         construct_id: str,
         *,
         principal_secret: str,
@@ -45,7 +45,7 @@ class OciClusterIdentity(FleetConstruct):
         """``name`` defaults to the construct id; ``namespace`` is where the identity
         lives and the default namespace of its clusters; ``principal_secret_namespace``
         defaults to ``namespace``."""
-        super().__init__(scope, construct_id, environments=scope.environment_names)
+        super().__init__(scope, construct_id, environments=None)
         ctx = self.context
         self.name = check_dns_subdomain(name or construct_id, where=ctx, field="name")
         self.namespace = check_dns_label(namespace, where=ctx, field="namespace")

@@ -1,0 +1,293 @@
+"""The construct tree: scopes, ids per scope, paths in errors, immutability, lifecycle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleet import (
+    ClusterTemplate,
+    Component,
+    DefinitionError,
+    DefinitionErrors,
+    Fleet,
+    FleetCluster,
+    JsonPatch,
+    MagnumCluster,
+    NodeGroup,
+    OpenStackProject,
+    testing,
+)
+
+
+def template() -> ClusterTemplate:
+    return ClusterTemplate(
+        name="tpl-tree",
+        kubernetes_version="v1.29.2",
+        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+        base_labels={"kube_tag": "v1.29.2"},
+    )
+
+
+def cluster(scope: Any, construct_id: str = "web", **overrides: Any) -> MagnumCluster:
+    args: dict[str, Any] = {
+        "name": f"{construct_id}-{{env}}",
+        "environments": ["dev"],
+        "project": overrides.pop("project", None)
+        or OpenStackProject(scope, f"{construct_id}-project", project_name="P", region="cern"),
+        "template": "tpl-tree",
+        "flavor": "m2.large",
+        "keypair": "key",
+        "node_count": 1,
+    }
+    args.update(overrides)
+    return MagnumCluster(scope, construct_id, **args)
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Fleet:
+    template()
+    return testing.fleet(environments=["dev", "prod"], root=tmp_path)
+
+
+class Team(Component):
+    """A reusable component: a team's project and cluster in one class."""
+
+    def __init__(self, scope: Any, construct_id: str, *, env: str) -> None:
+        super().__init__(scope, construct_id, environments=[env])
+        self.project = OpenStackProject(self, "project", project_name=f"TEAM {env}")
+        self.cluster = cluster(
+            self, "batch", name=f"{construct_id}-batch", environments=None, project=self.project
+        )
+
+
+def test_a_component_holds_declarations_and_ids_are_per_scope(app: Fleet) -> None:
+    dev = Team(app, "team-dev", env="dev")
+    prod = Team(app, "team-prod", env="prod")
+    assert dev.cluster.node.path == "team-dev/batch"
+    assert prod.cluster.node.path == "team-prod/batch"
+    assert dev.cluster.environments == ("dev",)  # inherited from the component
+    assert [c.node.id for c in dev.node.children] == ["project", "batch"]
+    assert dev.node.scope is app and dev.cluster.node.scope is dev
+    assert app.node.try_find_child("team-dev") is dev
+    assert app.node.try_find_child("nope") is None
+    out = testing.synth(app)
+    assert out.names("ClusterV1") == ["team-dev-batch", "team-prod-batch"]
+    assert out.get("ClusterV1", "team-prod-batch")["metadata"]["name"] == "team-prod-batch"
+
+
+def test_find_all_is_parents_first_in_creation_order(app: Fleet) -> None:
+    Team(app, "a", env="dev")
+    Team(app, "b", env="prod")
+    paths = [c.node.path for c in app.node.find_all()]
+    assert paths == ["", "a", "a/project", "a/batch", "b", "b/project", "b/batch"]
+
+
+def test_a_declaration_can_be_a_scope(app: Fleet) -> None:
+    parent = cluster(app, "web")
+    child = cluster(parent, "web2", environments=None)
+    assert child.node.path == "web/web2"
+    assert child.environments == parent.environments == ("dev",)
+
+
+def test_a_duplicate_id_in_one_scope_names_both_places(app: Fleet) -> None:
+    team = Team(app, "team", env="dev")
+    with pytest.raises(DefinitionError) as e:
+        OpenStackProject(team, "project", project_name="again")
+    assert e.value.field == "id"
+    assert "duplicate declaration 'project' in construct 'team'" in e.value.message
+    assert "test_tree.py:" in e.value.message  # where the first one was declared
+
+
+def test_errors_name_file_line_and_construct_path(app: Fleet) -> None:
+    team = Component(app, "team", environments=["dev"])
+    with pytest.raises(DefinitionError) as e:
+        cluster(team, "batch", environments=None, node_count=-1)
+    assert e.value.where.startswith("tests/test_tree.py:") or "test_tree.py:" in e.value.where
+    assert e.value.where.endswith("(team/batch)")
+
+
+def test_a_component_narrows_environments_never_widens_them(app: Fleet) -> None:
+    team = Component(app, "team", environments=["dev"])
+    with pytest.raises(DefinitionError, match=r"environments: 'prod' is not one of the scope"):
+        cluster(team, "batch", environments=["prod"])
+
+
+def test_a_cluster_in_the_fleet_still_needs_environments(app: Fleet) -> None:
+    with pytest.raises(DefinitionError, match=r"environments: required"):
+        cluster(app, "web", environments=None)
+
+
+def test_the_scope_must_be_a_construct(app: Fleet) -> None:
+    with pytest.raises(DefinitionError, match=r"scope: the scope must be the Fleet"):
+        OpenStackProject("fleet", "p", project_name="P")  # type: ignore[arg-type]
+
+
+def test_fleet_declaration_finds_by_path_or_unique_id(app: Fleet) -> None:
+    dev = Team(app, "team-dev", env="dev")
+    Team(app, "team-prod", env="prod")
+    assert app.declaration("team-dev/batch") is dev.cluster
+    with pytest.raises(DefinitionError, match=r"2 declarations have id 'batch'.*'team-dev/batch'"):
+        app.declaration("batch")
+
+
+def test_unknown_declaration_names_the_caller_and_the_nearest_id(app: Fleet) -> None:
+    cluster(app, "ais-batch")
+    with pytest.raises(DefinitionError) as e:
+        app.declaration("ais-bacth")
+    assert "test_tree.py:" in e.value.where
+    assert e.value.message == (
+        "no declaration with id 'ais-bacth' (did you mean 'ais-batch' or 'ais-batch-project'?)"
+    )
+
+
+def test_find_child_offers_did_you_mean(app: Fleet) -> None:
+    Team(app, "team", env="dev")
+    with pytest.raises(DefinitionError) as e:
+        app.node.find_child("taem")
+    assert "test_tree.py:" in e.value.where
+    assert "the fleet has no child 'taem' (did you mean 'team'?)" in e.value.message
+
+
+def test_metadata_keeps_where_it_was_added(app: Fleet) -> None:
+    c = cluster(app)
+    c.node.add_metadata("owner", "team-a")
+    [entry] = c.node.metadata
+    assert (entry.type, entry.data) == ("owner", "team-a")
+    assert "test_tree.py:" in entry.where
+
+
+# --- immutability ---------------------------------------------------------------------------
+
+
+def test_assigning_an_input_after_construction_fails(app: Fleet) -> None:
+    c = cluster(app)
+    other = ClusterTemplate(
+        name="tpl-other", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+    )
+    with pytest.raises(DefinitionError) as e:
+        c.template = other
+    assert e.value.field == "template"
+    assert "MagnumCluster is immutable once constructed" in e.value.message
+    assert e.value.where.endswith("(web)") and "test_tree.py:" in e.value.where
+    assert c.template.name == "tpl-tree"
+
+
+def test_deleting_an_attribute_fails(app: Fleet) -> None:
+    c = cluster(app)
+    with pytest.raises(DefinitionError, match="immutable"):
+        del c.deletion_protection
+
+
+def test_fleet_labels_cannot_be_changed_in_place(app: Fleet) -> None:
+    c = cluster(app, fleet_labels={"tier": "gold"})
+    with pytest.raises(TypeError):
+        c.fleet_labels["tier"] = "bronze"  # type: ignore[index]
+
+
+def test_json_patch_after_the_tree_is_locked_fails(app: Fleet) -> None:
+    c = cluster(app)
+    c.add_json_patch(JsonPatch.add("/metadata/labels", {"a": "b"}), kind="ClusterV1")
+    out = testing.synth(app)  # runs the phases: the tree is locked
+    assert out.get("ClusterV1", "web-dev")["metadata"]["labels"] == {"a": "b"}
+    assert c.node.locked
+    with pytest.raises(DefinitionError, match=r"add_json_patch: add_json_patch\(\) after the tree"):
+        c.add_json_patch(JsonPatch.add("/metadata/labels", {"c": "d"}))
+
+
+def test_no_declaration_after_the_tree_is_locked(app: Fleet) -> None:
+    cluster(app)
+    testing.synth(app)
+    with pytest.raises(DefinitionError, match=r"id: cannot add 'late' to the fleet: the tree is"):
+        OpenStackProject(app, "late", project_name="P")
+
+
+# --- lifecycle keywords ---------------------------------------------------------------------
+
+
+def test_lifecycle_keywords_keep_their_names(app: Fleet) -> None:
+    c = cluster(
+        app,
+        deletion_protection=False,
+        register_in_argocd=False,
+        retired=["dev"],
+        fleet_labels={"tier": "gold"},
+    )
+    assert isinstance(c, FleetCluster)
+    assert (c.deletion_protection, c.register_in_argocd) == (False, False)
+    assert c.retired_environments == frozenset({"dev"})
+    assert dict(c.fleet_labels) == {"tier": "gold"}
+    assert c.deletion_policy == "Delete"  # follows deletion_protection
+
+
+def test_an_unknown_keyword_fails_naming_it(app: Fleet) -> None:
+    with pytest.raises(DefinitionError) as e:
+        cluster(app, deletion_protected=False)
+    assert e.value.field == "deletion_protected"
+    assert e.value.message == (
+        "unknown keyword argument of MagnumCluster (did you mean 'deletion_protection'?)"
+    )
+    assert "test_tree.py:" in e.value.where
+
+
+def test_an_unknown_keyword_of_a_node_group_free_cluster_in_oke(app: Fleet) -> None:
+    from fleet import OciManagedCluster
+
+    with pytest.raises(DefinitionError) as e:
+        OciManagedCluster(app, "oke", name="oke", retierd=True)  # type: ignore[call-arg]
+    assert (e.value.field, "did you mean 'retired'?" in e.value.message) == ("retierd", True)
+
+
+def test_phase_errors_are_raised_again(app: Fleet) -> None:
+    c = cluster(app)
+    c.node.add_validation(lambda: ["always wrong"])
+    for _ in range(2):
+        with pytest.raises(DefinitionErrors, match="validation: always wrong"):
+            testing.synth(app)
+
+
+def test_node_groups_render_through_testing(app: Fleet) -> None:
+    cluster(app, node_groups=[NodeGroup(name="zone-a", flavor="m2.large", node_count=2)])
+    out = testing.synth(app, ["dev"])
+    assert out.names("NodegroupV1", env="dev") == ["web-dev-zone-a"]
+
+
+def test_a_users_subclass_passing_kwargs_on_still_works_and_is_checked(app: Fleet) -> None:
+    class GoldCluster(MagnumCluster):
+        def __init__(self, scope: Any, construct_id: str, **kwargs: Any) -> None:
+            super().__init__(scope, construct_id, fleet_labels={"tier": "gold"}, **kwargs)
+
+    project = OpenStackProject(app, "p", project_name="P")
+    common: dict[str, Any] = {
+        "name": "gold",
+        "environments": ["dev"],
+        "project": project,
+        "template": "tpl-tree",
+        "flavor": "m2.large",
+        "keypair": "key",
+        "node_count": 1,
+    }
+    gold = GoldCluster(app, "gold", **common)
+    assert dict(gold.fleet_labels) == {"tier": "gold"}
+    with pytest.raises(DefinitionError) as e:
+        GoldCluster(app, "gold2", flavour="x", **common)
+    assert e.value.field == "flavour"
+
+
+def test_add_node_group_works_until_the_tree_is_locked(app: Fleet) -> None:
+    c = cluster(app)
+    c.add_node_group(NodeGroup(name="zone-b", flavor="m2.large", node_count=1))
+    assert testing.synth(app).names("NodegroupV1") == ["web-dev-zone-b"]
+    with pytest.raises(DefinitionError, match=r"add_node_group: add_node_group\(\) after the tree"):
+        c.add_node_group(NodeGroup(name="zone-c", flavor="m2.large", node_count=1))
+    assert [g.name for g in c.node_groups] == ["zone-b"]
+
+
+def test_assigning_any_cloud_cluster_input_fails_after_construction(app: Fleet) -> None:
+    """The sealing is in the base: every declaration, whatever its cloud, is immutable."""
+    c = cluster(app)
+    for name in ("node_groups", "environments", "project", "deletion_policy"):
+        with pytest.raises(DefinitionError, match="immutable once constructed"):
+            setattr(c, name, None)
