@@ -1,28 +1,41 @@
 # Two commands on a fresh machine: `make synth` and `make test`.
 # Both create (or refresh) the virtualenv and the Node tooling when missing or stale.
+# The pinned upstream CRDs are vendored in crds/ (checked against crds.lock.yaml): nothing
+# outside the repository is needed. FLEET_CRDS_DIR=DIR validates against another folder.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
+# What the install depends on: [build-system], [project] and [tool.setuptools] of
+# pyproject.toml, not the rest (editing [tool.fleet] or [tool.ruff] reinstalls nothing).
+# Rewritten only when that part changes, so its mtime tracks it.
+DEPS_STAMP := .fleet/install-inputs.json
 NODE_STAMP := node_modules/.installed
-# CI and tests validate against the upstream CRDs beside the repository when present.
-SHARED_CRDS := $(abspath ../shared/crds)
-export FLEET_CRDS_DIR ?= $(if $(wildcard $(SHARED_CRDS)),$(SHARED_CRDS),)
+export CDK8S_CHECK_UPGRADE := false
 
-.PHONY: setup synth test lint typecheck unit bench clean
+.PHONY: setup synth test lint typecheck unit bench clean FORCE
 
 setup: $(PY_STAMP) $(NODE_STAMP)
 
-$(PY_STAMP): pyproject.toml
+$(DEPS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@$(PYTHON) -c 'import json, sys, tomllib; d = tomllib.load(open("pyproject.toml", "rb")); \
+	new = json.dumps([d.get("build-system"), d.get("project"), d.get("tool", {}).get("setuptools")], sort_keys=True); \
+	old = open(sys.argv[1]).read() if __import__("os").path.exists(sys.argv[1]) else None; \
+	new != old and open(sys.argv[1], "w").write(new)' $@
+
+$(PY_STAMP): $(DEPS_STAMP)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# npm ci empties node_modules first: through a symlink (a node_modules shared by several
+# checkouts) that would empty it for all of them, so a symlinked one is left alone.
 $(NODE_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	@if [ -L node_modules ]; then echo "node_modules is a symlink: not reinstalling it"; \
+	else npm ci --no-audit --no-fund --loglevel=error && touch $@; fi
 
 synth: setup
 	$(BIN)/fleet synth

@@ -9,7 +9,7 @@ with N clusters in each environment, then measures:
 
 * ``full_s``: ``fleet synth`` (the real command line, in a subprocess) into an empty
   ``dist/`` with an empty cache, in a freshly generated project; validation included when
-  CRDs are available (``$FLEET_CRDS_DIR``, else ``../shared/crds`` beside the repository);
+  CRDs are available (``$FLEET_CRDS_DIR``, else the repository's vendored ``crds/``);
 * ``incremental_s``: ``fleet synth`` again after one cluster's node count changed;
 * ``novalidate_s``: the cold synth with validation off (for the validation overhead);
 * ``peak_rss_mb``: the largest sum of the resident memory of the synth process and all
@@ -90,12 +90,12 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 
 
 def crds_dir() -> Path | None:
-    """The CRDs the synth validates against: ``$FLEET_CRDS_DIR``, else ../shared/crds."""
+    """The CRDs the synth validates against: ``$FLEET_CRDS_DIR``, else the vendored crds/."""
     explicit = os.environ.get("FLEET_CRDS_DIR")
     if explicit:
         return Path(explicit).resolve()
-    shared = REPO.parent / "shared" / "crds"
-    return shared if shared.is_dir() else None
+    vendored = REPO / "crds"
+    return vendored if vendored.is_dir() else None
 
 
 def _children(pid: int) -> list[int]:

@@ -134,7 +134,6 @@ def time_phases(root: Path, nodes: int) -> float:
 
 def time_jsii(nodes: int) -> float:
     import cdk8s
-
     from constructs import Construct
 
     chart = cdk8s.Chart(cdk8s.App(), "bench")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support import REPO
+from support import HYBRID
 
 from fleet import Fleet, FleetConfig
 from fleet.clouds.magnum.template import catalog
@@ -56,15 +56,30 @@ def make_project(tmp_path: Path) -> ProjectFactory:
     return make
 
 
-@pytest.fixture
-def example_project(tmp_path: Path) -> Path:
-    """A copy of the repository's example fleet (declarations, config and dist/)."""
-    root = tmp_path / "example"
-    root.mkdir()
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+def copy_fleet(source: Path, root: Path) -> Path:
+    """Copy a fleet project's config, declarations and (when present) dist/ to ``root``."""
+    root.mkdir(parents=True)
+    shutil.copy(source / "pyproject.toml", root / "pyproject.toml")
     shutil.copytree(
-        REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__pycache__")
+        source / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__pycache__")
     )
-    if (REPO / "dist").is_dir():
-        shutil.copytree(REPO / "dist", root / "dist")
+    if (source / "dist").is_dir():
+        shutil.copytree(source / "dist", root / "dist")
     return root
+
+
+@pytest.fixture(scope="session")
+def hybrid_rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture fleet ``hybrid`` with its dist/ rendered by ``fleet synth`` (once)."""
+    from fleet.cli.main import main
+
+    root = copy_fleet(HYBRID, tmp_path_factory.mktemp("hybrid") / "project")
+    assert main(["--root", str(root), "synth", "--no-cache"]) == 0
+    catalog().clear()
+    return root
+
+
+@pytest.fixture
+def example_project(tmp_path: Path, hybrid_rendered: Path) -> Path:
+    """A copy of the fixture fleet ``hybrid``: declarations, config and rendered dist/."""
+    return copy_fleet(hybrid_rendered, tmp_path / "example")

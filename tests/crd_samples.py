@@ -2,8 +2,7 @@
 
 ClusterV1/NodegroupV1/provider-argocd Cluster are the seed report's Figures 12-14; the
 Cluster API objects are CAPOCI's ``cluster-template-managed.yaml`` with the variables
-filled in. The CRDs themselves are read from ``../shared/crds`` (or ``$FLEET_CRDS_DIR``),
-never copied into the repository.
+filled in. The CRDs themselves are the repository's vendored ``crds/`` (or ``$FLEET_CRDS_DIR``).
 """
 
 from __future__ import annotations
@@ -17,11 +16,11 @@ from fleet.core.manifest import Manifest
 
 
 def crds_dir() -> Path:
-    """The pinned upstream CRDs: ``$FLEET_CRDS_DIR`` or ``<repo>/../shared/crds``."""
+    """The pinned upstream CRDs: ``$FLEET_CRDS_DIR``, else the vendored ``<repo>/crds``."""
     env = os.environ.get("FLEET_CRDS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "crds"
+    return Path(__file__).resolve().parents[1] / "crds"
 
 
 # Figure 12 of the seed report (labels of the tfvars in Figure 10), transcribed.

@@ -6,6 +6,11 @@ import hashlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+"""The repository: its tool, docs and CI examples. Its ``clusters/`` and ``dist/`` are the
+user's fleet: only the generic invariants (tests/test_fleet_invariants.py) look at them."""
+FIXTURE_FLEETS = REPO / "tests" / "fixtures" / "fleets"
+HYBRID = FIXTURE_FLEETS / "hybrid"
+"""The tool's own fixture fleet (Magnum and OKE, retirements, ArgoCD), without a dist/."""
 
 
 def tree_hash(folder: Path) -> dict[str, str]:

@@ -12,7 +12,7 @@ import lupa
 import pytest
 import yaml
 from crd_samples import crds_dir
-from support import REPO
+from support import HYBRID, REPO
 from syrupy.assertion import SnapshotAssertion
 
 from fleet import (
@@ -510,9 +510,9 @@ def _isolated() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def example() -> Iterator[Synth]:
+def example(hybrid_rendered: Path) -> Iterator[Synth]:
     with _isolated():
-        synth = synthesize(FleetConfig.load(REPO))
+        synth = synthesize(FleetConfig.load(hybrid_rendered))
     yield synth
 
 
@@ -554,9 +554,11 @@ def _walk(config: FleetConfig, env: str, files: dict[str, bytes]) -> dict[str, i
     return reached
 
 
-@pytest.mark.parametrize("env", FleetConfig.load(REPO).environments)
-def test_bootstrap_reaches_every_folder_in_wave_order(example: Synth, env: str) -> None:
-    config = FleetConfig.load(REPO)
+@pytest.mark.parametrize("env", FleetConfig.load(HYBRID).environments)
+def test_bootstrap_reaches_every_folder_in_wave_order(
+    example: Synth, hybrid_rendered: Path, env: str
+) -> None:
+    config = FleetConfig.load(hybrid_rendered)
     files = example.files[env]
     reached = _walk(config, env, files)
     folders = {p.rsplit("/", 1)[0] for p in files}
@@ -640,7 +642,7 @@ def test_applications_over_clusters_keep_their_resources(example: Synth) -> None
 
 def _example_fleet() -> Fleet:
     with _isolated():
-        return load_fleet(FleetConfig.load(REPO))
+        return load_fleet(FleetConfig.load(HYBRID))
 
 
 def _produced_secrets(manifests: list[Manifest]) -> set[tuple[str, str, str]]:
@@ -688,7 +690,7 @@ def test_small_fleet_validates_against_the_crds(fleet: Fleet) -> None:
     assert [p.line() for p in validate_manifests(manifests, crds_dir=crds_dir())] == []
 
 
-def test_root_application_in_the_readme(example: Synth) -> None:
+def test_root_application_in_the_readme(example: Synth, hybrid_rendered: Path) -> None:
     readme = (REPO / "README.md").read_text()
     command = "kubectl apply -n argocd -f dist/{env}/bootstrap/{file}"
     file = "application_argoproj.io_argocd_fleet-<env>.yaml"
@@ -696,7 +698,7 @@ def test_root_application_in_the_readme(example: Synth) -> None:
     for env, files in example.files.items():
         relpath = f"bootstrap/application_argoproj.io_argocd_fleet-{env}.yaml"
         assert relpath in files
-        assert (REPO / "dist" / env / relpath).is_file()
+        assert (hybrid_rendered / "dist" / env / relpath).is_file()
 
 
 # --- ArgoCD configuration and its Lua health checks -------------------------------------------
@@ -810,9 +812,7 @@ def test_small_fleet_snapshot(fleet: Fleet, snapshot: SnapshotAssertion) -> None
         assert out == snapshot(name=env)
 
 
-def test_render_is_fast_enough_for_1000_clusters(tmp_path: Path) -> None:
-    import time
-
+def test_1000_clusters_register_in_one_folder_below_argocds_limit(tmp_path: Path) -> None:
     fleet = Fleet(FleetConfig(root=tmp_path, environments=("prod",)))
     project = OpenStackProject(fleet, "p", project_name="P", region="cern")
     tpl = template()
@@ -829,9 +829,7 @@ def test_render_is_fast_enough_for_1000_clusters(tmp_path: Path) -> None:
             node_count=1,
         )
     argocd(fleet)
-    started = time.perf_counter()
     out = rendered(fleet, "prod")
-    elapsed = time.perf_counter() - started
     registrations = [m for m in out if m.folder == "registrations"]
     assert len(registrations) == 1000
     assert len([m for m in out if m.kind == "Application"]) > 1000
@@ -839,7 +837,6 @@ def test_render_is_fast_enough_for_1000_clusters(tmp_path: Path) -> None:
     from fleet.pipeline.render import to_yaml
 
     assert sum(len(to_yaml(m.body)) for m in registrations) < 1_000_000
-    assert elapsed < 5.0
 
 
 # --- OKE --------------------------------------------------------------------------------------

@@ -60,7 +60,6 @@ def test_a_declaration_in_an_environment_chart_takes_its_environment(app: Fleet)
 
 def test_a_users_construct_subclass_holds_declarations(app: Fleet) -> None:
     import cdk8s
-
     from constructs import Construct
 
     class Team(Construct):

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support import HYBRID
 
 from fleet.cli.main import build_parser, main
 
@@ -130,8 +131,8 @@ def test_synth_check_runs_for_real(tmp_path: Path) -> None:
     """The cheap check, as the pipelines run it, on a copy of the example fleet."""
     root = tmp_path / "example"
     root.mkdir()
-    shutil.copy(REPO / "pyproject.toml", root)
-    shutil.copytree(REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
+    shutil.copy(HYBRID / "pyproject.toml", root)
+    shutil.copytree(HYBRID / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
     assert main(["--root", str(root), "synth"]) == 0
     for pipeline in PIPELINES.values():
         assert ["synth", "--check"] in commands(pipeline(), "fleet")

@@ -283,3 +283,86 @@ def test_missing_crds_skip_the_immutable_guard_unless_strict(
     assert _crds_dir(argparse.Namespace(crds=None, strict=False), config) is None
     with pytest.raises(Exception, match="does not exist; run `fleet crds pull`"):
         _crds_dir(argparse.Namespace(crds=None, strict=True), config)
+
+
+# --- a fleet that installs the tool: the base's committed dist/ ----------------------------------
+
+
+def synth_and_commit(root: Path, message: str) -> None:
+    """Render dist/ with the installed tool and commit sources and dist/ together."""
+    assert main(["--root", str(root), "synth"]) == 0
+    git(root, "add", "-A")
+    git(root, "commit", "--quiet", "-m", message)
+
+
+def installed_tool_repo(tmp_path: Path) -> Path:
+    """A fleet repository without constructs/ (it installs the tool), dist/ committed."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "--quiet", "--initial-branch=main")
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "clusters").mkdir()
+    (root / "clusters" / "__init__.py").write_text("")
+    (root / "clusters" / "demo.py").write_text(definition(argocd=True))
+    synth_and_commit(root, "base")
+    return root
+
+
+def test_the_base_is_its_committed_dist_without_a_render(
+    tmp_path: Path, private_tempdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = installed_tool_repo(tmp_path)
+
+    def no_render(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the base has a dist/: nothing to render")
+
+    monkeypatch.setattr("fleet.cli.diff.render_base", no_render)
+    code, out, err = diff(root)
+    assert (code, err) == (0, ""), out
+    assert "(merge-base with main; its committed dist/)" in out
+    assert "dev: no changes\nprod: no changes\n" in out
+
+    (root / "clusters" / "demo.py").write_text(definition(nodes=2, argocd=True))
+    code, out, err = diff(root)
+    assert code == 0, out + err
+    assert "dev: 0 added, 0 removed, 1 changed\n  ~ ClusterV1 alpha-dev" in out
+    assert_clean(root, private_tempdir)
+
+
+def test_the_deletion_guard_and_retirement_work_from_the_committed_dist(
+    tmp_path: Path, private_tempdir: Path
+) -> None:
+    root = installed_tool_repo(tmp_path)
+    (root / "clusters" / "demo.py").write_text(
+        definition(alpha_envs='["dev"]', beta_name="gamma-{env}", argocd=True)
+    )
+    code, out, err = diff(root)
+    assert code == 1
+    assert (
+        f"error: dev: ClusterV1 beta-dev ({MAGNUM}): would be deleted (renamed to gamma-dev?)"
+        in out
+    )
+    assert f"error: prod: ClusterV1 alpha-prod ({MAGNUM}): would be deleted;" in out
+
+    (root / "clusters" / "demo.py").write_text(definition(alpha_retired=True, argocd=True))
+    code, out, err = diff(root)
+    assert (code, err) == (0, ""), out
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 6, out  # ClusterV1, NodegroupV1, registration; dev and prod
+    assert notes[0].startswith(
+        f"note: dev: ClusterV1 alpha-dev ({MAGNUM}): deleted, retired at clusters/demo.py:"
+    )
+    assert_clean(root, private_tempdir)
+
+
+def test_a_base_without_dist_or_constructs_is_rendered_by_the_installed_tool(
+    tmp_path: Path, private_tempdir: Path
+) -> None:
+    root = installed_tool_repo(tmp_path)
+    git(root, "rm", "-r", "--quiet", "dist")
+    git(root, "commit", "--quiet", "-m", "no dist")
+    code, out, err = diff(root)
+    assert (code, err) == (0, ""), out
+    assert "(merge-base with main; rendered: it has no dist/)" in out
+    assert "dev: no changes\nprod: no changes\n" in out
+    assert_clean(root, private_tempdir)

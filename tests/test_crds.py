@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import http.server
 import os
@@ -20,19 +21,20 @@ from fleet.checks.crds import (
     CACHE_HOME_VAR,
     ENV_VAR,
     CrdPullError,
+    compress,
+    crd_files,
     index_cache_dir,
     load_crds,
     pull,
     read_lock,
     resolve_crds_dir,
+    verify_vendored,
 )
 from fleet.core.errors import FleetError
 
 REPO = Path(__file__).resolve().parents[1]
-shared = pytest.mark.skipif(not crds_dir().is_dir(), reason="shared CRDs not available")
 
 
-@shared
 def test_load_indexes_served_versions_with_scope() -> None:
     index = load_crds(crds_dir())
     cluster = index.get("containerinfra.openstack.crossplane.io/v1alpha1", "ClusterV1")
@@ -133,29 +135,87 @@ def test_duplicate_definitions_are_an_error(tmp_path: Path) -> None:
 
 def test_resolve_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     explicit, env, root = tmp_path / "explicit", tmp_path / "env", tmp_path / "project"
-    for folder in (explicit, env, root / ".fleet" / "crds"):
+    for folder in (explicit, env, root / "crds"):
         folder.mkdir(parents=True)
     (root / "crds.lock.yaml").write_text("crds: []\n")
     monkeypatch.setenv(ENV_VAR, str(env))
     assert resolve_crds_dir(explicit, root=root) == explicit
     assert resolve_crds_dir(None, root=root) == env
     monkeypatch.delenv(ENV_VAR)
-    assert resolve_crds_dir(None, root=root / "sub") == (root / ".fleet" / "crds").resolve()
+    assert resolve_crds_dir(None, root=root / "sub") == (root / "crds").resolve()
     with pytest.raises(FleetError, match="run `fleet crds pull`"):
         resolve_crds_dir(tmp_path / "missing")
 
 
-@shared
-def test_committed_lock_matches_the_shared_upstream_files() -> None:
+def test_the_vendored_crds_are_the_locked_upstream_files() -> None:
+    vendored = REPO / "crds"
     entries = read_lock(REPO / "crds.lock.yaml")
-    shared_files = sorted(
-        str(p.relative_to(crds_dir())) for p in crds_dir().rglob("*.yaml") if p.is_file()
-    )
-    assert sorted(e.path for e in entries) == shared_files
+    assert len(entries) == len({e.path for e in entries}) > 0
+    files = sorted(p.relative_to(vendored).as_posix() for p in crd_files(vendored))
+    assert files == sorted(f"{e.path}.gz" for e in entries)
     for entry in entries:
         assert entry.url.startswith("https://raw.githubusercontent.com/"), entry.name
-        data = (crds_dir() / entry.path).read_bytes()
-        assert hashlib.sha256(data).hexdigest() == entry.sha256, entry.name
+        raw = (vendored / f"{entry.path}.gz").read_bytes()
+        assert hashlib.sha256(gzip.decompress(raw)).hexdigest() == entry.sha256, entry.name
+        assert compress(gzip.decompress(raw)) == raw, f"{entry.name}: not reproducibly gzipped"
+    verify_vendored(vendored, REPO / "crds.lock.yaml")  # what every load does
+
+
+def _vendored_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A project with one locked CRD vendored in crds/: (its crds/ folder, the lock)."""
+    body = yaml.safe_dump(_crd("example.org", "Widget", [("v1", True)])).encode()
+    lock = _lock(
+        tmp_path / "crds.lock.yaml",
+        [
+            {
+                "name": "widgets",
+                "url": "https://example.org/widgets.yaml",
+                "release": "v1",
+                "sha256": hashlib.sha256(body).hexdigest(),
+                "path": "example/widgets.yaml",
+            }
+        ],
+    )
+    vendored = tmp_path / "crds"
+    (vendored / "example").mkdir(parents=True)
+    (vendored / "example" / "widgets.yaml.gz").write_bytes(compress(body))
+    return vendored, lock
+
+
+def test_a_vendored_folder_is_checked_against_its_lock_on_load(tmp_path: Path) -> None:
+    vendored, _ = _vendored_project(tmp_path)
+    cache = tmp_path / "cache"
+    assert sorted(load_crds(vendored, cache_dir=cache).schemas) == [("example.org/v1", "Widget")]
+    widgets = vendored / "example" / "widgets.yaml.gz"
+    tampered = yaml.safe_dump(_crd("example.org", "Widget", [("v2", True)])).encode()
+    widgets.write_bytes(compress(tampered))
+    with pytest.raises(FleetError, match=r"widgets\.yaml\.gz: sha256 is .* expects"):
+        load_crds(vendored, cache_dir=cache)  # the cached index is not used either
+    widgets.unlink()
+    with pytest.raises(FleetError, match=r"widgets\.yaml\.gz: missing \(locked as widgets\)"):
+        load_crds(vendored)
+    (vendored / "extra.yaml").write_bytes(tampered)
+    with pytest.raises(FleetError, match=r"extra\.yaml: not in crds\.lock\.yaml"):
+        load_crds(vendored)
+
+
+def test_pull_refreshes_the_vendored_folder_and_drops_unlocked_files(tmp_path: Path) -> None:
+    vendored, lock = _vendored_project(tmp_path)
+    widgets = vendored / "example" / "widgets.yaml.gz"
+    body = gzip.decompress(widgets.read_bytes())
+    widgets.write_bytes(compress(b"stale"))
+    (vendored / "old.yaml.gz").write_bytes(compress(b"unlocked"))
+    fetched: list[str] = []
+
+    def fetch(url: str) -> bytes:
+        fetched.append(url)
+        return body
+
+    result = pull(lock, vendored, fetch=fetch)
+    assert result.written == [widgets] and fetched == ["https://example.org/widgets.yaml"]
+    assert not (vendored / "old.yaml.gz").exists()
+    verify_vendored(vendored, lock)
+    assert pull(lock, vendored, fetch=fetch).unchanged == [widgets] and len(fetched) == 1
 
 
 @pytest.fixture
@@ -200,12 +260,13 @@ def test_pull_writes_files_whose_hash_matches(served: tuple[Path, str], tmp_path
             }
         ],
     )
-    cache = tmp_path / "cache"
+    cache = tmp_path / "crds"
     result = pull(lock, cache)
-    assert (cache / "example" / "widgets.yaml").read_bytes() == content
-    assert result.written == [cache / "example" / "widgets.yaml"]
+    target = cache / "example" / "widgets.yaml.gz"
+    assert gzip.decompress(target.read_bytes()) == content
+    assert result.written == [target]
     again = pull(lock, cache)
-    assert again.written == [] and again.unchanged == [cache / "example" / "widgets.yaml"]
+    assert again.written == [] and again.unchanged == [target]
 
 
 def test_pull_refuses_a_file_whose_hash_differs(served: tuple[Path, str], tmp_path: Path) -> None:
@@ -231,13 +292,13 @@ def test_pull_refuses_a_file_whose_hash_differs(served: tuple[Path, str], tmp_pa
             },
         ],
     )
-    cache = tmp_path / "cache"
+    cache = tmp_path / "crds"
     with pytest.raises(CrdPullError, match=r"bad: sha256 of .* is ") as raised:
         pull(lock, cache)
-    assert not (cache / "bad.yaml").exists()
-    assert (cache / "good.yaml").read_bytes() == b"good"
+    assert not (cache / "bad.yaml.gz").exists()
+    assert gzip.decompress((cache / "good.yaml.gz").read_bytes()) == b"good"
     assert len(raised.value.result.refused) == 1
-    assert sorted(p.name for p in cache.iterdir()) == ["good.yaml"]  # no temp files left
+    assert sorted(p.name for p in cache.iterdir()) == ["good.yaml.gz"]  # no temp files left
 
 
 def test_pull_reports_missing_upstream_file(served: tuple[Path, str], tmp_path: Path) -> None:

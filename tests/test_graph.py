@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import HYBRID
 from syrupy.assertion import SnapshotAssertion
 
 from fleet import (
@@ -434,7 +435,7 @@ def test_touched_graph_places_objects_of_both_sides_once(tmp_path: Path) -> None
 
 @pytest.fixture(scope="module")
 def example() -> tuple[Fleet, dict[str, list[Manifest]]]:
-    fleet = load_fleet(FleetConfig.load(REPO))
+    fleet = load_fleet(FleetConfig.load(HYBRID))
     return fleet, {env: render_environment(fleet, env) for env in fleet.environment_names}
 
 
@@ -460,17 +461,17 @@ def test_example_graph_names_every_cluster_and_node_pool(
 
 
 def test_cli_graph(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--root", str(REPO), "graph", "--env", "prod"]) == 0
+    assert main(["--root", str(HYBRID), "graph", "--env", "prod"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("flowchart LR\n")
     assert '  subgraph prod["prod"]\n' in text
     assert 'subgraph dev["dev"]' not in text
-    assert main(["--root", str(REPO), "graph", "--format", "dot"]) == 0
+    assert main(["--root", str(HYBRID), "graph", "--format", "dot"]) == 0
     assert capsys.readouterr().out.startswith("digraph fleet {\n")
 
 
 def test_cli_graph_unknown_environment(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--root", str(REPO), "graph", "--env", "stage"]) == 2
+    assert main(["--root", str(HYBRID), "graph", "--env", "stage"]) == 2
     assert "unknown environment 'stage'" in capsys.readouterr().err
 
 

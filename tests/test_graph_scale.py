@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import REPO
+from support import HYBRID, REPO
 from test_graph import MERMAID, _app, _tiny
 
 from fleet import Fleet, FleetConfig, Manifest
@@ -75,11 +75,11 @@ def test_a_small_fleet_is_drawn_in_full(tmp_path: Path) -> None:
 
 
 def test_the_example_fleet_is_drawn_in_full(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--root", str(REPO), "graph"]) == 0
+    assert main(["--root", str(HYBRID), "graph"]) == 0
     out, err = capsys.readouterr()
     assert "%%" not in out
     assert err == ""
-    assert main(["--root", str(REPO), "graph", "--full"]) == 0
+    assert main(["--root", str(HYBRID), "graph", "--full"]) == 0
     assert capsys.readouterr().out == out
 
 
@@ -320,6 +320,6 @@ def test_appliers_agree_with_syncs_on_odd_paths() -> None:
 
 
 def test_appliers_agree_with_syncs_on_the_example_fleet() -> None:
-    fleet = load_fleet(FleetConfig.load(REPO))
+    fleet = load_fleet(FleetConfig.load(HYBRID))
     for env in fleet.environment_names:
         _check_appliers(render_environment(fleet, env))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from crd_samples import crds_dir
+from support import HYBRID
 
 from fleet import FleetConfig
 from fleet.cli.main import build_parser, main
@@ -32,6 +33,7 @@ GUIDE = REPO / "docs" / "guide.md"
 PARSE_ONLY = {
     "diff": "needs a git history with a base revision; tests/test_cli_diff.py runs it",
     "import": "run below on a fresh project (the example fleet has the same clusters)",
+    "init": "writes a new repository; tests/test_init.py runs it end to end",
 }
 """fleet subcommands the guide shows that this test only parses, and why."""
 
@@ -78,6 +80,7 @@ def test_the_guide_has_every_task() -> None:
         "Upgrade Kubernetes on a Magnum cluster",
         "Retire a cluster safely",
         "Recover from a disaster",
+        "Starting a fleet repository (fleet init)",
     ]
     assert len(blocks("mermaid")) == 1
 
@@ -106,7 +109,7 @@ def test_make_targets_exist() -> None:
 
 def test_pytest_options_exist() -> None:
     options = {w for argv in shell_commands() if argv[0] == "pytest" for w in argv[1:]}
-    assert options == {"--snapshot-update"}
+    assert options <= {"--snapshot-update"}
     help_text = subprocess.run(
         [sys.executable, "-m", "pytest", "--help"],
         capture_output=True,
@@ -117,7 +120,7 @@ def test_pytest_options_exist() -> None:
     assert all(option in help_text for option in options)
 
 
-def test_live_cluster_commands_apply_files_that_exist() -> None:
+def test_live_cluster_commands_apply_files_that_exist(hybrid_rendered: Path) -> None:
     applied = []
     for argv in [*shell_commands(), *_inline_commands()]:
         if argv[0] not in NOT_HERE:
@@ -125,15 +128,16 @@ def test_live_cluster_commands_apply_files_that_exist() -> None:
         if "-f" in argv:
             target = argv[argv.index("-f") + 1]
             if not target.startswith("https://"):
-                assert (REPO / target).is_file(), target
+                assert (hybrid_rendered / target).is_file(), target
                 applied.append(target)
     # the one-button bootstrap: the root Application of prod
     assert applied == ["dist/prod/bootstrap/application_argoproj.io_argocd_fleet-prod.yaml"]
 
 
-def test_secrets_created_by_hand_are_the_ones_dist_references() -> None:
+def test_secrets_created_by_hand_are_the_ones_dist_references(hybrid_rendered: Path) -> None:
     """Each ``kubectl create secret`` matches a secretRef (name, namespace, key) in dist/."""
-    rendered = "\n".join(p.read_text() for p in (REPO / "dist" / "prod").rglob("*.yaml"))
+    prod = hybrid_rendered / "dist" / "prod"
+    rendered = "\n".join(p.read_text() for p in prod.rglob("*.yaml"))
     created = [a for a in shell_commands() if a[:3] == ["kubectl", "-n", "crossplane-system"]]
     assert len(created) == 2
     for argv in created:
@@ -158,8 +162,8 @@ def project(tmp_path: Path) -> Path:
     """A copy of the example fleet, guide snippets added, its pyproject as the guide says."""
     root = tmp_path / "fleet"
     root.mkdir()
-    shutil.copy(REPO / "pyproject.toml", root)
-    shutil.copytree(REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
+    shutil.copy(HYBRID / "pyproject.toml", root)
+    shutil.copytree(HYBRID / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
     for i, source in enumerate(blocks("python")):
         (root / "clusters" / f"guide_{i}.py").write_text(source)
     (toml,) = blocks("toml")

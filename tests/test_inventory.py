@@ -16,6 +16,7 @@ import termios
 from pathlib import Path
 
 import pytest
+from support import HYBRID
 
 from fleet import (
     ArgoCd,
@@ -295,9 +296,9 @@ def test_default_format_is_table_only_on_a_terminal() -> None:
 def example(tmp_path: Path) -> Path:
     root = tmp_path / "example"
     root.mkdir()
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    shutil.copy(HYBRID / "pyproject.toml", root / "pyproject.toml")
     shutil.copytree(
-        REPO / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__pycache__")
+        HYBRID / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__pycache__")
     )
     return root
 
@@ -367,7 +368,7 @@ def test_argocd_column_is_true_to_what_renders() -> None:
     """A row says registered exactly when dist/ holds the provider-argocd Cluster."""
     from fleet.pipeline.synth import render_environment
 
-    fleet = load_fleet(FleetConfig.load(REPO))
+    fleet = load_fleet(FleetConfig.load(HYBRID))
     rows = inventory(fleet)
     rendered = {
         (env, m.name)

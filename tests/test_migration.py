@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 import yaml
-from support import REPO, tree_hash
+from support import HYBRID, tree_hash
 
 from fleet import Fleet, FleetConfig, MagnumCluster, NodeGroup, OpenStackProject
+from fleet.checks.crds import read_crd_file
 from fleet.cli.main import main
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.errors import DefinitionError, DefinitionErrors
@@ -31,7 +32,7 @@ MIGRATION = Path(__file__).parent / "fixtures" / "migration"
 EDH, DATA = MIGRATION / "tfvars" / "edh", MIGRATION / "tfvars" / "data"
 EDH_STATE, DATA_STATE = MIGRATION / "state" / "edh.tfstate", MIGRATION / "state" / "data.json"
 OLD_FIXTURES = Path(__file__).parent / "fixtures" / "tfvars"
-CRDS = Path("/work/shared/crds")
+CRDS = Path(__file__).resolve().parents[1] / "crds"
 ProjectFactory = Callable[[dict[str, str]], Path]
 
 
@@ -99,7 +100,7 @@ def test_two_communities_one_after_the_other_into_the_example_fleet(
     assert "merged as 'k8s-edh-search-v25' with test, prod" in first
     data = (root / "clusters" / "data.py").read_text()
     assert data.count("MagnumCluster(") == 1 and "OpenStackProject(" in data
-    assert "imported and verified 2 clusters as 1 declarations" in second
+    assert "imported and verified 2 clusters as 1 declaration" in second
 
     edh_state, data_state = state_attributes(EDH_STATE), state_attributes(DATA_STATE)
     for env in ("dev", "test", "prod"):
@@ -206,7 +207,7 @@ def project_fleet(make_project: ProjectFactory, project: str) -> Path:
     """A fleet whose ``z_projects.py`` declares one OpenStackProject."""
     return make_project(
         {
-            "clusters/templates.py": (REPO / "clusters" / "templates.py").read_text(),
+            "clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text(),
             "clusters/z_projects.py": f"""
                 from fleet import Fleet, OpenStackProject
 
@@ -411,7 +412,7 @@ def test_fails_unreadable_state(
 
 def crd_fields(kind: str) -> set[str]:
     name = f"containerinfra.openstack.crossplane.io_{kind.lower()}s.yaml"
-    crd = yaml.safe_load((CRDS / "provider-openstack" / name).read_text())
+    crd = yaml.safe_load(read_crd_file(CRDS / "provider-openstack" / f"{name}.gz"))
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     return set(schema["properties"]["spec"]["properties"]["forProvider"]["properties"])
 
@@ -438,7 +439,6 @@ def magnum_fleet(make_project: ProjectFactory, **cluster: Any) -> tuple[Fleet, M
     return fleet_, made
 
 
-@pytest.mark.skipif(not CRDS.is_dir(), reason="needs the provider-openstack CRDs")
 def test_every_optional_argument_renders_into_a_field_the_crd_has(
     make_project: ProjectFactory,
 ) -> None:
@@ -519,7 +519,9 @@ def test_tfvars_options_are_converted_and_verified(
     path = tmp_path / "in" / "edh" / "k8s-edh-search-dev-v25" / "terraform.tfvars"
     path.parent.mkdir(parents=True)
     path.write_text(source.replace('docker_volume_size = "50"', 'docker_volume_size = "5x"'))
-    root = make_project({"clusters/templates.py": (REPO / "clusters" / "templates.py").read_text()})
+    root = make_project(
+        {"clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text()}
+    )
     with pytest.raises(DefinitionErrors) as caught:
         plan_import(FleetConfig.load(root), ImportOptions(paths=[path]))
     (error,) = caught.value.errors

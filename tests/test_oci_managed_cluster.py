@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from crd_samples import crds_dir
-from support import REPO
+from support import HYBRID
 
 from fleet import (
     ClusterType,
@@ -35,9 +35,7 @@ from fleet.checks.secret_guard import find_secret_material
 from fleet.core.manifest import Manifest
 from fleet.pipeline.synth import synthesize
 
-TEMPLATES = crds_dir().parent / "reference" / "capoci-templates"
-needs_templates = pytest.mark.skipif(not TEMPLATES.is_dir(), reason="shared templates missing")
-needs_crds = pytest.mark.skipif(not crds_dir().is_dir(), reason="shared CRDs missing")
+TEMPLATES = Path(__file__).resolve().parent / "fixtures" / "capoci-templates"
 
 PROTECTED = {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
 INFRA = "infrastructure.cluster.x-k8s.io/v1beta2"
@@ -217,7 +215,6 @@ def _wiring(objects: list[dict[str, Any]]) -> list[tuple[str, str, str, list[tup
     ]
 
 
-@needs_templates
 def test_minimal_cluster_has_the_templates_kinds_and_wiring(fleet: Fleet) -> None:
     oke(fleet)
     template = _template("cluster-template-managed.yaml", "oke-dev", "oke")
@@ -226,7 +223,6 @@ def test_minimal_cluster_has_the_templates_kinds_and_wiring(fleet: Fleet) -> Non
         assert ours["spec"].get("clusterName") == theirs["spec"].get("clusterName")
 
 
-@needs_templates
 def test_new_vcn_is_the_private_templates_network() -> None:
     (_, infra, *_) = _template("cluster-template-managed-private.yaml", "c", "ns")
     private = OkeVcn(
@@ -484,7 +480,6 @@ def test_kinds_exposed_for_the_bootstrap() -> None:
     )
 
 
-@needs_crds
 def test_emitted_api_versions_are_served_by_the_pinned_crds() -> None:
     index = load_crds(crds_dir())
     for api_version, kind in (*OciManagedCluster.emitted_kinds, *OciClusterIdentity.emitted_kinds):
@@ -506,7 +501,7 @@ def test_json_patch_escape_hatch(fleet: Fleet) -> None:
 
 @pytest.fixture(scope="module")
 def example() -> dict[str, list[Manifest]]:
-    return synthesize(FleetConfig.load(REPO)).manifests
+    return synthesize(FleetConfig.load(HYBRID)).manifests
 
 
 def _object_refs(node: Any) -> list[dict[str, Any]]:
@@ -542,7 +537,6 @@ def test_every_reference_resolves(example: dict[str, list[Manifest]], environmen
     assert find_secret_material(manifests) == []
 
 
-@needs_crds
 @pytest.mark.parametrize("environment", ["dev", "test", "prod"])
 def test_example_validates_against_the_crds(
     example: dict[str, list[Manifest]], environment: str
@@ -569,7 +563,7 @@ def test_every_cluster_object_is_protected(example: dict[str, list[Manifest]]) -
 def test_fleet_wide_code_treats_both_clouds_alike() -> None:
     from fleet.pipeline.discovery import load_fleet
 
-    fleet = load_fleet(FleetConfig.load(REPO))
+    fleet = load_fleet(FleetConfig.load(HYBRID))
     rows = {}
     for c in fleet.declarations():
         if isinstance(c, FleetCluster) and "prod" in c.environments:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import REPO
 
 from fleet.pipeline.render import to_yaml
 from fleet.pipeline.writer import read_tree
@@ -102,11 +102,11 @@ def test_anchors_and_aliases_like_pyyaml() -> None:
     assert b"&id001" in fast_to_yaml(body)
 
 
-def test_same_bytes_for_every_file_in_dist() -> None:
+def test_same_bytes_for_every_file_in_dist(hybrid_rendered: Path) -> None:
     files = {
         f"{env}/{p}": data
         for env in ("dev", "test", "prod")
-        for p, data in read_tree(REPO / "dist" / env).items()
+        for p, data in read_tree(hybrid_rendered / "dist" / env).items()
     }
     assert len(files) > 50
     for path, data in files.items():

@@ -39,7 +39,7 @@ objects in them that hold credentials or cluster state carry the same options; p
 in reverse wave order, so provider configs (wave 3) would go only after clusters (wave 4).
 
 Pinned versions (:class:`BootstrapVersions`), chosen 2026-11 from the releases that the
-CRDs in ``../shared/crds`` come from (see its PROVENANCE.md): Crossplane 2.3.4 (chart),
+CRDs in ``crds/`` come from (see ``crds.lock.yaml``): Crossplane 2.3.4 (chart),
 provider-openstack v0.9.0, provider-argocd v0.14.3 (the CRDs are byte-identical to it),
 cluster-api-operator 0.28.0 (chart), Cluster API v1.12.11 (CAPOCI v0.24.0 builds against
 v1.12 and implements the v1beta1 contract; v1.12.11 is that line's latest patch), CAPOCI

@@ -1,14 +1,19 @@
 """Find, load and fetch the CustomResourceDefinitions the fleet's objects are checked against.
 
-The CRD files are never copied into the repository. They are found in, in order:
-an explicit ``--crds DIR``, the ``FLEET_CRDS_DIR`` environment variable, or the project
-cache ``.fleet/crds/`` (git-ignored), which ``fleet crds pull`` fills from the pinned
-upstream URLs in ``crds.lock.yaml`` after checking each file's sha256.
+The pinned upstream CRDs are vendored in the repository: ``crds/<path>.gz`` for every
+entry of ``crds.lock.yaml`` (gzip without a timestamp, so the bytes are reproducible), so
+any clone validates offline. They are found in, in order: an explicit ``--crds DIR``, the
+``FLEET_CRDS_DIR`` environment variable (an override), or the project's ``crds/`` folder.
+A ``crds/`` folder beside a ``crds.lock.yaml`` is checked against it whenever its index is
+built: every locked file present with the locked sha256 (of the uncompressed upstream
+file), nothing unlocked. ``fleet crds pull`` refreshes ``crds/`` from the pinned URLs,
+refusing any download whose sha256 differs from the lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -23,7 +28,9 @@ import yaml
 from fleet.core.errors import FleetError
 
 LOCK_FILE = "crds.lock.yaml"
-CACHE_DIR = Path(".fleet") / "crds"
+VENDOR_DIR = Path("crds")
+"""The vendored CRDs, relative to the project root."""
+GZ_SUFFIX = ".gz"
 ENV_VAR = "FLEET_CRDS_DIR"
 CACHE_HOME_VAR = "FLEET_CACHE_DIR"
 
@@ -71,7 +78,7 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def resolve_crds_dir(explicit: Path | None = None, *, root: Path | None = None) -> Path:
-    """Where to read CRDs from: ``explicit``, else ``$FLEET_CRDS_DIR``, else ``.fleet/crds/``.
+    """Where to read CRDs from: ``explicit``, else ``$FLEET_CRDS_DIR``, else ``crds/``.
 
     Raises FleetError when the chosen folder does not exist, saying how to fill it.
     """
@@ -80,7 +87,7 @@ def resolve_crds_dir(explicit: Path | None = None, *, root: Path | None = None) 
     elif os.environ.get(ENV_VAR):
         directory, origin = Path(os.environ[ENV_VAR]), ENV_VAR
     else:
-        directory, origin = project_root(root) / CACHE_DIR, "the project cache"
+        directory, origin = project_root(root) / VENDOR_DIR, "the vendored CRDs"
     if not directory.is_dir():
         raise FleetError(
             f"CRD folder {directory} (from {origin}) does not exist; "
@@ -89,12 +96,72 @@ def resolve_crds_dir(explicit: Path | None = None, *, root: Path | None = None) 
     return directory
 
 
+def read_crd_file(path: Path) -> bytes:
+    """The bytes of a CRD file, uncompressed when its name ends in ``.gz``."""
+    data = path.read_bytes()
+    if path.name.endswith(GZ_SUFFIX):
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise FleetError(f"{path}: not a valid gzip file: {exc}") from exc
+    return data
+
+
+def compress(data: bytes) -> bytes:
+    """``data`` gzipped reproducibly: no timestamp, no file name, level 9."""
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+def _is_crd_file(path: Path) -> bool:
+    name = path.name.removesuffix(GZ_SUFFIX)
+    return name.endswith((".yaml", ".yml")) and path.is_file()
+
+
+def crd_files(directory: Path) -> list[Path]:
+    """Every ``*.yaml``, ``*.yml`` (optionally ``.gz``) file under ``directory``, sorted."""
+    return sorted(p for p in directory.rglob("*") if _is_crd_file(p))
+
+
+def lock_for(directory: Path) -> Path | None:
+    """The lock file a CRD folder is checked against: a ``crds/`` beside ``crds.lock.yaml``."""
+    lock = directory.parent / LOCK_FILE
+    return lock if directory.name == VENDOR_DIR.name and lock.is_file() else None
+
+
+def verify_vendored(directory: Path, lock_path: Path) -> None:
+    """Check ``directory`` against ``lock_path``: every entry present with its sha256.
+
+    A file present but not in the lock is an error too (which CRD validates what would
+    otherwise depend on an unpinned file). Raises FleetError listing every problem.
+    """
+    problems: list[str] = []
+    expected: set[Path] = set()
+    for entry in read_lock(lock_path):
+        target = vendored_path(directory, entry)
+        expected.add(target)
+        if not target.is_file():
+            problems.append(f"{target}: missing (locked as {entry.name})")
+            continue
+        got = _sha256(read_crd_file(target))
+        if got != entry.sha256:
+            problems.append(
+                f"{target}: sha256 is {got}, {lock_path.name} expects {entry.sha256} ({entry.name})"
+            )
+    for path in crd_files(directory):
+        if path not in expected:
+            problems.append(f"{path}: not in {lock_path.name}")
+    if problems:
+        raise FleetError(
+            "the vendored CRDs do not match the lock file (run `fleet crds pull`):\n"
+            + "\n".join(problems)
+        )
+
+
 def _documents(path: Path) -> Iterator[dict[str, Any]]:
     try:
-        with path.open("rb") as stream:
-            for doc in yaml.load_all(stream, Loader=_Loader):
-                if isinstance(doc, dict):
-                    yield doc
+        for doc in yaml.load_all(read_crd_file(path), Loader=_Loader):
+            if isinstance(doc, dict):
+                yield doc
     except yaml.YAMLError as exc:
         raise FleetError(f"{path}: not valid YAML: {exc}") from exc
 
@@ -141,22 +208,24 @@ def index_cache_dir() -> Path:
 
 
 def load_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
-    """Read every ``*.yaml``/``*.yml`` under ``directory`` and index the served CRD versions.
+    """Read every ``*.yaml``/``*.yml`` (or ``.gz``) under ``directory``; index served versions.
 
     Non-CRD documents are ignored. Two files defining the same served apiVersion/kind
-    are an error, since which one wins would depend on file order. With ``cache_dir``, the
-    parsed index is kept there as JSON, keyed by the files' paths, sizes and mtimes
-    (parsing the YAML takes about a second; reading the JSON about 30 ms).
+    are an error, since which one wins would depend on file order. A vendored ``crds/``
+    folder is first checked against its lock file (:func:`verify_vendored`). With
+    ``cache_dir``, the parsed index is kept there as JSON, keyed by the files' (and the
+    lock's) paths, sizes and mtimes (parsing the YAML takes about a second; reading the
+    JSON about 30 ms).
     """
-    files = sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    files = crd_files(directory)
+    lock = lock_for(directory)
     cache_file = None
     if cache_dir is not None:
         stamp = hashlib.sha256(str(directory.resolve()).encode())
-        for path in files:
+        for path in [*files, *([lock] if lock else [])]:
             stat = path.stat()
-            stamp.update(
-                f"\0{path.relative_to(directory)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
-            )
+            rel = path.relative_to(directory.parent)
+            stamp.update(f"\0{rel}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
         cache_file = cache_dir / f"crd-index-{stamp.hexdigest()[:32]}.json"
         if cache_file.is_file():
             try:
@@ -164,6 +233,8 @@ def load_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
                 return CrdIndex({(c[0], c[1]): CrdSchema(*c) for c in cached}, directory)
             except (OSError, ValueError, TypeError):
                 pass  # a damaged cache is rebuilt below
+    if lock is not None:
+        verify_vendored(directory, lock)
     schemas = _parse_crds(directory, files)
     if cache_file is not None:
         rows = [[c.api_version, c.kind, c.scope, c.schema, c.source] for c in schemas.values()]
@@ -181,7 +252,12 @@ class LockEntry:
     release: str
     sha256: str
     path: str
-    """Where the file goes, relative to the CRD cache."""
+    """Where the file goes, relative to ``crds/`` (vendored with ``.gz`` appended)."""
+
+
+def vendored_path(directory: Path, entry: LockEntry) -> Path:
+    """Where ``entry`` is vendored under ``directory``: its path plus ``.gz``."""
+    return directory / (entry.path + GZ_SUFFIX)
 
 
 def read_lock(lock_path: Path) -> list[LockEntry]:
@@ -256,20 +332,23 @@ class CrdPullError(FleetError):
         super().__init__("refused to write CRDs:\n" + "\n".join(result.refused))
 
 
-def pull(lock_path: Path, cache_dir: Path, *, fetch: Fetch = _urlopen_fetch) -> PullResult:
-    """Download each locked CRD into ``cache_dir`` unless it is already there with the right hash.
+def pull(lock_path: Path, vendor_dir: Path, *, fetch: Fetch = _urlopen_fetch) -> PullResult:
+    """Download each locked CRD into ``vendor_dir`` (gzipped) unless it is there with its hash.
 
     A download whose sha256 differs from the lock is refused: nothing is written for that
     file, and FleetError is raised after the other files are handled, naming each refusal.
+    Files in ``vendor_dir`` that the lock no longer lists are removed.
     """
     written: list[Path] = []
     unchanged: list[Path] = []
     refused: list[str] = []
-    for entry in read_lock(lock_path):
-        target = cache_dir / entry.path
-        if target.is_file() and _sha256(target.read_bytes()) == entry.sha256:
-            unchanged.append(target)
-            continue
+    entries = read_lock(lock_path)
+    for entry in entries:
+        target = vendored_path(vendor_dir, entry)
+        with contextlib.suppress(FleetError):
+            if target.is_file() and _sha256(read_crd_file(target)) == entry.sha256:
+                unchanged.append(target)
+                continue
         try:
             data = fetch(entry.url)
         except OSError as exc:
@@ -282,8 +361,12 @@ def pull(lock_path: Path, cache_dir: Path, *, fetch: Fetch = _urlopen_fetch) -> 
                 f"the lock file expects {entry.sha256}"
             )
             continue
-        _write_atomically(target, data)
+        _write_atomically(target, compress(data))
         written.append(target)
+    locked = {vendored_path(vendor_dir, e) for e in entries}
+    for stale in crd_files(vendor_dir) if vendor_dir.is_dir() else []:
+        if stale not in locked:
+            stale.unlink()
     result = PullResult(written, unchanged, refused)
     if refused:
         raise CrdPullError(result)

@@ -408,7 +408,7 @@ def validate_manifests(
 ) -> list[Problem]:
     """Check every manifest against its CRD (or core Kubernetes) schema.
 
-    ``crds_dir`` defaults to ``$FLEET_CRDS_DIR`` or the project cache ``.fleet/crds/``.
+    ``crds_dir`` defaults to ``$FLEET_CRDS_DIR`` or the vendored ``crds/``.
     Schemas are loaded and compiled once per process. Returns the problems found, in
     manifest order; an empty list means every object is valid.
     """

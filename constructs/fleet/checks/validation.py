@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from fleet.checks.crds import CACHE_DIR, ENV_VAR, resolve_crds_dir
+from fleet.checks.crds import ENV_VAR, VENDOR_DIR, project_root, resolve_crds_dir
 from fleet.checks.references import check_references
 from fleet.checks.schema import Problem, validate_manifests
 from fleet.checks.secret_guard import find_secret_material
@@ -24,12 +24,12 @@ class InvalidObjects(FleetError):
 
 
 def available_crds_dir(config: FleetConfig) -> Path | None:
-    """The CRD folder synth validates against: ``$FLEET_CRDS_DIR`` or the pulled cache.
+    """The CRD folder synth validates against: ``$FLEET_CRDS_DIR`` or the vendored ``crds/``.
 
     None when neither exists (synth then runs the other checks and says it skipped
     the schemas); an explicitly set ``$FLEET_CRDS_DIR`` that does not exist is an error.
     """
-    if os.environ.get(ENV_VAR) or (config.root / CACHE_DIR).is_dir():
+    if os.environ.get(ENV_VAR) or (project_root(config.root) / VENDOR_DIR).is_dir():
         return resolve_crds_dir(root=config.root)
     return None
 

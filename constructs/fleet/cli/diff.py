@@ -1,9 +1,14 @@
 """``fleet diff``: what a change does to the rendered fleet, with the pull-request guards.
 
-The base revision is rendered by its own code (the library may have changed too) in a
-temporary ``git worktree``, in a subprocess; the working tree is rendered in-process.
-The two renders are compared object by object (:mod:`fleet.checks.diff`) and reported as text
-or Markdown (:mod:`fleet.views.diff_report`).
+The base revision's objects are its committed ``dist/``, read from git (``git ls-tree`` and
+one ``git cat-file --batch``): ``fleet synth --check`` in CI keeps it what the base's
+sources render, whichever tool version rendered them, and it works the same in a fleet that
+installs the tool as a package. Only a base without a ``dist/`` is rendered: by its own
+``constructs/fleet`` when it has one (the library may have changed too), else by the
+installed tool, in a temporary ``git worktree``, in a subprocess; a base without
+``clusters/`` is empty. The working tree is rendered in-process. The two are compared object
+by object (:mod:`fleet.checks.diff`) and reported as text or Markdown
+(:mod:`fleet.views.diff_report`).
 
 Exit codes: 0 nothing guarded changes; 1 a guard failed (a cluster-bearing object would
 be deleted, a Magnum object's ForceNew field or external name changes, or with ``--strict``
@@ -19,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -126,8 +132,80 @@ def resolve_base(repo: Path, ref: str | None) -> tuple[str, str]:
     return sha, ref
 
 
+def _git_bytes(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], input=stdin, capture_output=True, check=False
+    )
+    if proc.returncode != 0:
+        lines = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GitError(f"git {' '.join(args)}: {(lines or [f'exit {proc.returncode}'])[-1]}")
+    return proc.stdout
+
+
+def _base_dist_name(repo: Path, sha: str, project: Path) -> str:
+    """``[tool.fleet] dist`` of the base revision (``dist`` when it does not say)."""
+    default = FleetConfig.dist
+    try:
+        text = _git_bytes(repo, "show", f"{sha}:{(project / 'pyproject.toml').as_posix()}")
+        table = tomllib.loads(text.decode()).get("tool", {}).get("fleet", {})
+    except (GitError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return default
+    dist = table.get("dist", default)
+    return dist if isinstance(dist, str) and dist else default
+
+
+def committed_dist(repo: Path, sha: str, project: Path) -> Files | None:
+    """The base revision's committed ``dist/``: ``{env: {relpath: bytes}}``, None if it has none.
+
+    Like :func:`fleet.pipeline.writer.read_tree` on each ``dist/<env>/`` folder (hidden
+    top-level folders skipped), read from git objects without a checkout.
+    """
+    prefix = (project / _base_dist_name(repo, sha, project)).as_posix()
+    prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+    listing = _git_bytes(repo, "ls-tree", "-r", "-z", "--full-tree", sha, "--", prefix or ".")
+    blobs: list[tuple[str, str, str]] = []  # (env, relpath, object id)
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, raw_path = entry.partition(b"\t")
+        _mode, kind, oid = meta.decode().split()
+        path = raw_path.decode("utf-8", errors="surrogateescape")
+        env, _, relpath = path[len(prefix) :].partition("/")
+        if kind != "blob" or not relpath or env.startswith("."):
+            continue
+        blobs.append((env, relpath, oid))
+    if not blobs:
+        return None
+    batch = _git_bytes(
+        repo, "cat-file", "--batch", stdin="".join(f"{oid}\n" for *_, oid in blobs).encode()
+    )
+    files: dict[str, dict[str, bytes]] = {}
+    offset = 0
+    for env, relpath, oid in blobs:
+        header_end = batch.index(b"\n", offset)
+        got, kind, size = batch[offset:header_end].decode().split()
+        if got != oid or kind != "blob":
+            raise GitError(f"git cat-file --batch: expected blob {oid}, got {got} {kind}")
+        start = header_end + 1
+        files.setdefault(env, {})[relpath] = batch[start : start + int(size)]
+        offset = start + int(size) + 1  # the content is followed by a newline
+    return {env: dict(sorted(tree.items())) for env, tree in sorted(files.items())}
+
+
+def base_files(repo: Path, sha: str, project: Path, *, crds_dir: Path | None) -> tuple[Files, str]:
+    """The base revision's objects, and where they came from (for the report's title).
+
+    Its committed ``dist/`` when it has one, else its render (:func:`render_base`).
+    """
+    committed = committed_dist(repo, sha, project)
+    if committed is not None:
+        return committed, "its committed dist/"
+    return render_base(repo, sha, project, crds_dir=crds_dir), "rendered: it has no dist/"
+
+
 def render_base(repo: Path, sha: str, project: Path, *, crds_dir: Path | None) -> Files:
-    """The base revision rendered by its own code; empty if it has no fleet package.
+    """The base revision rendered by its own ``constructs/fleet`` (else by the installed
+    tool); empty if it has no ``clusters/`` folder.
 
     ``project`` is the fleet project's folder relative to the repository root.
     """
@@ -149,13 +227,18 @@ def render_base(repo: Path, sha: str, project: Path, *, crds_dir: Path | None) -
 
 def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Files:
     constructs = root / "constructs"
-    if not (constructs / "fleet").is_dir():
+    try:
+        clusters = FleetConfig.load(root).clusters_dir
+    except FleetError:
+        clusters = root / "clusters"
+    if not clusters.is_dir():
         return {}
     env = dict(os.environ)
-    # The base's own library renders the base's definitions, whatever is installed.
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(constructs), os.environ.get("PYTHONPATH", "")) if p
-    )
+    if (constructs / "fleet").is_dir():
+        # The base's own library renders the base's definitions, whatever is installed.
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(constructs), os.environ.get("PYTHONPATH", "")) if p
+        )
     env.pop("FLEET_ROOT", None)
     if crds_dir is not None:
         env[CRDS_ENV_VAR] = str(crds_dir)
@@ -190,10 +273,13 @@ def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Files:
     }
 
 
-def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
+def retired_objects(
+    config: FleetConfig, head: Synth | None = None
+) -> dict[tuple[str, Identity], str]:
     """(environment, identity) -> definition, for every object that retiring took away.
 
-    The fleet is rendered once as it is and once reviving (``Fleet.revive_retired``: every
+    The fleet as it is (``head``, the working tree's render, when given; else rendered
+    here) is compared with a render reviving (``Fleet.revive_retired``: every
     cluster retired in an environment, and every retired node pool, renders as if it were
     not); what only the second render holds is what retirement removed: the objects of the
     cluster or node pool and whatever other declarations render for it (a cluster's ArgoCD
@@ -207,7 +293,10 @@ def retired_objects(config: FleetConfig) -> dict[tuple[str, Identity], str]:
     if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
         return {}
     envs = config.environments
-    actual = {env: {m.identity for m in render_environment(fleet, env)} for env in envs}
+    actual = {
+        env: {m.identity for m in (head.manifests[env] if head else render_environment(fleet, env))}
+        for env in envs
+    }
     fleet.revive_retired = True
     try:
         revived = {env: render_environment(fleet, env) for env in envs}
@@ -227,18 +316,18 @@ def _guards(
     diff: FleetDiff,
     crds_dir: Path | None,
     base_files: Files,
-    head_files: Files,
+    head: Synth,
 ) -> list[Finding]:
     kinds = cluster_bearing_kinds()
     removes_bearing = any(
         is_cluster_bearing(ref, kinds) for env in diff.environments for ref in env.removed
     )
     # Loading the fleet again costs a second import of every definition: only when needed.
-    retired = retired_objects(config) if removes_bearing else {}
+    retired = retired_objects(config, head) if removes_bearing else {}
     unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
     findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
     findings += force_new_guard(diff) + external_name_guard(diff)
-    findings += create_only_guard(diff, base_files, head_files, declared_create_only())
+    findings += create_only_guard(diff, base_files, head.files, declared_create_only())
     if crds_dir is None:
         findings.append(
             Finding(
@@ -272,13 +361,13 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     sha, described = resolve_base(repo, args.base)
     crds_dir = _crds_dir(args, config)
     head = synthesize(config)
-    base_files = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
-    diff = compare_files(base_files, head.files, order=config.environments)
-    findings = _guards(args, config, diff, crds_dir, base_files, head.files)
+    base, origin = base_files(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
+    diff = compare_files(base, head.files, order=config.environments)
+    findings = _guards(args, config, diff, crds_dir, base, head)
     markdown = args.format == "markdown"
-    context = DiffContext(config, diff, head, base_files, head.files, markdown)
+    context = DiffContext(config, diff, head, base, head.files, markdown)
     sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]
-    title = f"Base `{sha[:12]}` ({described}) -> working tree."
+    title = f"Base `{sha[:12]}` ({described}; {origin}) -> working tree."
     if markdown:
         sys.stdout.write(render_markdown(diff, findings, title=title, extra_sections=sections))
         # The comment goes to a file or an API; the CI log still says why the job failed.
@@ -319,6 +408,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--crds",
         type=Path,
         metavar="DIR",
-        help=f"CRD folder for the immutable-field guard (default: ${CRDS_ENV_VAR} or .fleet/crds)",
+        help=f"CRD folder for the immutable-field guard (default: ${CRDS_ENV_VAR} or crds/)",
     )
     p.set_defaults(handler=run_diff)

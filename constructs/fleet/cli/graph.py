@@ -9,6 +9,7 @@ import sys
 from fleet.cli.diff import EXTRA_SECTIONS, DiffContext
 from fleet.core.config import FleetConfig
 from fleet.core.manifest import Manifest
+from fleet.core.words import plural
 from fleet.views.diff_report import ReportSection
 from fleet.views.graph import (
     FORMATS,
@@ -97,7 +98,7 @@ def diff_section(context: DiffContext) -> ReportSection | None:
     if len(changed) > MAX_DRAWN_OBJECTS:
         return ReportSection(
             title,
-            f"{len(changed)} objects change, too many to draw; run `fleet graph` for the "
+            f"{plural(len(changed), 'object')} change, too many to draw; run `fleet graph` for the "
             "whole bootstrap.",
         )
     base = [

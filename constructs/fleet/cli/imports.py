@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from fleet.core.config import FleetConfig
+from fleet.core.words import plural
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
@@ -34,7 +35,10 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         for problem in problems:
             print(f"error: {problem.line()}", file=sys.stderr)
         if problems:
-            print(f"verify failed: {len(problems)} differences; nothing written", file=sys.stderr)
+            print(
+                f"verify failed: {plural(len(problems), 'difference')}; nothing written",
+                file=sys.stderr,
+            )
             return EXIT_CHECK
     for line in result.report:
         print(f"report: {line}")
@@ -42,7 +46,10 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         print(f"wrote {_shown(path)}")
     checked = " and verified" if args.verify else ""
     declared = sum(len(d) for d in result.declarations.values())
-    print(f"imported{checked} {len(result.clusters)} clusters as {declared} declarations")
+    print(
+        f"imported{checked} {plural(len(result.clusters), 'cluster')} "
+        f"as {plural(declared, 'declaration')}"
+    )
     return EXIT_OK
 
 

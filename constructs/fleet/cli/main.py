@@ -13,10 +13,12 @@ from pathlib import Path
 from fleet.cli.diff import add_parser as _add_diff
 from fleet.cli.graph import add_parser as _add_graph
 from fleet.cli.imports import add_parser as _add_import
+from fleet.cli.init import add_parser as _add_init
 from fleet.cli.ls import add_parser as _add_ls
 from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
+from fleet.core.words import plural
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
 
@@ -48,16 +50,19 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
     if args.check:
         differing = pipeline.drift(config, result)
         if differing:
-            print(f"dist/ is not what the sources render ({len(differing)} files differ):")
+            print(
+                f"dist/ is not what the sources render ({plural(len(differing), 'file')} differ):"
+            )
             for path in differing:
                 print(f"  {config.dist}/{path}")
             print("run `fleet synth` and commit dist/")
             return EXIT_CHECK
-        print(f"dist/ is up to date ({result.object_count} objects)")
+        print(f"dist/ is up to date ({plural(result.object_count, 'object')})")
         return EXIT_OK
     elapsed = time.perf_counter() - started
     print(
-        f"wrote {result.object_count} objects in {len(result.files)} environments "
+        f"wrote {plural(result.object_count, 'object')} in "
+        f"{plural(len(result.files), 'environment')} "
         f"to {config.dist}/ in {elapsed:.1f} s"
     )
     return EXIT_OK
@@ -88,6 +93,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ign
     _add_diff,
     _add_import,
     _add_validate,
+    _add_init,
 ]
 
 

@@ -11,9 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from fleet.checks.crds import CACHE_DIR, LOCK_FILE, CrdPullError, pull, resolve_crds_dir
+from fleet.checks.crds import LOCK_FILE, VENDOR_DIR, CrdPullError, pull, resolve_crds_dir
 from fleet.checks.validation import check_all
 from fleet.core.config import FleetConfig
+from fleet.core.words import plural
 
 
 def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
@@ -26,15 +27,18 @@ def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
     for problem in problems:
         print(f"error: {problem.line()}", file=sys.stderr)
     if problems:
-        print(f"{len(problems)} problems in {len(manifests)} objects", file=sys.stderr)
+        print(
+            f"{plural(len(problems), 'problem')} in {plural(len(manifests), 'object')}",
+            file=sys.stderr,
+        )
         return 1
-    print(f"{len(manifests)} objects valid against the CRDs in {crds_dir}")
+    print(f"{plural(len(manifests), 'object')} valid against the CRDs in {crds_dir}")
     return 0
 
 
 def _pull(args: argparse.Namespace, config: FleetConfig) -> int:
     lock = args.lock or config.root / LOCK_FILE
-    cache = config.root / CACHE_DIR
+    cache = args.into or config.root / VENDOR_DIR
     try:
         result = pull(lock, cache)
     except CrdPullError as exc:
@@ -42,11 +46,13 @@ def _pull(args: argparse.Namespace, config: FleetConfig) -> int:
             print(f"error: {line}", file=sys.stderr)
         print(
             f"wrote {len(exc.result.written)}, kept {len(exc.result.unchanged)}, "
-            f"refused {len(exc.result.refused)} CRD files in {cache}",
+            f"refused {plural(len(exc.result.refused), 'CRD file')} in {cache}",
             file=sys.stderr,
         )
         return 1
-    print(f"wrote {len(result.written)}, kept {len(result.unchanged)} CRD files in {cache}")
+    print(
+        f"wrote {len(result.written)}, kept {plural(len(result.unchanged), 'CRD file')} in {cache}"
+    )
     return 0
 
 
@@ -61,7 +67,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         type=Path,
         default=None,
         metavar="DIR",
-        help="CRD folder (default: $FLEET_CRDS_DIR, else .fleet/crds/ from `fleet crds pull`)",
+        help="CRD folder (default: $FLEET_CRDS_DIR, else the vendored crds/)",
     )
     p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
     p.set_defaults(handler=_validate)
@@ -69,7 +75,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     crds = sub.add_parser("crds", help="manage the pinned upstream CRDs")
     crds_sub = crds.add_subparsers(dest="crds_command", required=True)
     pull_parser = crds_sub.add_parser(
-        "pull", help="download the CRDs pinned in crds.lock.yaml into .fleet/crds/"
+        "pull", help="download the CRDs pinned in crds.lock.yaml into crds/ (sha256-checked)"
     )
     pull_parser.add_argument("--lock", type=Path, default=None, help="lock file to read")
+    pull_parser.add_argument(
+        "--into", type=Path, default=None, metavar="DIR", help="folder to write (default: crds/)"
+    )
     pull_parser.set_defaults(handler=_pull)

@@ -419,6 +419,7 @@ def _attach_to_cdk8s(
     """The bridge: reserve ``construct_id`` in the cdk8s tree, find the Fleet and the
     environment from the enclosing :class:`~fleet.core.environment.Environment` chart."""
     import constructs
+
     from fleet.core.environment import Environment
 
     chart = next((s for s in scope.node.scopes if isinstance(s, Environment)), None)

@@ -1,9 +1,17 @@
-"""Reads Terraform tfvars files of Magnum clusters (the seed's Figure 10) into a plain model.
+r"""Reads Terraform tfvars files of Magnum clusters (the seed's Figure 10) into a plain model.
 
 Parsing is python-hcl2's; string values are decoded here from their source form with
 Terraform's rules (backslash escapes, ``$${`` and ``%%{`` for a literal ``${`` and ``%{``),
 because a tfvars file holds values, not expressions: an interpolation, a reference or a
 function call is an error naming the file and line, never a silently copied string.
+
+python-hcl2 8.1.4 reads ``$${`` and ``%%{`` only when a ``}`` follows later (its grammar's
+``ESCAPED_INTERPOLATION`` is ``$${[^}]*}``, which may also run past the closing quote and
+onto later lines), so ``"$${"`` is refused and the error names the wrong place. Before
+parsing, :func:`_protect_escapes` rewrites the ``{`` of each such escape inside a quoted
+string to ``\{`` (an escape Terraform refuses, so it cannot come from the file: a ``\{``
+already in a string is reported as an invalid escape first); :func:`decode_string` reads
+``$$\{`` and ``%%\{`` back as ``${`` and ``%{``.
 """
 
 from __future__ import annotations
@@ -230,6 +238,65 @@ def module_name(community: str, *, where: str) -> str:
 # --- HCL --------------------------------------------------------------------------------
 
 
+def _protect_escapes(text: str, *, source: str) -> str:
+    r"""``text`` with the ``{`` of every ``$${``/``%%{`` in a quoted string written ``\{``.
+
+    Comments (``#``, ``//``, ``/* */``) and heredocs are left as they are. A ``\{`` already
+    in a quoted string is an invalid escape (Terraform's too): a DefinitionError naming the
+    line, since after the rewrite it could not be told from a protected escape.
+    """
+    out: list[str] = []
+    i, n, line = 0, len(text), 1
+    in_string = False
+    while i < n:
+        char = text[i]
+        if in_string:
+            if char == "\\":
+                if text.startswith("{", i + 1):
+                    raise DefinitionError("invalid escape \\{", where=f"{source}:{line}")
+                line += text.startswith("\n", i + 1)
+                out.append(text[i : i + 2])
+                i += 2
+                continue
+            if text.startswith(("$${", "%%{"), i):
+                out.append(text[i : i + 2] + "\\{")
+                i += 3
+                continue
+            if char == '"' or char == "\n":
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "#" or text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(text[i:end])
+            i = end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            line += text.count("\n", i, end)
+            out.append(text[i:end])
+            i = end
+            continue
+        elif text.startswith("<<", i):
+            match = _HEREDOC.match(text, i)
+            if match:
+                end = match.end()
+                line += text.count("\n", i, end)
+                out.append(text[i:end])
+                i = end
+                continue
+        if char == "\n":
+            line += 1
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+_HEREDOC = re.compile(r"<<-?([A-Za-z_][A-Za-z0-9_]*)\r?\n.*?^[ \t]*\1[ \t]*$", re.S | re.M)
+
+
 def read_tfvars(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     """The decoded values of a tfvars file and the line of each top-level key.
 
@@ -243,7 +310,7 @@ def read_tfvars(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     except (OSError, UnicodeDecodeError) as e:
         raise DefinitionError(f"cannot read: {e}", where=source) from None
     try:
-        tree = hcl2.parses(text)
+        tree = hcl2.parses(_protect_escapes(text, source=source))
     except lark.exceptions.UnexpectedInput as e:
         raise DefinitionError(
             f"malformed HCL at column {e.column}: {_first_line(str(e))}",
@@ -346,6 +413,9 @@ def decode_string(raw: str, *, where: str, field: str) -> str:
         if body.startswith(("$${", "%%{"), i):
             out.append(body[i + 1 : i + 3])
             i += 3
+        elif body.startswith(("$$\\{", "%%\\{"), i):  # protected by _protect_escapes
+            out.append(body[i] + "{")
+            i += 4
         elif body.startswith(("${", "%{"), i):
             raise DefinitionError(
                 f"template {body[i : i + 2]}...}} is not a value (write {body[i]}{body[i : i + 2]} "

@@ -1,0 +1,106 @@
+"""Invariants of this repository's fleet (``clusters/``, ``dist/``) that hold for any fleet.
+
+Nothing here names a cluster or counts objects: replace the clusters with your own, run
+``fleet synth``, and these still pass (or point at a real problem in your fleet). `fleet init`
+writes this same file into a new fleet repository; the tool's own behaviour is tested on
+fixture fleets in the tool's repository (tests/fixtures/fleets/).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fleet import FleetConfig
+from fleet.checks.crds import resolve_crds_dir
+from fleet.checks.diff import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
+from fleet.checks.validation import check_all
+from fleet.clouds.base import FleetCluster
+from fleet.clouds.magnum.template import catalog
+from fleet.pipeline.discovery import load_fleet
+from fleet.pipeline.synth import Synth, synthesize
+from fleet.pipeline.writer import read_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+CONFIG = FleetConfig.load(ROOT)
+
+
+@pytest.fixture(scope="module")
+def fleet_synth() -> Iterator[Synth]:
+    """The repository's fleet, rendered (and validated: CRDs, references, secrets)."""
+    catalog().clear()
+    yield synthesize(CONFIG)
+    catalog().clear()
+
+
+def test_dist_is_what_the_sources_render(fleet_synth: Synth) -> None:
+    """``fleet synth --check``: the committed dist/ is the render of the sources."""
+    assert sorted(fleet_synth.files) == sorted(CONFIG.environments)
+    on_disk = sorted(p.name for p in CONFIG.dist_dir.iterdir() if not p.name.startswith("."))
+    assert on_disk == sorted(CONFIG.environments), "a dist/ folder no environment renders"
+    for env in CONFIG.environments:
+        assert read_tree(CONFIG.dist_dir / env) == fleet_synth.files[env], env
+
+
+def test_every_object_is_valid_and_every_reference_resolves(fleet_synth: Synth) -> None:
+    """Schemas (the vendored CRDs), references between objects, and no secret material."""
+    manifests = [m for ms in fleet_synth.manifests.values() for m in ms]
+    crds = resolve_crds_dir(root=ROOT)
+    assert [p.line() for p in check_all(manifests, crds_dir=crds)] == []
+
+
+@pytest.mark.parametrize("env", CONFIG.environments)
+def test_every_folder_is_synced_by_an_application_of_this_repository(
+    fleet_synth: Synth, env: str
+) -> None:
+    files = fleet_synth.files[env]
+    prefix = f"{CONFIG.dist}/{env}/"
+    synced: set[str] = set()
+    for data in files.values():
+        body = yaml.safe_load(data)
+        if body.get("kind") != "Application":
+            continue
+        source = body["spec"]["source"]
+        if source.get("repoURL") == CONFIG.repo_url and "path" in source:
+            assert source["targetRevision"] == CONFIG.revision, body["metadata"]["name"]
+            assert source["path"].startswith(prefix), source["path"]
+            synced.add(source["path"][len(prefix) :])
+    folders = {posixpath.dirname(path) for path in files}
+    assert folders - synced == set(), "folders of dist/ that no Application syncs"
+    assert synced - folders == set(), "Applications that sync a folder with nothing in it"
+
+
+def test_every_cluster_bearing_object_is_protected(fleet_synth: Synth) -> None:
+    """Every object of a cluster-bearing kind a cluster class declares, and every
+    ProviderConfig, carries ArgoCD's ``Prune=false,Delete=false``, unless its cluster opted
+    out (``deletion_protection=False``). (ArgoCD registrations are guarded by ``fleet diff``.)"""
+    catalog().clear()
+    fleet = load_fleet(CONFIG)
+    unprotected = {
+        (env, m.identity)
+        for c in fleet.declarations()
+        if isinstance(c, FleetCluster) and not c.deletion_protection
+        for env in CONFIG.environments
+        for m in c.render(env)
+    }
+    catalog().clear()
+    kinds = [k for k in cluster_bearing_kinds() if k not in PLATFORM_BEARING_KINDS]
+    kinds.append(("*", "ProviderConfig"))
+    for env, manifests in fleet_synth.manifests.items():
+        for m in manifests:
+            group = m.identity[0]
+            if not any(
+                fnmatch.fnmatchcase(group, g) and fnmatch.fnmatchcase(m.kind, k) for g, k in kinds
+            ):
+                continue
+            if (env, m.identity) in unprotected:
+                continue
+            annotations = m.body["metadata"].get("annotations") or {}
+            options = set(str(annotations.get(SYNC_OPTIONS, "")).split(","))
+            assert {"Prune=false", "Delete=false"} <= options, f"{env}: {m.describe()}"
