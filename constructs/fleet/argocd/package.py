@@ -17,11 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fleet.argocd.bootstrap import APPLICATION_API_VERSION, PACKAGES
+from fleet.argocd.bootstrap import APPLICATION_API_VERSION
 from fleet.argocd.registration import LABEL_ENVIRONMENT, check_labels
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
+from fleet.core.layout import PACKAGES
 from fleet.core.manifest import Manifest
 from fleet.core.validators import check_dns_label
 

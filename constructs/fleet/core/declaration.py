@@ -7,6 +7,7 @@ from typing import Any
 
 import jsonpatch
 
+from fleet.core import layout
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
@@ -99,5 +100,4 @@ class FleetConstruct:
 
 def sync_options(options: Iterable[str]) -> dict[str, str]:
     """The ArgoCD sync-options annotation for ``options`` (empty dict when none)."""
-    opts = ",".join(options)
-    return {"argocd.argoproj.io/sync-options": opts} if opts else {}
+    return layout.sync_options(options)

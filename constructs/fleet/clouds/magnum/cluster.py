@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from fleet.clouds.base import (
+    CloudPlugin,
     FleetCluster,
     IntPerEnv,
     NodeCounts,
@@ -14,6 +15,7 @@ from fleet.clouds.base import (
     resolve_counts,
     unique_pools,
 )
+from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, catalog
 from fleet.core.errors import DefinitionError, DefinitionErrors
@@ -97,6 +99,7 @@ class MagnumCluster(FleetCluster):
         (API_VERSION, "NodegroupV1"),
     )
     emitted_kinds = bearing_kinds
+    plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
 
     def __init__(
         self,

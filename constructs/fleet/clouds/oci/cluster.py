@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from fleet.clouds.base import (
+    CloudPlugin,
     FleetCluster,
     IntPerEnv,
     NodeCounts,
@@ -30,6 +31,7 @@ from fleet.clouds.oci.network import (
     check_ocid,
     parse_cidr,
 )
+from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
@@ -312,6 +314,7 @@ class OciManagedCluster(FleetCluster):
         (INFRA_API, "OCIManagedMachinePool"),
     )
     capi_feature_gates: ClassVar[tuple[str, ...]] = ("EXP_MACHINE_POOL",)
+    plugin: ClassVar[CloudPlugin] = OKE_PLUGIN
 
     def __init__(
         self,
