@@ -13,6 +13,7 @@ removed; uninstalling from a cluster is a deliberate act.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,12 @@ from fleet.core.fleet import Fleet
 from fleet.core.layout import PACKAGES
 from fleet.core.manifest import Manifest
 from fleet.core.validators import check_dns_label
+
+DEFAULT_SYNC_OPTIONS = ("CreateNamespace=true",)
+"""Sync options of a package's Applications from a Git path."""
+HELM_SYNC_OPTIONS = ("CreateNamespace=true", "ServerSideApply=true")
+"""Sync options of a package's Applications from a Helm chart (large CRDs: see FleetPackage)."""
+_SYNC_OPTION = re.compile(r"^[A-Za-z]+=[A-Za-z0-9,._-]+$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +71,13 @@ class FleetPackage(FleetConstruct):
     Left out: ``environments`` is every environment; ``match_labels`` selects every
     registered cluster of the environment; ``name`` (of the ApplicationSet and the prefix of
     its Applications) is the construct id; ``project`` is ``default``; ``argocd_namespace``
-    is ``argocd``.
+    is ``argocd``; ``sync_options`` (of the generated Applications) are
+    ``CreateNamespace=true`` plus, for a Helm chart, ``ServerSideApply=true``: charts carry
+    CRDs, and a client-side apply stores the whole object in the
+    ``last-applied-configuration`` annotation, which the API server caps at 262,144 bytes
+    (kubernetes/apimachinery ``pkg/api/validation/objectmeta.go``); kube-prometheus-stack's
+    CRDs are up to 773 KB. Server-side apply keeps no such annotation (argo-cd
+    ``gitops-engine/pkg/sync/sync_context.go`` ``shouldUseServerSideApply``).
     """
 
     def __init__(
@@ -79,6 +92,7 @@ class FleetPackage(FleetConstruct):
         name: str | None = None,
         project: str = "default",
         argocd_namespace: str = "argocd",
+        sync_options: Sequence[str] | None = None,
     ) -> None:
         super().__init__(
             scope,
@@ -117,6 +131,20 @@ class FleetPackage(FleetConstruct):
         self.argocd_namespace = check_dns_label(
             argocd_namespace, where=ctx, field="argocd_namespace"
         )
+        if sync_options is None:
+            sync_options = (
+                HELM_SYNC_OPTIONS if isinstance(source, HelmChart) else DEFAULT_SYNC_OPTIONS
+            )
+        if isinstance(sync_options, str):
+            sync_options = [sync_options]
+        for option in sync_options:
+            if not isinstance(option, str) or not _SYNC_OPTION.match(option):
+                raise DefinitionError(
+                    f"each sync option is Name=value (ServerSideApply=true), got {option!r}",
+                    where=ctx,
+                    field="sync_options",
+                )
+        self.sync_options = tuple(sync_options)
 
     def _source(self) -> dict[str, Any]:
         config = self.fleet.config
@@ -155,7 +183,7 @@ class FleetPackage(FleetConstruct):
                         "source": self._source(),
                         "syncPolicy": {
                             "automated": {"prune": True, "selfHeal": True},
-                            "syncOptions": ["CreateNamespace=true"],
+                            "syncOptions": list(self.sync_options),
                         },
                     },
                 },

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleet.checks.schema import Problem, format_path
+from fleet.checks.waves import check_waves
 from fleet.core.manifest import Identity, Manifest
 
 EXTERNAL_NAME = "crossplane.io/external-name"
@@ -425,4 +426,6 @@ def check_references(manifests: Sequence[Manifest]) -> list[Problem]:
         problems.extend(_check_names(m))
         for check in _CHECKS:
             problems.extend(check(m, envs[m.environment]))
+    # A kind also refers to its CRD: it must be installed in an earlier bootstrap wave.
+    problems.extend(check_waves(manifests))
     return problems
