@@ -472,6 +472,23 @@ class ArgoCd(FleetConstruct):
             )
         return out
 
+    def _check_capoci_credentials(self, environment: str) -> None:
+        """Without ``capoci_config_secret`` CAPOCI has no credentials of its own: every
+        cluster it manages must name an identity (``spec.identityRef``)."""
+        if self.capoci_config_secret:
+            return
+        for cluster in self._clusters(environment):
+            if CAPOCI in type(cluster).plugin.components and (
+                getattr(cluster, "identity", True) is None
+            ):
+                raise DefinitionError(
+                    f"cluster {cluster.construct_id!r} has no identity, and CAPOCI runs "
+                    "without credentials of its own: give the cluster an OciClusterIdentity, "
+                    "or name CAPOCI's credentials Secret with ArgoCd(capoci_config_secret=...)",
+                    where=cluster.context,
+                    field="identity",
+                )
+
     def _providers(
         self,
         environment: str,
@@ -506,6 +523,7 @@ class ArgoCd(FleetConstruct):
                 )
             )
         if CAPOCI in components:
+            self._check_capoci_credentials(environment)
             if CAPOCI_SYSTEM not in early_namespaces:
                 bodies.append(bs.namespace(CAPOCI_SYSTEM))
             bodies.append(
@@ -520,10 +538,15 @@ class ArgoCd(FleetConstruct):
                         if self.capoci_config_secret
                         else None
                     ),
-                    # Every fleet OKE cluster names an OCIClusterIdentity: the manager needs
-                    # no credentials of its own, and without them it would exit at start
-                    # (oracle/cluster-api-provider-oci main.go, config/manager/manager.yaml).
-                    manager_args={"--init-oci-clients-on-startup": "false"},
+                    # Without a config secret every OKE cluster names an OCIClusterIdentity
+                    # (checked above): the manager needs no credentials of its own, and
+                    # without them it would exit at start (oracle/cluster-api-provider-oci
+                    # main.go, config/manager/manager.yaml).
+                    manager_args=(
+                        None
+                        if self.capoci_config_secret
+                        else {"--init-oci-clients-on-startup": "false"}
+                    ),
                 )
             )
         return [self._manifest(environment, layout.PROVIDERS, b) for b in bodies]
