@@ -7,6 +7,7 @@ packages) works with it and never needs to know the cloud.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
@@ -117,6 +118,8 @@ class ReferenceRules:
     """(group, kind) of a shared credentials object clusters name in ``spec.identityRef``."""
     identity_ref_kinds: frozenset[tuple[str, str]] = frozenset()
     """(group, kind) of the objects whose ``spec.identityRef`` names ``identity_kind``."""
+    identity_consequence: str = "the clusters that use it could no longer authenticate"
+    """What deleting the identity while clusters use it does (for ``fleet diff``)."""
     secret_producers: tuple[SecretProducer, ...] = ()
     label_named_kinds: frozenset[tuple[str, str]] = frozenset()
     """(group, kind) whose metadata.name must be a DNS-1123 label."""
@@ -142,8 +145,16 @@ class CloudPlugin:
     """Compare options of the cluster's Application (how ArgoCD diffs its objects)."""
 
 
+BUILTIN_CLOUDS = ("fleet.clouds.magnum.cluster", "fleet.clouds.oci.cluster")
+"""Modules of the clouds that ship with the fleet (a new cloud adds its module here, or is
+imported before the checks run)."""
+
+
 def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
-    """Every loaded FleetCluster subclass that declares a plug-in, with it (stable order)."""
+    """Every FleetCluster subclass that declares a plug-in, with it (stable order); the
+    built-in clouds are loaded first, so that the checks see them without the fleet."""
+    for module in BUILTIN_CLOUDS:
+        importlib.import_module(module)
     found: list[tuple[type[FleetCluster], CloudPlugin]] = []
     pending: list[type[FleetCluster]] = [FleetCluster]
     seen: set[type[FleetCluster]] = set()

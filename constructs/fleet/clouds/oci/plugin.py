@@ -128,6 +128,7 @@ OKE_PLUGIN = CloudPlugin(
             (INFRA_GROUP, "OCIManagedCluster"): (("spec", "identityRef"),),
         },
         identity_kind=IDENTITY,
+        identity_consequence="CAPOCI could no longer authenticate for the OKE clusters that use it",
         identity_ref_kinds=frozenset(
             {
                 (INFRA_GROUP, "OCIManagedCluster"),
