@@ -28,6 +28,7 @@ from fleet import (
     HelmChart,
     MagnumCluster,
     NodeGroup,
+    OciClusterIdentity,
     OciManagedCluster,
     OkeNodePool,
     OpenStackProject,
@@ -42,10 +43,10 @@ from fleet.argocd.bootstrap import (
     WAVE_PROVIDER_CONFIGS,
     WAVE_PROVIDERS,
 )
-from fleet.clouds.oci.plugin import CAPI_HEALTH, IDENTITY_HEALTH
-from fleet.core.layout import SYNC_WAVE
 from fleet.checks.schema import validate_manifests
 from fleet.clouds.magnum.template import catalog
+from fleet.clouds.oci.plugin import CAPI_HEALTH, IDENTITY_HEALTH
+from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import Synth, check_unique, render_environment, synthesize
@@ -749,6 +750,8 @@ def test_argocd_cm_keys(fleet: Fleet) -> None:
         availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
         node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
         node_pools=[OkeNodePool(name="general", ocpus=1, node_count=3)],
+        # CAPOCI runs without credentials of its own: every cluster names an identity.
+        identity=OciClusterIdentity(fleet, "tenancy", principal_secret="oci-user-principal"),
     )
     data = find(rendered(fleet), "ConfigMap", "argocd-cm").body["data"]
     for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool"):
@@ -879,6 +882,7 @@ def test_oke_cluster_is_registered_from_the_cluster_api_kubeconfig(fleet: Fleet)
         namespace="oke",
         node_pools=[OkeNodePool(name="general", ocpus=1, node_count=3)],
         fleet_labels={"team": "sso"},
+        identity=OciClusterIdentity(fleet, "tenancy", principal_secret="oci-user-principal"),
     )
     argocd(fleet, export_kubeconfigs=True, kubeconfig_store="vault")
     out = rendered(fleet, "prod")
