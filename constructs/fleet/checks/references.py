@@ -128,18 +128,18 @@ def _build(rules: Sequence[ReferenceRules]) -> Tables:
     )
 
 
-_TABLES: dict[tuple[int, ...], tuple[tuple[ReferenceRules, ...], Tables]] = {}
+_TABLES: list[tuple[object, Tables]] = []
 
 
 def tables() -> Tables:
-    """The rules in force: :data:`PLATFORM_RULES` and every cloud plug-in's."""
-    rules = (PLATFORM_RULES, *(plugin.references for _, plugin in cloud_plugins()))
-    key = tuple(id(r) for r in rules)
-    cached = _TABLES.get(key)
-    if cached is None:
-        # The rules are kept with the tables: their ids stay theirs while cached.
-        cached = _TABLES[key] = (rules, _build(rules))
-    return cached[1]
+    """The rules in force: :data:`PLATFORM_RULES` and every cloud plug-in's (rebuilt only
+    when the set of plug-ins changes)."""
+    plugins = cloud_plugins()
+    if _TABLES and _TABLES[0][0] is plugins:
+        return _TABLES[0][1]
+    built = _build((PLATFORM_RULES, *(plugin.references for _, plugin in plugins)))
+    _TABLES[:] = [(plugins, built)]
+    return built
 
 
 class _Environment:

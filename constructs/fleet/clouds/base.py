@@ -150,9 +150,15 @@ BUILTIN_CLOUDS = ("fleet.clouds.magnum.cluster", "fleet.clouds.oci.cluster")
 imported before the checks run)."""
 
 
+_PLUGINS: list[list[tuple[type[FleetCluster], CloudPlugin]]] = []
+"""The answer of :func:`cloud_plugins`, dropped whenever a FleetCluster subclass is made."""
+
+
 def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
     """Every FleetCluster subclass that declares a plug-in, with it (stable order); the
     built-in clouds are loaded first, so that the checks see them without the fleet."""
+    if _PLUGINS:
+        return _PLUGINS[0]
     for module in BUILTIN_CLOUDS:
         importlib.import_module(module)
     found: list[tuple[type[FleetCluster], CloudPlugin]] = []
@@ -165,9 +171,11 @@ def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
         seen.add(cls)
         pending.extend(cls.__subclasses__())
         plugin = cls.__dict__.get("plugin")
-        if isinstance(plugin, CloudPlugin):
+        if isinstance(plugin, CloudPlugin) and cls is not FleetCluster:
             found.append((cls, plugin))
-    return sorted(found, key=lambda item: item[0].__qualname__)
+    out = sorted(found, key=lambda item: item[0].__qualname__)
+    _PLUGINS[:] = [out]
+    return out
 
 
 def ignore_differences(cls: type[FleetCluster]) -> tuple[dict[str, Any], ...]:
@@ -307,6 +315,10 @@ class FleetCluster(FleetConstruct):
     """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
     plugin: ClassVar[CloudPlugin] = CloudPlugin()
     """What the cluster kind contributes to the platform (see :class:`CloudPlugin`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _PLUGINS.clear()  # a new cluster class may bring a plug-in
 
     def __init__(
         self,
