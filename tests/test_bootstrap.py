@@ -728,3 +728,35 @@ def test_every_cloud_contributes_through_its_plugin() -> None:
                 )
                 or check.kind == "OCIClusterIdentity"
             ), (cls, check)
+
+
+# --- 15.6: one job per module, no import cycles -----------------------------------------------
+
+
+def test_argocd_modules_do_not_import_each_other_in_a_cycle() -> None:
+    """The ArgoCd construct imports the bootstrap plan, registrations and packages; none of
+    them imports it back (not even inside a function)."""
+    import ast
+
+    folder = REPO / "constructs" / "fleet" / "argocd"
+    edges: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        module = f"fleet.argocd.{path.stem}"
+        tree = ast.parse(path.read_text())
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module == "fleet.argocd":
+                    targets |= {f"fleet.argocd.{a.name}" for a in node.names}
+                elif node.module.startswith("fleet.argocd."):
+                    targets.add(node.module)
+        edges[module] = targets - {module}
+    assert "fleet.argocd.registration" in edges["fleet.argocd.argo_cd"]
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in edges.get(start, set()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    assert [m for m in edges if reaches(m, m, set())] == []
