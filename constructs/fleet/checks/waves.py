@@ -159,16 +159,20 @@ HEALTH_KEY = "resource.customizations.health."
 BEFORE_EVERYTHING = -(10**9)
 
 
+_BY_KIND: dict[tuple[str, str], str] = {k: c for c, kinds in INSTALLS.items() for k in kinds}
+_BY_GROUP: dict[str, str] = {}
+for _component, _kinds in INSTALLS.items():
+    for _group, _ in sorted(_kinds):
+        _BY_GROUP.setdefault(_group, _component)
+# Every Cluster API infrastructure provider serves this group: another provider's kind in it
+# is not CAPOCI's.
+_BY_GROUP.pop("infrastructure.cluster.x-k8s.io", None)
+
+
 def component_of(group: str, kind: str) -> str | None:
     """The component whose CRD defines ``group``/``kind``; else the one that installs the
     group's other CRDs; None for a kind no known component installs (built-in or foreign)."""
-    by_group = None
-    for component, kinds in INSTALLS.items():
-        if (group, kind) in kinds:
-            return component
-        if by_group is None and any(g == group for g, _ in kinds):
-            by_group = component
-    return by_group
+    return _BY_KIND.get((group, kind)) or _BY_GROUP.get(group)
 
 
 @dataclass(frozen=True)
