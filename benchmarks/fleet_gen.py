@@ -71,6 +71,7 @@ COMPARTMENTS = per_env({compartments})
 TEMPLATE = ClusterTemplate(
     name="kubernetes-1.25.3-3-multi",
     kubernetes_version="v1.25.3",
+    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
     base_labels={{
     "kube_tag": "v1.25.3-cern.0",
     "monitoring_enabled": "false",
@@ -149,7 +150,7 @@ def _oke(index: int, node_count: int) -> str:
         availability_domains=ADS,
         node_image_id=OKE_IMAGE,
         ssh_public_key=SSH_KEY,
-        network=OkeVcn(),
+        network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
         node_pools=[
             OkeNodePool(
                 name="system",
@@ -163,8 +164,7 @@ def _oke(index: int, node_count: int) -> str:
                 node_shape="VM.Standard.A1.Flex",
                 ocpus=4,
                 memory_gb=24,
-                min_node_count=0,
-                max_node_count={node_count + 6},
+                node_count={node_count + 1},
             ),
         ],
         fleet_labels={{"team": "team{index % 13}", "workload": "bench"}},

@@ -21,6 +21,10 @@ FRANKFURT_ADS = [f"BKrI:EU-FRANKFURT-1-AD-{n}" for n in (1, 2, 3)]
 # Oracle Linux 8 OKE worker image for Kubernetes 1.30 in eu-frankfurt-1 (placeholder OCID).
 OKE_IMAGE = "ocid1.image.oc1.eu-frankfurt-1.aaaaaaaaokenode130ol8example"
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFleetSsoOpsExampleKey0000000000000000 sso-ops"
+# Who may reach the OKE API endpoints: the management cluster's egress (NAT) address, which
+# Cluster API and ArgoCD come from, and the operators' VPN range (documentation ranges).
+MANAGEMENT_EGRESS = "198.51.100.17/32"
+OPERATORS_VPN = "192.0.2.0/24"
 COMPARTMENTS = per_env(
     test="ocid1.compartment.oc1..aaaaaaaassotestexample",
     prod="ocid1.compartment.oc1..aaaaaaaassoprodexample",
@@ -59,7 +63,7 @@ def define(fleet: Fleet) -> None:
         availability_domains=FRANKFURT_ADS,
         node_image_id=OKE_IMAGE,
         ssh_public_key=SSH_KEY,
-        network=OkeVcn(),
+        network=OkeVcn(api_allowed_cidrs=[MANAGEMENT_EGRESS, OPERATORS_VPN]),
         node_pools=[
             OkeNodePool(
                 name="general",
@@ -73,7 +77,8 @@ def define(fleet: Fleet) -> None:
     )
 
     # Batch jobs of the SSO audit pipeline: an enhanced cluster (virtual-node ready)
-    # with two pools of different shapes; the Ampere pool is autoscaled.
+    # with two pools of different shapes, and a private API endpoint that the management
+    # cluster reaches through the campus DRG.
     OciManagedCluster(
         fleet,
         "sso-audit-oke",
@@ -93,6 +98,8 @@ def define(fleet: Fleet) -> None:
             service_lb_cidr="10.1.0.32/27",
             worker_cidr="10.1.64.0/20",
             pod_cidr="10.1.128.0/18",
+            api_endpoint="private",
+            private_api_reachable_via="the campus DRG (FastConnect) routes 10.0.0.0/8 to the VCN",
             api_allowed_cidrs=["10.0.0.0/8"],
         ),
         node_pools=[
@@ -110,8 +117,7 @@ def define(fleet: Fleet) -> None:
                 ocpus=4,
                 memory_gb=24,
                 boot_volume_size_gb=100,
-                min_node_count=0,
-                max_node_count=per_env(test=3, prod=12),
+                node_count=per_env(test=1, prod=4),
                 max_pods_per_node=31,
                 labels={"fleet.example.org/pool": "batch"},
             ),

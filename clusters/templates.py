@@ -66,10 +66,17 @@ _BASE_1_25_3 = {
     "use_podman": "true",
 }
 
+# Clusters name their template by UUID (Magnum stores the UUID, and the provider reads it
+# back: a name would be a difference on every poll), per OpenStack region. The UUIDs below are
+# EXAMPLES, made up for this repository: take the real ones from
+#   openstack coe cluster template show <name> -f value -c uuid
+# (or `fleet import tfstate`), once per region.
+
 # Multi-AZ: nodes spread over availability zones by node groups.
 MULTI_1_25_3 = ClusterTemplate(
     name="kubernetes-1.25.3-3-multi",
     kubernetes_version="v1.25.3",
+    uuid={"cern": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01"},  # example UUID
     base_labels=_BASE_1_25_3,
     changing_labels=["cephfs_csi_enabled", "manila_csi_enabled", "manila_enabled"],
 )
@@ -78,6 +85,7 @@ MULTI_1_25_3 = ClusterTemplate(
 SINGLE_1_25_3 = ClusterTemplate(
     name="kubernetes-1.25.3-3",
     kubernetes_version="v1.25.3",
+    uuid={"cern": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d02"},  # example UUID
     base_labels=_BASE_1_25_3,
     optional_labels=["availability_zone"],
     changing_labels=["cephfs_csi_enabled", "manila_csi_enabled", "manila_enabled"],

@@ -89,8 +89,13 @@ SEED_LABELS = {
 }
 
 
+SEED_TEMPLATE_UUID = "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01"
+"""A made-up UUID for Figure 12's template: Figure 12 wrote the template's name as
+``clusterTemplateId``, but Magnum stores (and the provider reads back) the UUID."""
+
+
 def cluster_v1(name: str = "k8s-ais-batch-dev-multi-v25") -> dict[str, Any]:
-    """Seed Figure 12."""
+    """Seed Figure 12 (``clusterTemplateId`` the template's UUID, not its name)."""
     return {
         "apiVersion": "containerinfra.openstack.crossplane.io/v1alpha1",
         "kind": "ClusterV1",
@@ -98,7 +103,7 @@ def cluster_v1(name: str = "k8s-ais-batch-dev-multi-v25") -> dict[str, Any]:
         "spec": {
             "deletionPolicy": "Orphan",
             "forProvider": {
-                "clusterTemplateId": "kubernetes-1.25.3-3-multi",
+                "clusterTemplateId": SEED_TEMPLATE_UUID,
                 "createTimeout": 60,
                 "flavor": "m2.xlarge",
                 "keypair": "shared-jeedy-key",
@@ -173,7 +178,7 @@ def openstack_provider_config(name: str = "jeedy-ais") -> dict[str, Any]:
             "credentials": {
                 "source": "Secret",
                 "secretRef": {
-                    "key": "clouds.yaml",
+                    "key": "credentials",
                     "name": f"{name}-openstack-credentials",
                     "namespace": "crossplane-system",
                 },

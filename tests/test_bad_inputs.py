@@ -39,6 +39,7 @@ SINGLE = ClusterTemplate(
     kubernetes_version="v1.25.3",
     base_labels={"kube_tag": "v1.25.3-cern.0", "monitoring_enabled": "false"},
     optional_labels=["availability_zone"],
+    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
 )
 """
 
@@ -120,6 +121,27 @@ CASES = [
         r"clusters/broken\.py:\d+ \(x\): template: unknown cluster template "
         r"'kubernetes-1\.25\.3-33'; did you mean 'kubernetes-1\.25\.3-3'\?$",
         subprocess=True,
+    ),
+    Case(
+        "template-without-uuid-for-region",
+        {
+            "clusters/broken.py": magnum(template="NO_UUID")
+            .replace(
+                "def define(",
+                'NO_UUID = ClusterTemplate(name="t-no-uuid", kubernetes_version="v1.25.3")'
+                "\n\n\ndef define(",
+            )
+            .replace("from fleet import Fleet,", "from fleet import ClusterTemplate, Fleet,")
+        },
+        r"clusters/broken\.py:\d+ \(x\): template: template 't-no-uuid' has no UUID for the "
+        r"project's region \(none set\); .*`openstack coe cluster template show t-no-uuid "
+        r"-f value -c uuid` or `fleet import tfstate`$",
+    ),
+    Case(
+        "autoscaling-with-one-bound",
+        {"clusters/broken.py": magnum(min_node_count="1")},
+        r"clusters/broken\.py:\d+ \(x\): max_node_count: an autoscaled cluster needs both "
+        r"min_node_count and max_node_count$",
     ),
     Case(
         "label-typo",

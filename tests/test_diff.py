@@ -21,7 +21,9 @@ from syrupy.assertion import SnapshotAssertion
 from fleet.checks.crds import load_crds
 from fleet.checks.diff import (
     ABSENT,
+    FORCE_NEW_DATA,
     UNUSED_HINT,
+    UPJET_REFUSAL,
     FieldChange,
     Files,
     Finding,
@@ -31,7 +33,10 @@ from fleet.checks.diff import (
     compare,
     compare_files,
     deletion_guard,
+    external_name_guard,
     field_changes,
+    force_new_guard,
+    force_new_table,
     format_field_path,
     immutable_fields,
     immutable_guard,
@@ -473,20 +478,32 @@ def test_immutable_fields_from_the_real_crds(
     assert not any(p[0] == "status" for p in fields)
 
 
-def test_immutable_guard_warns_then_fails_when_strict(
+def test_immutable_guard_warns_then_fails_when_strict() -> None:
+    rules = {("g/v1", "K"): (ImmutableField(("spec", "forProvider", "labels"), "thing"),)}
+    old = {"apiVersion": "g/v1", "kind": "K", "metadata": {"name": "k"}}
+    old["spec"] = {"forProvider": {"labels": {"a": "false"}, "nodeCount": 1}}
+    new = copy.deepcopy(old)
+    new["spec"]["forProvider"]["labels"]["a"] = "true"
+    new["spec"]["forProvider"]["nodeCount"] = 7
+    diff = compare(tree("dev", old), tree("dev", new))
+    [warning] = immutable_guard(diff, immutable=rules)
+    assert warning.level == "warning"
+    assert warning.message.startswith(
+        'spec.forProvider.labels.a: "false" -> "true": the CRD says changing '
+        "spec.forProvider.labels creates a new thing"
+    )
+    [error] = immutable_guard(diff, immutable=rules, strict=True)
+    assert error.level == "error"
+
+
+def test_immutable_guard_leaves_magnum_kinds_to_the_force_new_guard(
     immutable: dict[tuple[str, str], tuple[ImmutableField, ...]],
 ) -> None:
     new = copy.deepcopy(cluster_v1())
     new["spec"]["forProvider"]["labels"]["monitoring_enabled"] = "true"
-    new["spec"]["forProvider"]["nodeCount"] = 7
     diff = compare(tree("dev", cluster_v1()), tree("dev", new))
-    [warning] = immutable_guard(diff, immutable=immutable)
-    assert warning.level == "warning"
-    assert warning.message.startswith(
-        'spec.forProvider.labels.monitoring_enabled: "false" -> "true": the CRD says changing '
-        "spec.forProvider.labels creates a new"
-    )
-    [error] = immutable_guard(diff, immutable=immutable, strict=True)
+    assert immutable_guard(diff, immutable=immutable, strict=True) == []
+    [error] = force_new_guard(diff)
     assert error.level == "error"
 
 
@@ -509,6 +526,157 @@ def test_immutable_guard_wildcards() -> None:
     new["spec"]["items"][0]["id"] = "b"
     [finding] = immutable_guard(compare(tree("e", old), tree("e", new)), immutable=rules)
     assert "spec.items[0].id" in finding.message
+
+
+# --- ForceNew guard (vendored from terraform-provider-openstack) ------------------------------
+
+
+def changed(body: dict[str, Any], edit: Any) -> FleetDiff:
+    new = copy.deepcopy(body)
+    edit(new)
+    return compare(tree("dev", body), tree("dev", new))
+
+
+def test_vendored_force_new_fields_are_crd_fields_and_more_than_the_crd_text_says(
+    immutable: dict[tuple[str, str], tuple[ImmutableField, ...]],
+) -> None:
+    """The table comes from terraform-provider-openstack v3.4.0
+    ``openstack/resource_openstack_containerinfra_cluster_v1.go`` and ``..._nodegroup_v1.go``
+    (``ForceNew: true``), because provider-openstack v0.9.0's ``config/schema.json`` has no
+    force_new. Every field it names is a forProvider field of the pinned CRDs, and it holds
+    the ForceNew fields the CRD descriptions do not mark (flavor, keypair, masterCount, and
+    every NodegroupV1 field)."""
+    index = load_crds(crds_dir())
+    table = force_new_table()
+    for (group, kind), fields in table.kinds.items():
+        if group != MAGNUM:
+            continue
+        crd = index.schemas[(f"{group}/v1alpha1", kind)]
+        props = crd.schema["properties"]["spec"]["properties"]["forProvider"]["properties"]
+        assert set(fields) | table.updatable[(group, kind)] <= set(props)
+    described = {f.path[2] for f in immutable[(f"{MAGNUM}/v1alpha1", "ClusterV1")]}
+    cluster = set(table.kinds[(MAGNUM, "ClusterV1")])
+    assert {"flavor", "keypair", "masterCount", "masterFlavor"} <= cluster - described
+    assert table.updatable[(MAGNUM, "ClusterV1")] == {"clusterTemplateId", "nodeCount"}
+    assert table.updatable[(MAGNUM, "NodegroupV1")] == {"nodeCount", "minNodeCount", "maxNodeCount"}
+    assert (f"{MAGNUM}/v1alpha1", "NodegroupV1") not in immutable
+    data = json.loads(FORCE_NEW_DATA.read_text())
+    assert data["source"]["commit"] == "4fd8eba1f85edfdc7aed2d17bae3f3c814abad41"
+    assert data["kinds"]["ClusterV1"]["blob"] == "6b8f6de34351e7be2f5b3f78802cd447e8f2f4af"
+
+
+def test_force_new_change_fails_by_default_and_says_what_to_do() -> None:
+    """upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go``: ``assertNoForceNew`` runs
+    before Apply in ``Update`` and wraps its error in the refusal quoted by the guard."""
+    diff = changed(cluster_v1(), lambda b: b["spec"]["forProvider"].update(flavor="m2.2xlarge"))
+    [error] = force_new_guard(diff)
+    assert error.level == "error"
+    assert error.message.startswith('spec.forProvider.flavor: "m2.xlarge" -> "m2.2xlarge": ')
+    assert UPJET_REFUSAL in error.message
+    assert "blue/green: declare a new cluster with a new name" in error.message
+    group = changed(nodegroup_v1(), lambda b: b["spec"]["forProvider"].update(flavorId="g1"))
+    [error] = force_new_guard(group)
+    assert (error.level, error.subject) == ("error", f"NodegroupV1 zone-a-xlarge ({MAGNUM})")
+    assert "declare a new node group with a new name" in error.message
+
+
+def test_in_place_fields_pass() -> None:
+    diff = changed(cluster_v1(), lambda b: b["spec"]["forProvider"].update(nodeCount=4))
+    assert force_new_guard(diff) == []
+    grown = changed(
+        nodegroup_v1(),
+        lambda b: b["spec"]["forProvider"].update(nodeCount=3, minNodeCount=1, maxNodeCount=5),
+    )
+    assert force_new_guard(grown) == []
+
+
+def test_removed_computed_field_passes_but_added_one_warns() -> None:
+    """Optional+Computed arguments (``keypair``) keep the cloud's value when left out;
+    ``merge_labels`` is not computed, so removing it is a change."""
+    gone = changed(cluster_v1(), lambda b: b["spec"]["forProvider"].pop("keypair"))
+    assert force_new_guard(gone) == []
+    merge = changed(cluster_v1(), lambda b: b["spec"]["forProvider"].pop("mergeLabels"))
+    assert [f.level for f in force_new_guard(merge)] == ["error"]
+    added = changed(cluster_v1(), lambda b: b["spec"]["forProvider"].update(dockerVolumeSize=50))
+    [warning] = force_new_guard(added)
+    assert warning.level == "warning"
+    assert "unless the value equals what Magnum already has" in warning.message
+
+
+def test_template_id_name_to_uuid_is_a_note_and_an_upgrade_warns() -> None:
+    """openstack/magnum 22.0.0 ``magnum/drivers/heat/driver.py``: the Heat driver raises
+    NotSupported for upgrades (since 18.0.0, commit 2fd3059f)."""
+
+    def named(body: dict[str, Any]) -> None:
+        body["spec"]["forProvider"]["clusterTemplateId"] = "kubernetes-1.25.3-3-multi"
+
+    base = copy.deepcopy(cluster_v1())
+    named(base)
+    [note] = force_new_guard(compare(tree("dev", base), tree("dev", cluster_v1())))
+    assert note.level == "note" and "no upgrade" in note.message
+    upgrade = changed(
+        cluster_v1(),
+        lambda b: b["spec"]["forProvider"].update(
+            clusterTemplateId="7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"
+        ),
+    )
+    [warning] = force_new_guard(upgrade)
+    assert warning.level == "warning"
+    assert "Magnum 18.0.0 and later refuse it" in warning.message
+
+
+def test_init_provider_change_is_a_note() -> None:
+    ng = copy.deepcopy(nodegroup_v1())
+    ng["spec"]["initProvider"] = {"nodeCount": 1}
+    [note] = force_new_guard(changed(ng, lambda b: b["spec"]["initProvider"].update(nodeCount=2)))
+    assert note.level == "note" and "used only to create the object" in note.message
+    assert "changes nothing on the existing one" in note.message
+
+    def moved(body: dict[str, Any]) -> None:
+        body["spec"]["initProvider"] = {"nodeCount": body["spec"]["forProvider"].pop("nodeCount")}
+
+    [note] = force_new_guard(changed(nodegroup_v1(), moved))
+    assert "the provider no longer sets these fields on the existing object" in note.message
+
+
+def test_namespaced_magnum_kinds_are_guarded_too() -> None:
+    body = copy.deepcopy(cluster_v1())
+    body["apiVersion"] = "containerinfra.openstack.m.crossplane.io/v1alpha1"
+    diff = changed(body, lambda b: b["spec"]["forProvider"].update(masterCount=3))
+    assert [f.level for f in force_new_guard(diff)] == ["error"]
+
+
+# --- external-name guard ---------------------------------------------------------------------
+
+
+def _external_name(body: dict[str, Any], value: str | None) -> None:
+    annotations = body["metadata"].setdefault("annotations", {})
+    if value is None:
+        annotations.pop("crossplane.io/external-name", None)
+    else:
+        annotations["crossplane.io/external-name"] = value
+
+
+def test_external_name_change_or_removal_fails() -> None:
+    """provider-openstack v0.9.0 ``config/external_name.go``: Magnum resources use upjet's
+    ``IdentifierFromProvider``; upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go`` takes
+    the Terraform ID from the external name (``getExtendedParameters``) and treats a state
+    without ID as a resource to create (``resourceExists := newState != nil &&
+    newState.ID != ""``)."""
+    uuid = "9d7c1c2a-3b4e-4f5a-8b6c-7d8e9f0a1b2c"
+    [error] = external_name_guard(changed(cluster_v1(), lambda b: _external_name(b, uuid)))
+    assert error.level == "error" and "the external name is changed" in error.message
+    [error] = external_name_guard(changed(cluster_v1(), lambda b: _external_name(b, None)))
+    assert "the external name is removed" in error.message
+    assert "Keep the old value" in error.message
+
+
+def test_external_name_added_or_kept_passes() -> None:
+    bare = copy.deepcopy(cluster_v1())
+    _external_name(bare, None)
+    assert external_name_guard(changed(bare, lambda b: _external_name(b, "x"))) == []
+    grown = changed(cluster_v1(), lambda b: b["spec"]["forProvider"].update(nodeCount=9))
+    assert external_name_guard(grown) == []
 
 
 # --- reports ---------------------------------------------------------------------------------

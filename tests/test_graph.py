@@ -38,6 +38,8 @@ from fleet.views.graph import (
 REPO = Path(__file__).resolve().parents[1]
 APP = "argoproj.io/v1alpha1"
 
+UUID = "3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+
 
 def _app(
     name: str, path: str, *, wave: int | None = None, recurse: bool = False, env: str = "dev"
@@ -87,7 +89,7 @@ def _tiny(tmp_path: Path) -> tuple[Fleet, list[Manifest]]:
         name="web",
         environments=["dev"],
         project=project,
-        template=ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1"),
+        template=ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1", uuid=UUID),
         flavor="m1",
         keypair="k",
         node_count=1,
@@ -351,7 +353,7 @@ def test_retired_cluster_is_dashed_and_renders_nothing(tmp_path: Path) -> None:
         name="old",
         environments=["dev"],
         project=project,
-        template=ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1"),
+        template=ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1", uuid=UUID),
         flavor="m1",
         keypair="k",
         node_count=1,

@@ -127,11 +127,10 @@ def test_a_group_node_counts_clusters_pools_and_nodes(small: Rendered) -> None:
         '    dev_cluster_magnum["16 clusters<br/>8 accounts<br/>kubernetes-1.25.3-3-multi<br/>'
         '64 node pools, 104 nodes"]\n'
     ) in text
-    # OKE (i = 4, 9, 14, 19): "system" has 2 + i % 4 nodes (14); "batch" scales from 0 to
-    # 8 + i % 4 (38) and leaves its count to the autoscaler, so the total is unknown
+    # OKE (i = 4, 9, 14, 19): "system" has 2 + i % 4 nodes (14), "batch" 3 + i % 4 (18):
+    # OKE pools have a fixed size
     assert (
-        '    dev_cluster_oke["4 clusters<br/>1 account<br/>v1.30.1<br/>'
-        '8 node pools, ? (14-52) nodes"]\n'
+        '    dev_cluster_oke["4 clusters<br/>1 account<br/>v1.30.1<br/>8 node pools, 32 nodes"]\n'
     ) in text
 
 

@@ -76,6 +76,7 @@ def test_the_guide_has_every_task() -> None:
         "Add what the constructs do not model",
         "Migrate from Terraform",
         "Review a change",
+        "Upgrade Kubernetes on a Magnum cluster",
         "Retire a cluster safely",
         "Recover from a disaster",
     ]
@@ -233,25 +234,30 @@ def test_new_environment_renders_once_a_cluster_is_placed(
     assert (project / "dist" / "staging" / "clusters" / "k8s-ats-web-staging-v25").is_dir()
 
 
-def test_migration_from_terraform(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The guide's import command, on the tfvars fixtures laid out as ``terraform/``."""
-    root = tmp_path / "new-fleet"
-    (root / "clusters").mkdir(parents=True)
-    (root / "clusters" / "__init__.py").write_text("")
-    shutil.copy(REPO / "pyproject.toml", root)
-    shutil.copytree(REPO / "tests" / "fixtures" / "tfvars", root / "terraform")
+def test_migration_from_terraform(
+    example_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The guide's import commands, one community after the other, into the example fleet:
+    the migration fixtures laid out as ``terraform/<community>``, with their states."""
+    root = example_project
+    migration = REPO / "tests" / "fixtures" / "migration"
+    shutil.copytree(migration / "tfvars", root / "terraform")
+    shutil.copy(migration / "state" / "edh.tfstate", root)
+    shutil.copy(migration / "state" / "data.json", root)
     (section,) = [b for b in blocks("shell") if "fleet import" in b]
-    (imported,) = [argv for argv in shell_commands() if argv[:2] == ["fleet", "import"]]
-    assert imported[3] == "terraform/"
-    imported[3] = str(root / "terraform")
-    assert main(["--root", str(root), *imported[1:]]) == 0
+    imports = [argv for argv in shell_commands() if argv[:2] == ["fleet", "import"]]
+    assert [argv[2] for argv in imports] == ["tfstate", "tfvars"]
+    for argv in imports:
+        args = [str(root / a) if (root / a).exists() and a != "." else a for a in argv[1:]]
+        assert main(["--root", str(root), *args]) == 0
     assert main(["--root", str(root), "synth"]) == 0
     assert "fleet synth" in section
-    assert (root / "clusters" / "imported_templates.py").is_file()
-    assert 'management_policies=["Observe"]' in (root / "clusters" / "ais.py").read_text()
+    for module in ("jeedy_edh_edh.py", "data.py"):
+        assert 'management_policies=["Observe"]' in (root / "clusters" / module).read_text()
     assert main(["--root", str(root), "ls", "--format", "json"]) == 0
     out = capsys.readouterr().out
-    assert '"cluster": "k8s-ais-batch-dev-multi-v25"' in out
+    assert '"cluster": "k8s-edh-search-prod-v25"' in out
+    assert '"cluster": "k8s-data-lake-dev-multi-v25"' in out
 
 
 def test_readme_everyday_commands_exist() -> None:

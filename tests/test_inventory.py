@@ -36,7 +36,9 @@ from fleet.pipeline.discovery import load_fleet
 from fleet.views.inventory import NodeTotals, clusters, inventory, node_totals, to_csv, to_json
 
 REPO = Path(__file__).resolve().parents[1]
-TEMPLATE = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+TEMPLATE = ClusterTemplate(
+    name="k8s-1.30", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+)
 
 
 def _tiny(tmp_path: Path) -> Fleet:

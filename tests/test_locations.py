@@ -40,7 +40,11 @@ def test_caller_location_skips_the_library_frames(make_project) -> None:  # type
 
         def define(fleet: Fleet) -> None:
             project = OpenStackProject(fleet, "p", project_name="P", region="cern")
-            template = ClusterTemplate(name="t-1", kubernetes_version="v1.25.3")
+            template = ClusterTemplate(
+                name="t-1",
+                kubernetes_version="v1.25.3",
+                uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+            )
             MagnumCluster(
                 fleet,
                 "c",
@@ -60,5 +64,5 @@ def test_caller_location_skips_the_library_frames(make_project) -> None:  # type
     root = make_project({"clusters/located.py": source})
     fleet = load_fleet(FleetConfig.load(root))
     cluster = fleet.declaration("c")
-    assert cluster.where == "clusters/located.py:8"
-    assert cluster.node_groups[0].where == "clusters/located.py:19"  # type: ignore[attr-defined]
+    assert cluster.where == "clusters/located.py:12"
+    assert cluster.node_groups[0].where == "clusters/located.py:23"  # type: ignore[attr-defined]

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any
 
 import pytest
 from crd_samples import SEED_LABELS as FIGURE_12_LABELS
+from crd_samples import SEED_TEMPLATE_UUID
 
 from fleet import (
     ClusterTemplate,
     DefinitionError,
     DefinitionErrors,
+    DeletionPolicy,
     Fleet,
     JsonPatch,
     MagnumCluster,
+    MagnumClusterState,
+    ManagementPolicy,
     NodeGroup,
     OpenStackProject,
     per_env,
 )
 
 PROTECTED = {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
+TPL_UUID = "5a0c9d3e-1f2b-4c6d-8e7f-9a0b1c2d3e4f"
 
 
 def small_template(name: str = "tpl-small") -> ClusterTemplate:
@@ -29,6 +36,7 @@ def small_template(name: str = "tpl-small") -> ClusterTemplate:
         base_labels={"kube_tag": "v1.29.2", "manila_enabled": "false"},
         optional_labels=["availability_zone"],
         changing_labels=["manila_enabled"],
+        uuid=TPL_UUID,
     )
 
 
@@ -58,6 +66,7 @@ def seed_fleet(fleet: Fleet) -> None:
         name="kubernetes-1.25.3-3-multi",
         kubernetes_version="v1.25.3",
         base_labels=FIGURE_12_LABELS,
+        uuid=SEED_TEMPLATE_UUID,
     )
     jeedy = OpenStackProject(fleet, "jeedy-ais", project_name="JEEDY AIS")
     MagnumCluster(
@@ -85,6 +94,12 @@ def seed_fleet(fleet: Fleet) -> None:
 
 
 def test_seed_cluster_matches_figure_12(fleet: Fleet) -> None:
+    """Figure 12, but ``clusterTemplateId`` is the template's UUID: Magnum normalises the
+    template to its UUID on create (openstack/magnum ``magnum/api/controllers/v1/cluster.py``,
+    ``cluster.cluster_template_id = cluster_template.uuid``) and terraform-provider-openstack
+    v3.4.0 reads it back (``openstack/resource_openstack_containerinfra_cluster_v1.go``,
+    ``d.Set("cluster_template_id", s.ClusterTemplateID)``); a name there is a diff every poll,
+    which the provider's Update turns into ``clusters.Upgrade``."""
     seed_fleet(fleet)
     cluster = bodies(fleet, "dev")[("ClusterV1", "k8s-ais-batch-dev-multi-v25")]
     assert cluster == {
@@ -93,6 +108,7 @@ def test_seed_cluster_matches_figure_12(fleet: Fleet) -> None:
         "metadata": {
             "annotations": {
                 "crossplane.io/external-name": "k8s-ais-batch-dev-multi-v25",
+                "fleet.openstack/cluster-template": "kubernetes-1.25.3-3-multi",
                 **PROTECTED,
             },
             "name": "k8s-ais-batch-dev-multi-v25",
@@ -100,7 +116,7 @@ def test_seed_cluster_matches_figure_12(fleet: Fleet) -> None:
         "spec": {
             "deletionPolicy": "Orphan",
             "forProvider": {
-                "clusterTemplateId": "kubernetes-1.25.3-3-multi",
+                "clusterTemplateId": SEED_TEMPLATE_UUID,
                 "createTimeout": 60,
                 "flavor": "m2.xlarge",
                 "keypair": "shared-jeedy-key",
@@ -173,7 +189,7 @@ def test_provider_config_holds_a_secret_reference_only(fleet: Fleet) -> None:
             "credentials": {
                 "source": "Secret",
                 "secretRef": {
-                    "key": "clouds.yaml",
+                    "key": "credentials",
                     "name": "jeedy-ais-openstack-credentials",
                     "namespace": "crossplane-system",
                 },
@@ -219,16 +235,63 @@ def test_cluster_labels_override_template_labels(fleet: Fleet) -> None:
 
 
 def test_autoscaling_node_group_renders_min_and_max(fleet: Fleet) -> None:
+    """An autoscaled group's size is only its size at creation: ``spec.initProvider``.
+
+    upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go`` (``filterInitExclusiveDiffs``)
+    drops diffs on keys set only in initProvider once the resource exists, so Crossplane
+    does not resize the group back; min/max stay in forProvider, where the provider updates
+    them in place (terraform-provider-openstack v3.4.0
+    ``openstack/resource_openstack_containerinfra_nodegroup_v1.go``: no ForceNew)."""
     small_cluster(
         fleet,
         node_groups=[
             NodeGroup(
                 name="burst", flavor="m2.large", node_count=1, min_node_count=0, max_node_count=4
-            )
+            ),
+            NodeGroup(name="fixed", flavor="m2.large", node_count=2),
         ],
     )
-    fp = bodies(fleet, "dev")[("NodegroupV1", "c1-burst")]["spec"]["forProvider"]
-    assert (fp["nodeCount"], fp["minNodeCount"], fp["maxNodeCount"]) == (1, 0, 4)
+    spec = bodies(fleet, "dev")[("NodegroupV1", "c1-burst")]["spec"]
+    fp = spec["forProvider"]
+    assert (fp["minNodeCount"], fp["maxNodeCount"]) == (0, 4)
+    assert "nodeCount" not in fp
+    assert spec["initProvider"] == {"nodeCount": 1}
+    assert spec["managementPolicies"] == ["Observe", "Create", "Update"]
+    fixed = bodies(fleet, "dev")[("NodegroupV1", "c1-fixed")]["spec"]
+    assert fixed["forProvider"]["nodeCount"] == 2
+    assert "initProvider" not in fixed
+    assert "managementPolicies" not in fixed
+
+
+def test_autoscaled_pools_are_not_late_initialized(fleet: Fleet) -> None:
+    """upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go`` (``Observe``) late-initializes
+    when the policies hold ``LateInitialize`` or ``*``, and provider-openstack v0.9.0
+    ``apis/cluster/containerinfra/v1alpha1/zz_nodegroupv1_terraformed.go`` (``LateInitialize``)
+    copies every observed value into an empty forProvider field: ``nodeCount`` would land in
+    forProvider and the provider would resize the pool back after the autoscaler. So an
+    autoscaled pool gets every policy but LateInitialize; Delete only where it is not
+    orphaned (crossplane-runtime v2.1.0 ``pkg/reconciler/managed/policies.go``: a custom
+    list with Delete overrides Orphan)."""
+    small_cluster(
+        fleet,
+        deletion_protection=False,
+        node_count=1,
+        min_node_count=1,
+        max_node_count=3,
+        node_groups=[
+            NodeGroup(name="b", flavor="f", node_count=1, min_node_count=0, max_node_count=4)
+        ],
+    )
+    for kind, name in (("ClusterV1", "c1"), ("NodegroupV1", "c1-b")):
+        spec = bodies(fleet, "dev")[(kind, name)]["spec"]
+        assert spec["managementPolicies"] == ["Observe", "Create", "Update", "Delete"]
+        assert spec["deletionPolicy"] == "Delete"
+
+
+def test_declared_policies_win_over_the_autoscaling_default(fleet: Fleet) -> None:
+    small_cluster(fleet, min_node_count=1, max_node_count=3, management_policies=["Observe"])
+    spec = bodies(fleet, "dev")[("ClusterV1", "c1")]["spec"]
+    assert spec["managementPolicies"] == ["Observe"]
 
 
 def test_unprotected_cluster_is_deleted_with_its_object(fleet: Fleet) -> None:
@@ -396,3 +459,222 @@ def test_several_problems_reported_together(fleet: Fleet) -> None:
     with pytest.raises(DefinitionErrors) as info:
         small_cluster(fleet, node_count=-1, labels={"typo_label": "x"})
     assert len(info.value.errors) == 2
+
+
+# --- template UUIDs (issue 12, item 3) ----------------------------------------------
+
+
+def test_template_uuid_per_region(fleet: Fleet) -> None:
+    """A mapping gives the template's UUID per OpenStack region: the region of the
+    cluster's project. Template UUIDs differ between clouds (each Magnum generates its own,
+    openstack/magnum ``magnum/objects/cluster_template.py``)."""
+    template = ClusterTemplate(
+        name="tpl-regions",
+        kubernetes_version="v1.29.2",
+        uuid={"cern": TPL_UUID, "wigner": "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"},
+    )
+    wigner = OpenStackProject(fleet, "w", project_name="W", region="wigner")
+    small_cluster(fleet, template=template, project=wigner)
+    cluster = bodies(fleet, "dev")[("ClusterV1", "c1")]
+    assert cluster["spec"]["forProvider"]["clusterTemplateId"] == (
+        "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"
+    )
+    assert cluster["metadata"]["annotations"]["fleet.openstack/cluster-template"] == "tpl-regions"
+
+
+def test_fails_template_without_uuid_for_region(fleet: Fleet) -> None:
+    template = ClusterTemplate(
+        name="tpl-cern-only", kubernetes_version="v1.29.2", uuid={"cern": TPL_UUID}
+    )
+    wigner = OpenStackProject(fleet, "w", project_name="W", region="wigner")
+    with pytest.raises(DefinitionError) as info:
+        small_cluster(fleet, template=template, project=wigner)
+    line = str(info.value)
+    assert "\n" not in line
+    assert re.search(r"test_magnum_cluster\.py:\d+ \(c1\): template: ", line)
+    assert "'tpl-cern-only' has no UUID for region 'wigner' (it has one for cern)" in line
+    assert "openstack coe cluster template show tpl-cern-only -f value -c uuid" in line
+    assert "fleet import tfstate" in line
+
+
+def test_fails_template_without_any_uuid(fleet: Fleet) -> None:
+    template = ClusterTemplate(name="tpl-no-uuid", kubernetes_version="v1.29.2")
+    with pytest.raises(DefinitionError, match=r"template: template 'tpl-no-uuid' has no UUID"):
+        small_cluster(fleet, template=template)
+
+
+@pytest.mark.parametrize(
+    "uuid", ["kubernetes-1.25.3-3", "5A0C9D3E-1F2B-4C6D-8E7F-9A0B1C2D3E4F", {"cern": "x"}, 7]
+)
+def test_fails_template_uuid_not_a_uuid(uuid: Any) -> None:
+    with pytest.raises(DefinitionError, match=r"\(template tpl-bad-uuid\): uuid: "):
+        ClusterTemplate(name="tpl-bad-uuid", kubernetes_version="v1.29.2", uuid=uuid)
+
+
+# --- Magnum's autoscaler on default-worker (issue 12, item 11) -----------------------
+
+
+def test_autoscaled_cluster_sets_magnum_labels_and_init_node_count(fleet: Fleet) -> None:
+    """Magnum's autoscaler is switched on by the cluster label ``auto_scaling_enabled`` and
+    bounded by the labels ``min_node_count``/``max_node_count``, for ``default-worker`` only
+    (openstack/magnum 22.0.0 ``magnum/drivers/common/templates/kubernetes/fragments/
+    enable-auto-scaling.sh``: ``--nodes=${MIN_NODE_COUNT}:${MAX_NODE_COUNT}:default-worker``;
+    ``magnum/drivers/heat/k8s_fedora_template_def.py`` copies the labels). Label values are
+    strings (the CRD's labels are map[string]string). ``nodeCount`` goes to initProvider so
+    that upjet (``pkg/controller/external_tfpluginsdk.go``, ``filterInitExclusiveDiffs``)
+    does not resize the group back after the autoscaler."""
+    cluster = small_cluster(fleet, node_count=2, min_node_count=1, max_node_count=5)
+    spec = bodies(fleet, "dev")[("ClusterV1", "c1")]["spec"]
+    labels = spec["forProvider"]["labels"]
+    assert (
+        labels["auto_scaling_enabled"],
+        labels["min_node_count"],
+        labels["max_node_count"],
+    ) == ("true", "1", "5")
+    assert "nodeCount" not in spec["forProvider"]
+    assert spec["initProvider"] == {"nodeCount": 2}
+    assert spec["managementPolicies"] == ["Observe", "Create", "Update"]
+    default = cluster.node_pools("dev")[0]
+    assert (default.name, default.min_node_count, default.max_node_count) == (
+        "default-worker",
+        1,
+        5,
+    )
+    assert cluster.state("dev").autoscaled
+
+
+def test_fixed_size_cluster_keeps_node_count_in_for_provider(fleet: Fleet) -> None:
+    small_cluster(fleet, node_count=3)
+    spec = bodies(fleet, "dev")[("ClusterV1", "c1")]["spec"]
+    assert spec["forProvider"]["nodeCount"] == 3
+    assert "initProvider" not in spec
+    assert "auto_scaling_enabled" not in spec["forProvider"]["labels"]
+
+
+def test_fails_autoscaling_with_only_one_bound(fleet: Fleet) -> None:
+    with pytest.raises(DefinitionError, match=r"max_node_count: an autoscaled cluster needs both"):
+        small_cluster(fleet, min_node_count=1)
+
+
+def test_fails_autoscaling_label_set_by_hand(fleet: Fleet) -> None:
+    with pytest.raises(
+        DefinitionError, match=r"label 'auto_scaling_enabled' is set from min_node_count"
+    ):
+        small_cluster(fleet, labels={"auto_scaling_enabled": "true"}, allow_extra_labels=True)
+
+
+def test_fails_template_autoscaling_without_bounds(fleet: Fleet) -> None:
+    template = ClusterTemplate(
+        name="tpl-autoscaled",
+        kubernetes_version="v1.29.2",
+        base_labels={"auto_scaling_enabled": "True"},
+        uuid=TPL_UUID,
+    )
+    with pytest.raises(DefinitionError, match=r"min_node_count: the template turns on"):
+        small_cluster(fleet, template=template)
+
+
+def test_fails_cluster_node_count_outside_bounds(fleet: Fleet) -> None:
+    with pytest.raises(DefinitionError, match=r"node_count 9 is outside \[1, 5\]"):
+        small_cluster(fleet, node_count=9, min_node_count=1, max_node_count=5)
+
+
+# --- pause, policies, node groups added later, resolved state ------------------------
+
+
+def test_paused_environments_carry_crossplane_pause_annotation(fleet: Fleet) -> None:
+    """crossplane-runtime v2.1.0 ``pkg/meta/meta.go``: ``IsPaused`` is
+    ``annotations["crossplane.io/paused"] == "true"`` (the exact string), and the managed
+    reconciler (``pkg/reconciler/managed/reconciler.go``) then stops with ReconcilePaused."""
+    small_cluster(
+        fleet,
+        environments=["dev", "prod"],
+        name="c1-{env}",
+        paused=["prod"],
+        node_groups=[NodeGroup(name="a", flavor="f", node_count=1)],
+    )
+    for kind, name in (("ClusterV1", "c1-prod"), ("NodegroupV1", "c1-prod-a")):
+        assert (
+            bodies(fleet, "prod")[(kind, name)]["metadata"]["annotations"]["crossplane.io/paused"]
+            == "true"
+        )
+    for kind, name in (("ClusterV1", "c1-dev"), ("NodegroupV1", "c1-dev-a")):
+        assert (
+            "crossplane.io/paused"
+            not in bodies(fleet, "dev")[(kind, name)]["metadata"]["annotations"]
+        )
+
+
+def test_policies_accept_enums_and_strings(fleet: Fleet) -> None:
+    cluster = small_cluster(
+        fleet,
+        deletion_policy=DeletionPolicy.DELETE,
+        deletion_protection=False,
+        management_policies=[ManagementPolicy.OBSERVE, "Create"],
+    )
+    spec = bodies(fleet, "dev")[("ClusterV1", "c1")]["spec"]
+    assert spec["deletionPolicy"] == "Delete"
+    assert spec["managementPolicies"] == ["Observe", "Create"]
+    # Plain strings in the render: the YAML writer must not see enum types.
+    assert type(spec["deletionPolicy"]) is str
+    assert all(type(p) is str for p in spec["managementPolicies"])
+    assert cluster.deletion_policy is DeletionPolicy.DELETE
+
+
+def test_fails_delete_policy_with_orphan(fleet: Fleet) -> None:
+    """crossplane-runtime v2.1.0 ``pkg/reconciler/managed/policies.go``
+    (``LegacyManagementPoliciesResolver.ShouldDelete``): a management policy list other
+    than ``["*"]`` that holds ``Delete`` deletes the external resource whatever the
+    deletionPolicy says."""
+    with pytest.raises(DefinitionError, match=r"management_policies: a list with Delete"):
+        small_cluster(fleet, management_policies=["Observe", "Delete"])
+
+
+def test_all_policies_keep_orphan(fleet: Fleet) -> None:
+    """``["*"]`` leaves the decision to deletionPolicy (same source as above)."""
+    small_cluster(fleet, management_policies=["*"])
+    assert bodies(fleet, "dev")[("ClusterV1", "c1")]["spec"]["deletionPolicy"] == "Orphan"
+
+
+def test_add_node_group_appends_and_renders(fleet: Fleet) -> None:
+    cluster = small_cluster(fleet, node_groups=[NodeGroup(name="a", flavor="f", node_count=1)])
+    cluster.add_node_group(NodeGroup(name="b", flavor="g", node_count=2))
+    assert [g.name for g in cluster.node_groups] == ["a", "b"]
+    assert [p.name for p in cluster.node_pools("dev")] == ["default-worker", "a", "b"]
+    assert bodies(fleet, "dev")[("NodegroupV1", "c1-b")]["spec"]["forProvider"]["nodeCount"] == 2
+    with pytest.raises(DefinitionError, match="duplicate node group name 'a'"):
+        cluster.add_node_group(NodeGroup(name="a", flavor="f", node_count=1))
+    with pytest.raises(DefinitionError, match=r"node_groups\[c\]\.node_count: must be 0 or more"):
+        cluster.add_node_group(NodeGroup(name="c", flavor="f", node_count=-1))
+    assert [g.name for g in cluster.node_groups] == ["a", "b"]
+
+
+def test_resolved_state_is_typed_and_frozen(fleet: Fleet) -> None:
+    cluster = small_cluster(fleet, flavor="m2.small", keypair="k")
+    state = cluster.state("dev")
+    assert isinstance(state, MagnumClusterState)
+    assert (state.flavor, state.master_flavor, state.keypair, state.template_uuid) == (
+        "m2.small",
+        "m2.small",
+        "k",
+        TPL_UUID,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        state.flavor = "other"  # type: ignore[misc]
+
+
+def test_adopting_by_uuid_keeps_the_magnum_name(fleet: Fleet) -> None:
+    """Adoption by UUID: upjet's external name for ``openstack_containerinfra_cluster_v1``
+    is the Terraform ID (provider-openstack v0.9.0 ``config/external_name.go``:
+    ``config.IdentifierFromProvider``), which is the Magnum UUID; ``forProvider.name`` stays
+    the cluster's name (ForceNew in terraform-provider-openstack v3.4.0)."""
+    uuid = "9d7c1c2a-3b4e-4f5a-8b6c-7d8e9f0a1b2c"
+    small_cluster(
+        fleet, external_name=uuid, node_groups=[NodeGroup(name="a", flavor="f", node_count=1)]
+    )
+    cluster = bodies(fleet, "dev")[("ClusterV1", "c1")]
+    assert cluster["metadata"]["annotations"]["crossplane.io/external-name"] == uuid
+    assert cluster["spec"]["forProvider"]["name"] == "c1"
+    group = bodies(fleet, "dev")[("NodegroupV1", "c1-a")]
+    assert group["spec"]["forProvider"]["clusterId"] == uuid
+    assert group["metadata"]["annotations"]["crossplane.io/external-name"] == f"{uuid}/a"

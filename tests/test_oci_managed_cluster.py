@@ -12,7 +12,9 @@ from crd_samples import crds_dir
 from support import REPO
 
 from fleet import (
+    ClusterType,
     DefinitionError,
+    FaultDomain,
     Fleet,
     FleetCluster,
     FleetConfig,
@@ -45,6 +47,12 @@ IMAGE = "ocid1.image.oc1.eu-frankfurt-1.aaaaexample"
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIexample user@example"
 AD1, AD2, AD3 = (f"BKrI:EU-FRANKFURT-1-AD-{n}" for n in (1, 2, 3))
 FDS = ["FAULT-DOMAIN-1", "FAULT-DOMAIN-2", "FAULT-DOMAIN-3"]
+MGMT = "198.51.100.17/32"
+NETWORK = OkeVcn(api_allowed_cidrs=[MGMT])
+FRA_SERVICES = "all-fra-services-in-oracle-services-network"
+DEV_IDENTIFIER = "58ed16be-9936-56fa-9945-ad311e4fab0b"
+"""uuid5(OCI_RESOURCE_IDENTIFIER_NAMESPACE, "dev/oke-dev"): written out, so that a change of
+the namespace (which would duplicate every OKE cluster on a rebuild) fails a test."""
 
 
 def pool(**overrides: Any) -> OkeNodePool:
@@ -66,6 +74,7 @@ def oke(fleet: Fleet, **overrides: Any) -> OciManagedCluster:
         "ssh_public_key": SSH_KEY,
         "namespace": "oke",
         "node_pools": [pool()],
+        "network": NETWORK,
     }
     args.update(overrides)
     return OciManagedCluster(fleet, args.pop("id", "oke-dev"), **args)
@@ -111,7 +120,12 @@ def test_minimal_cluster_exact_dicts(fleet: Fleet) -> None:
             "apiVersion": INFRA,
             "kind": "OCIManagedCluster",
             "metadata": meta("oke-dev"),
-            "spec": {"compartmentId": COMPARTMENT, "region": "eu-frankfurt-1"},
+            "spec": {
+                "compartmentId": COMPARTMENT,
+                "networkSpec": NETWORK.network_spec(FRA_SERVICES),
+                "ociResourceIdentifier": DEV_IDENTIFIER,
+                "region": "eu-frankfurt-1",
+            },
         },
         {
             "apiVersion": INFRA,
@@ -157,6 +171,11 @@ def test_minimal_cluster_exact_dicts(fleet: Fleet) -> None:
                     "placementConfigs": [
                         {"availabilityDomain": AD1, "faultDomains": FDS, "subnetName": "worker"}
                     ],
+                },
+                "nodePoolCyclingDetails": {
+                    "isNodeCyclingEnabled": True,
+                    "maximumSurge": "1",
+                    "maximumUnavailable": "0",
                 },
                 "nodeShape": "VM.Standard.E4.Flex",
                 "nodeShapeConfig": {"ocpus": "1"},
@@ -210,7 +229,47 @@ def test_minimal_cluster_has_the_templates_kinds_and_wiring(fleet: Fleet) -> Non
 @needs_templates
 def test_new_vcn_is_the_private_templates_network() -> None:
     (_, infra, *_) = _template("cluster-template-managed-private.yaml", "c", "ns")
-    assert OkeVcn().network_spec() == infra["spec"]["networkSpec"]
+    private = OkeVcn(
+        api_endpoint="private",
+        private_api_reachable_via="VCN peering",
+        api_allowed_cidrs=["0.0.0.0/0"],
+    )
+    assert private.network_spec() == infra["spec"]["networkSpec"]
+
+
+def _service_rules(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        rule
+        for nsg in spec["vcn"]["networkSecurityGroup"]["list"]
+        for rules, key in ((nsg["egressRules"], "egressRule"), (nsg["ingressRules"], "ingressRule"))
+        for rule in (r[key] for r in rules)
+        if "SERVICE_CIDR_BLOCK" in (rule.get("destinationType"), rule.get("sourceType"))
+    ]
+
+
+def test_service_cidr_rules_carry_what_capoci_writes(fleet: Fleet) -> None:
+    """CAPOCI rewrites every SERVICE_CIDR_BLOCK rule's destination in spec to
+    ``all-<region key>-services-in-oracle-services-network`` (oracle/cluster-api-provider-oci
+    ``cloud/scope/nsg_reconciler.go`` ``adjustNSGRulesSpec``; key from ListRegions, table from
+    oracle/oci-go-sdk ``common/regions.go``): rendered so ArgoCD sees no difference."""
+    oke(fleet, region="us-ashburn-1", availability_domains=["BKrI:US-ASHBURN-1-AD-1"])
+    spec = bodies(fleet)[1]["spec"]["networkSpec"]
+    rules = _service_rules(spec)
+    assert len(rules) == 5
+    assert {r["destination"] for r in rules} == {"all-iad-services-in-oracle-services-network"}
+    # The other rules keep their CIDR destinations.
+    others = [
+        r["egressRule"]["destination"]
+        for nsg in spec["vcn"]["networkSecurityGroup"]["list"]
+        for r in nsg["egressRules"]
+        if r["egressRule"]["destinationType"] == "CIDR_BLOCK"
+    ]
+    assert "all-iad-services-in-oracle-services-network" not in others
+
+
+def test_fails_region_without_a_known_key(fleet: Fleet) -> None:
+    with fails(r"region: xx-nowhere-1 is not a region the fleet knows the key of"):
+        oke(fleet, region="xx-nowhere-1", availability_domains=["BKrI:XX-NOWHERE-1-AD-1"])
 
 
 def test_new_vcn_rules_follow_the_cidrs() -> None:
@@ -220,7 +279,6 @@ def test_new_vcn_rules_follow_the_cidrs() -> None:
         service_lb_cidr="10.1.0.32/27",
         worker_cidr="10.1.64.0/20",
         pod_cidr="10.1.128.0/18",
-        public_api_endpoint=True,
         api_allowed_cidrs=["192.0.2.0/24", "198.51.100.0/24"],
     ).network_spec()
     text = yaml.safe_dump(spec)
@@ -292,16 +350,24 @@ def test_existing_vcn_by_id(fleet: Fleet) -> None:
     assert placement[0]["subnetName"] == "nodes"
 
 
-def test_autoscaled_pool_leaves_the_size_to_the_autoscaler(fleet: Fleet) -> None:
-    oke(fleet, node_pools=[pool(node_count=None, min_node_count=1, max_node_count=5)])
-    machine_pool = bodies(fleet)[3]
-    assert "replicas" not in machine_pool["spec"]
-    assert machine_pool["metadata"]["annotations"] == {
-        "cluster.x-k8s.io/replicas-managed-by": "",
-        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "1",
-        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "5",
-        **PROTECTED,
-    }
+@pytest.mark.parametrize("field", ["min_node_count", "max_node_count"])
+def test_fails_autoscaled_oke_pool(field: str) -> None:
+    """With ``cluster.x-k8s.io/replicas-managed-by`` (any value but "false") CAPOCI never
+    resizes the OKE pool (oracle/cluster-api-provider-oci ``cloud/scope/managed_machine_pool.go``
+    ``UpdateNodePool``; kubernetes-sigs/cluster-api ``util/annotations/helpers.go``
+    ``ReplicasManagedByExternalAutoscaler``), and CAPI's webhook starts it at min
+    (``calculateMachinePoolReplicas``): with no autoscaler the pool stays there. Refused."""
+    with fails(rf"{field}: OKE node pools have a fixed size: give node_count"):
+        pool(**{field: 3})
+
+
+def test_every_pool_has_a_fixed_size_and_no_autoscaler_annotations(fleet: Fleet) -> None:
+    """The one model: ``MachinePool.spec.replicas``, which CAPOCI enforces on OKE."""
+    oke(fleet, node_pools=[pool(node_count=0), pool(name="b", node_count=5)])
+    machine_pools = [b for b in bodies(fleet) if b["kind"] == "MachinePool"]
+    assert [m["spec"]["replicas"] for m in machine_pools] == [0, 5]
+    for m in machine_pools:
+        assert not any(k.startswith("cluster.x-k8s.io/") for k in m["metadata"]["annotations"])
 
 
 def test_figure_16_placement_shape_and_labels(fleet: Fleet) -> None:
@@ -339,9 +405,18 @@ def test_per_environment_values_and_pool_overrides(fleet: Fleet) -> None:
     assert prod[6]["spec"]["nodePoolNodeConfig"]["placementConfigs"][0]["availabilityDomain"] == AD3
 
 
-def test_enhanced_cluster_type(fleet: Fleet) -> None:
-    oke(fleet, cluster_type="enhanced")
+@pytest.mark.parametrize("given", ["enhanced", "ENHANCED_CLUSTER", ClusterType.ENHANCED])
+def test_enhanced_cluster_type(fleet: Fleet, given: Any) -> None:
+    cluster = oke(fleet, cluster_type=given)
+    assert cluster.cluster_type is ClusterType.ENHANCED
     assert bodies(fleet)[2]["spec"]["clusterType"] == "ENHANCED_CLUSTER"
+
+
+def test_fault_domains_take_the_enum_or_the_string(fleet: Fleet) -> None:
+    oke(fleet, node_pools=[pool(fault_domains=[FaultDomain.FD2, "FAULT-DOMAIN-3"])])
+    placement = bodies(fleet)[4]["spec"]["nodePoolNodeConfig"]["placementConfigs"][0]
+    assert placement["faultDomains"] == ["FAULT-DOMAIN-2", "FAULT-DOMAIN-3"]
+    assert yaml.safe_dump(placement)  # plain strings, not enum objects
 
 
 # --- identity, kubeconfig, protection ---------------------------------------------------
@@ -513,7 +588,7 @@ def test_fleet_wide_code_treats_both_clouds_alike() -> None:
     assert rows["oke-sso-audit-prod"] == (
         "oke",
         "v1.30.1",
-        [("system", 3, None), ("batch-arm", None, 12)],
+        [("system", 3, None), ("batch-arm", 4, None)],
         "value",
     )
     audit = next(c for c in fleet.declarations() if c.construct_id == "sso-audit-oke")
@@ -571,7 +646,7 @@ def test_fails_duplicate_availability_domain() -> None:
 
 
 def test_fails_unknown_fault_domain() -> None:
-    with fails(r"fault_domains: must be among FAULT-DOMAIN-1, .*got 'FAULT-DOMAIN-4'"):
+    with fails(r"fault_domains: must be one of FAULT-DOMAIN-1, .*got 'FAULT-DOMAIN-4'"):
         pool(fault_domains=["FAULT-DOMAIN-4"])
 
 
@@ -590,29 +665,14 @@ def test_fails_pool_newer_than_control_plane(fleet: Fleet) -> None:
         oke(fleet, node_pools=[pool(kubernetes_version="v1.31.1")])
 
 
-def test_fails_node_pool_min_above_max(fleet: Fleet) -> None:
-    with fails(r"\(oke-dev\): node_pools\[mp-0\]\.min_node_count: min_node_count 5 is above"):
-        oke(fleet, node_pools=[pool(node_count=None, min_node_count=5, max_node_count=2)])
-
-
 def test_fails_negative_node_count(fleet: Fleet) -> None:
     with fails(r"node_pools\[mp-0\]\.node_count: must be 0 or more, got -1 \(dev\)"):
         oke(fleet, node_pools=[pool(node_count=-1)])
 
 
 def test_fails_pool_without_size() -> None:
-    with fails(r"node_count: give node_count, or min_node_count and max_node_count"):
+    with fails(r"node_count: give node_count"):
         pool(node_count=None)
-
-
-def test_fails_autoscaled_pool_with_node_count() -> None:
-    with fails(r"node_count: an autoscaled node pool's size belongs to the autoscaler"):
-        pool(min_node_count=1, max_node_count=3)
-
-
-def test_fails_autoscaled_pool_with_only_min() -> None:
-    with fails(r"max_node_count: an autoscaled node pool needs both"):
-        pool(node_count=None, min_node_count=1)
 
 
 def test_fails_bad_node_pool_name() -> None:
@@ -641,8 +701,8 @@ def test_fails_bad_region(fleet: Fleet) -> None:
 
 
 def test_fails_unknown_cluster_type(fleet: Fleet) -> None:
-    with fails(r"cluster_type: must be one of basic, enhanced, got 'ENHANCED_CLUSTER'"):
-        oke(fleet, cluster_type="ENHANCED_CLUSTER")
+    with fails(r"cluster_type: must be one of basic, enhanced, BASIC_CLUSTER, .*got 'turbo'"):
+        oke(fleet, cluster_type="turbo")
 
 
 def test_fails_bad_ssh_key(fleet: Fleet) -> None:
@@ -652,7 +712,7 @@ def test_fails_bad_ssh_key(fleet: Fleet) -> None:
 
 def test_fails_subnet_not_in_the_network(fleet: Fleet) -> None:
     with fails(r"node_pools\[mp-0\]\.subnet_name: 'workers' is not a subnet of the cluster's"):
-        oke(fleet, network=OkeVcn(), node_pools=[pool(subnet_name="workers")])
+        oke(fleet, node_pools=[pool(subnet_name="workers")])
 
 
 def test_fails_nsg_not_in_the_network(fleet: Fleet) -> None:
@@ -709,3 +769,456 @@ def test_errors_name_the_definition_file(fleet: Fleet) -> None:
     assert info.value.where.startswith(f"{Path(__file__).name}:") or "test_oci_managed" in (
         info.value.where
     )
+
+
+# --- identity of the OCI resources (ociResourceIdentifier) ---------------------------------
+
+
+def _identifier(fleet: Fleet, environment: str = "dev") -> str:
+    infra = next(b for b in bodies(fleet, environment) if b["kind"] == "OCIManagedCluster")
+    return str(infra["spec"]["ociResourceIdentifier"])
+
+
+def test_resource_identifier_is_derived_and_stable(tmp_path: Path) -> None:
+    """CAPOCI finds the VCN, OKE cluster and node pools again by display name plus the
+    freeform tag ``ClusterResourceIdentifier=<spec.ociResourceIdentifier>``
+    (oracle/cluster-api-provider-oci ``cloud/ociutil/ociutil.go`` ``BuildClusterTags``,
+    ``cloud/scope/managed_control_plane.go`` ``GetOKECluster``, ``vcn_reconciler.go``
+    ``GetVCN``); its webhook fills a random UUID when the field is empty
+    (``api/v1beta2/ocimanagedcluster_webhook.go`` ``Default``). Rendering the same UUID on
+    every synth is what lets a rebuilt management cluster adopt instead of duplicate."""
+    first = Fleet(FleetConfig(root=tmp_path))
+    oke(first, name="oke-{env}", environments=["test", "prod"])
+    again = Fleet(FleetConfig(root=tmp_path))
+    oke(again, name="oke-{env}", environments=["test", "prod"])
+    assert _identifier(first, "prod") == _identifier(again, "prod")
+    assert _identifier(first, "test") != _identifier(first, "prod")
+    other = Fleet(FleetConfig(root=tmp_path))
+    oke(other, name="oke-b-{env}", environments=["test", "prod"])
+    assert _identifier(other, "prod") != _identifier(first, "prod")
+    # Only OCIManagedCluster has the field (the control plane and pools use its value).
+    for body in bodies(first, "prod"):
+        if body["kind"] != "OCIManagedCluster":
+            assert "ociResourceIdentifier" not in body["spec"]
+
+
+def test_derived_identifier_never_changes(fleet: Fleet) -> None:
+    """A new namespace UUID would re-key every cluster: CAPOCI would find nothing by tag on
+    a rebuild and create duplicates. The value for (dev, oke-dev) is written out."""
+    oke(fleet)
+    assert _identifier(fleet) == DEV_IDENTIFIER
+
+
+def test_pinned_identifier_wins_where_given(fleet: Fleet) -> None:
+    """A cluster created before the fleet rendered the field carries a random UUID, and the
+    webhook refuses to change it (``ValidateUpdate``: "field is immutable"): pin it."""
+    live = "0b5e3a4c-6f3e-4c1e-9f0a-2d8e7c6b5a41"
+    cluster = oke(
+        fleet,
+        name="oke-{env}",
+        environments=["test", "prod"],
+        oci_resource_identifier=per_env(prod=live),
+    )
+    assert _identifier(fleet, "prod") == live
+    assert cluster.resolved("prod").pinned_identifier
+    assert not cluster.resolved("test").pinned_identifier
+    assert _identifier(fleet, "test") not in (live, "")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("not-a-uuid", r"oci_resource_identifier: must be the cluster's UUID"),
+        ("0B5E3A4C-6F3E-4C1E-9F0A-2D8E7C6B5A41", r"oci_resource_identifier: must be the"),
+    ],
+)
+def test_fails_bad_pinned_identifier(fleet: Fleet, value: str, message: str) -> None:
+    with fails(message):
+        oke(fleet, oci_resource_identifier=value)
+
+
+def test_fails_one_identifier_for_several_environments(fleet: Fleet) -> None:
+    with fails(r"oci_resource_identifier: one identifier for several environments"):
+        oke(
+            fleet,
+            name="oke-{env}",
+            environments=["test", "prod"],
+            oci_resource_identifier="0b5e3a4c-6f3e-4c1e-9f0a-2d8e7c6b5a41",
+        )
+
+
+# --- API endpoint --------------------------------------------------------------------------
+
+
+def _subnet_type(spec: dict[str, Any], role: str) -> str:
+    return str(next(s["type"] for s in spec["vcn"]["subnets"] if s["role"] == role))
+
+
+def _api_sources(spec: dict[str, Any]) -> list[str]:
+    endpoint = next(
+        n
+        for n in spec["vcn"]["networkSecurityGroup"]["list"]
+        if n["role"] == "control-plane-endpoint"
+    )
+    return [
+        r["ingressRule"]["source"]
+        for r in endpoint["ingressRules"]
+        if r["ingressRule"].get("tcpOptions", {}).get("destinationPortRange", {}).get("min") == 6443
+        and r["ingressRule"]["source"] not in ("10.0.64.0/20", "10.0.128.0/18")
+    ]
+
+
+def test_public_endpoint_is_the_default_and_limited_to_the_allowed_cidrs() -> None:
+    """The endpoint is public exactly when the control-plane-endpoint subnet is public
+    (oracle/cluster-api-provider-oci ``cloud/scope/managed_control_plane.go``
+    ``IsControlPlaneEndpointSubnetPublic`` feeds ``IsPublicIpEnabled`` at CreateCluster);
+    who may reach it is the control-plane-endpoint NSG's ingress on tcp/6443."""
+    spec = OkeVcn(api_allowed_cidrs=[MGMT, "192.0.2.0/24"]).network_spec()
+    assert _subnet_type(spec, "control-plane-endpoint") == "public"
+    assert _api_sources(spec) == [MGMT, "192.0.2.0/24"]
+    assert "0.0.0.0/0" not in _api_sources(spec)
+
+
+def test_fails_public_endpoint_without_allowed_cidrs() -> None:
+    with fails(r"\(OkeVcn\): api_allowed_cidrs: a public API endpoint needs the CIDR blocks"):
+        OkeVcn()
+
+
+def test_private_endpoint_needs_a_reachability_statement() -> None:
+    with fails(r"private_api_reachable_via: a private API endpoint is reachable only through"):
+        OkeVcn(api_endpoint="private")
+    private = OkeVcn(api_endpoint="private", private_api_reachable_via="DRG to the mgmt VCN")
+    assert _subnet_type(private.network_spec(), "control-plane-endpoint") == "private"
+    assert _api_sources(private.network_spec()) == []
+    assert "DRG to the mgmt VCN" in private.api_reachability()
+
+
+def test_older_public_api_endpoint_flag_still_works() -> None:
+    assert not OkeVcn(
+        public_api_endpoint=False, private_api_reachable_via="peering"
+    ).public_endpoint()
+    assert OkeVcn(public_api_endpoint=True, api_allowed_cidrs=[MGMT]).public_endpoint()
+
+
+def test_fails_reachability_statement_on_a_public_endpoint() -> None:
+    with fails(r"private_api_reachable_via: only a private API endpoint takes"):
+        OkeVcn(api_allowed_cidrs=[MGMT], private_api_reachable_via="peering")
+
+
+def test_fails_unknown_api_endpoint() -> None:
+    with fails(r"api_endpoint: must be one of 'public', 'private', got 'internal'"):
+        OkeVcn(api_endpoint="internal", api_allowed_cidrs=[MGMT])
+
+
+def test_existing_vcn_with_a_private_endpoint_needs_the_statement() -> None:
+    subnets = [
+        OkeSubnet(role="control-plane-endpoint", id="ocid1.subnet.oc1..aaaacpe"),
+        OkeSubnet(role="worker", id="ocid1.subnet.oc1..aaaaworker"),
+        OkeSubnet(role="pod", id="ocid1.subnet.oc1..aaaapod"),
+    ]
+    with fails(r"\(OkeExistingVcn\): private_api_reachable_via: a private API endpoint"):
+        OkeExistingVcn(id="ocid1.vcn.oc1..aaaa", subnets=subnets)
+    ok = OkeExistingVcn(id="ocid1.vcn.oc1..aaaa", subnets=subnets, private_api_reachable_via="x")
+    assert not ok.public_endpoint()
+
+
+def test_fails_cluster_without_a_network(fleet: Fleet) -> None:
+    """CAPOCI's default network (no networkSpec) opens the API endpoint to 0.0.0.0/0
+    (``GetControlPlaneEndpointDefaultIngressRules`` in
+    ``api/v1beta2/ocimanagedcluster_webhook.go``)."""
+    with fails(r"\(oke-dev\): network: give the network: OkeVcn\(api_allowed_cidrs="):
+        oke(fleet, network=None)
+
+
+# --- ArgoCD: what controllers write into spec ----------------------------------------------
+
+
+def test_ignore_differences_cover_what_capoci_writes_into_spec() -> None:
+    """The ids CAPOCI writes into the OCIManagedCluster lists (oracle/cluster-api-provider-oci
+    ``cloud/scope/subnet_reconciler.go``, ``nsg_reconciler.go``: ``desiredNSG.ID = nsgOCID``),
+    ``spec.id`` of the control plane (``managed_control_plane.go``) and pools
+    (``managed_machine_pool.go``): exposed as data for the cluster's Application."""
+    table = {(d.group, d.kind): d.jq_path_expressions for d in OciManagedCluster.ignore_differences}
+    infra = table[("infrastructure.cluster.x-k8s.io", "OCIManagedCluster")]
+    assert ".spec.networkSpec.vcn.subnets[]?.id" in infra
+    assert ".spec.networkSpec.vcn.networkSecurityGroup.list[]?.id" in infra
+    assert ".spec.id" in table[("infrastructure.cluster.x-k8s.io", "OCIManagedControlPlane")]
+    assert (
+        ".spec.providerIDList"
+        in table[("infrastructure.cluster.x-k8s.io", "OCIManagedMachinePool")]
+    )
+    # Every kind named is one the cluster renders; nothing the render sets is ignored.
+    rendered = {(a.rpartition("/")[0], k) for a, k in OciManagedCluster.emitted_kinds}
+    assert set(table) <= rendered
+    assert not any("ociResourceIdentifier" in p for paths in table.values() for p in paths)
+    assert all(p.startswith(".spec.") for paths in table.values() for p in paths)
+    assert (
+        OciManagedCluster.ignore_differences[0]
+        .to_dict()["jqPathExpressions"][0]
+        .startswith(".spec")
+    )
+
+
+# --- kubeconfig export ---------------------------------------------------------------------
+
+
+def _argocd_exporting(fleet: Fleet) -> None:
+    from fleet import ArgoCd, SecretKeyRef
+
+    ArgoCd(
+        fleet,
+        "argocd",
+        server_addr="argocd-server.argocd.svc:443",
+        credentials=SecretKeyRef(name="argocd", namespace="crossplane-system", key="token"),
+        export_kubeconfigs=True,
+        kubeconfig_store="vault",
+    )
+
+
+def test_oke_kubeconfig_export_is_refused_when_asked_for(fleet: Fleet) -> None:
+    """CAPOCI's ``<cluster>-kubeconfig`` holds a presigned token (oracle/cluster-api-provider-oci
+    ``cloud/scope/managed_control_plane.go`` ``createCAPIKubeconfigSecret`` ->
+    ``BaseClient.GenerateToken``) refreshed on each ~180 s reconcile
+    (``controllers/ocimanagedcluster_controlplane_controller.go``): a copy pushed hourly is
+    expired. Asking for the export is an error at the declaration."""
+    from fleet import ArgoRegistration
+
+    _argocd_exporting(fleet)
+    cluster = oke(fleet)
+    with fails(r"export_kubeconfig: an OKE kubeconfig is not exported: .* generate-token"):
+        ArgoRegistration(fleet, "reg", cluster=cluster, export_kubeconfig=per_env(dev=True))
+
+
+def test_oke_is_left_out_of_the_fleet_wide_export(tmp_path: Path) -> None:
+    from fleet import ArgoRegistration
+
+    for explicit in (False, None):
+        fleet = Fleet(FleetConfig(root=tmp_path))
+        _argocd_exporting(fleet)
+        cluster = oke(fleet)
+        if explicit is not None:
+            ArgoRegistration(fleet, "reg", cluster=cluster, export_kubeconfig=explicit)
+        out = [m for c in fleet.declarations() for m in c.manifests("dev")]
+        assert [m.name for m in out if m.kind == "Cluster" and "argocd" in m.api_version] == [
+            "oke-dev"
+        ]
+        assert not [m for m in out if m.kind == "PushSecret"]
+
+
+# --- Day 2: upgrades, pause ----------------------------------------------------------------
+
+
+def test_cycling_is_always_rendered(fleet: Fleet) -> None:
+    """Without ``nodePoolCyclingDetails`` OKE gives a new version or image only to nodes
+    created later (oracle/cluster-api-provider-oci ``cloud/scope/managed_machine_pool.go``
+    ``UpdateNodePool`` sends it with the new version and image)."""
+    oke(fleet, node_pools=[pool(), pool(name="b", max_surge="25%", max_unavailable=1)])
+    specs = [b["spec"] for b in bodies(fleet) if b["kind"] == "OCIManagedMachinePool"]
+    assert [s["nodePoolCyclingDetails"] for s in specs] == [
+        {"isNodeCyclingEnabled": True, "maximumSurge": "1", "maximumUnavailable": "0"},
+        {"isNodeCyclingEnabled": True, "maximumSurge": "25%", "maximumUnavailable": "1"},
+    ]
+
+
+def test_upgrade_moves_pool_version_and_image_together(fleet: Fleet) -> None:
+    new_image = "ocid1.image.oc1.eu-frankfurt-1.aaaanew131"
+    oke(
+        fleet,
+        name="oke-{env}",
+        environments=["test", "prod"],
+        kubernetes_version=per_env(test="v1.31.1", prod="v1.30.1"),
+        node_image_id=per_env(test=new_image, prod=IMAGE),
+    )
+    for env, version, image in (("test", "v1.31.1", new_image), ("prod", "v1.30.1", IMAGE)):
+        out = {b["kind"]: b["spec"] for b in bodies(fleet, env)}
+        assert out["OCIManagedControlPlane"]["version"] == version
+        assert out["OCIManagedMachinePool"]["version"] == version
+        assert out["OCIManagedMachinePool"]["nodeSourceViaImage"]["imageId"] == image
+        assert out["MachinePool"]["template"]["spec"]["version"] == version
+
+
+@pytest.mark.parametrize(("surge", "unavailable"), [(-1, 0), ("lots", 0), (0, 0), (1, "150%")])
+def test_fails_bad_cycling_counts(surge: Any, unavailable: Any) -> None:
+    with fails(r"\(node pool mp-0\): max_(surge|unavailable): "):
+        pool(max_surge=surge, max_unavailable=unavailable)
+
+
+def test_fails_node_pool_name_over_31_characters(fleet: Fleet) -> None:
+    """CAPOCI's webhook refuses OCIManagedMachinePool names over 31 characters
+    (oracle/cluster-api-provider-oci ``exp/api/v1beta2/ocimanagedmachinepool_webhook.go``
+    ``ValidateCreate``)."""
+    oke(fleet, node_pools=[pool(name="a" * 23)])  # oke-dev- + 23 = 31
+    with fails(r"node_pools\[b+\]\.name \(with the cluster name\): 'oke-dev-b+' is 32 characters"):
+        oke(fleet, id="other", node_pools=[pool(name="b" * 24)])
+
+
+def test_fails_max_pods_per_node_other_than_31() -> None:
+    """CAPOCI forces ``maxPodsPerNode`` to 31 before comparing a pool with OKE
+    (``setMachinePoolSpecDefaults`` in ``cloud/scope/managed_machine_pool.go``)."""
+    assert pool(max_pods_per_node=31).max_pods_per_node == 31
+    with fails(r"max_pods_per_node: must be 31 or left out, got 60"):
+        pool(max_pods_per_node=60)
+
+
+def test_paused_renders_cluster_spec_paused(fleet: Fleet) -> None:
+    """Cluster API's ``IsPaused`` (kubernetes-sigs/cluster-api ``util/annotations/helpers.go``)
+    is true when ``Cluster.spec.paused`` is; every CAPOCI controller returns early then
+    (``controllers/ocimanagedcluster_controller.go``,
+    ``exp/controllers/ocimanaged_machinepool_controller.go``)."""
+    oke(fleet, name="oke-{env}", environments=["test", "prod"], paused=["prod"])
+    clusters = {
+        env: next(b for b in bodies(fleet, env) if b["kind"] == "Cluster")
+        for env in ("test", "prod")
+    }
+    assert clusters["prod"]["spec"]["paused"] is True
+    assert "paused" not in clusters["test"]["spec"]
+    for env in ("test", "prod"):  # never the annotation: any value, even "false", pauses
+        for body in bodies(fleet, env):
+            assert "cluster.x-k8s.io/paused" not in body["metadata"].get("annotations", {})
+
+
+def test_add_node_pool_appends_and_checks(fleet: Fleet) -> None:
+    cluster = oke(fleet)
+    cluster.add_node_pool(pool(name="extra", node_count=2))
+    names = [b["metadata"]["name"] for b in bodies(fleet) if b["kind"] == "MachinePool"]
+    assert names == ["oke-dev-mp-0", "oke-dev-extra"]
+    assert [p.name for p in cluster.node_pools("dev")] == ["mp-0", "extra"]
+    with fails(r"name: duplicate node pool name 'extra'"):
+        cluster.add_node_pool(pool(name="extra"))
+    with fails(r"node_pools\[late\]\.subnet_name: 'nowhere' is not a subnet"):
+        cluster.add_node_pool(pool(name="late", subnet_name="nowhere"))
+    assert len(cluster.node_pools("dev")) == 2
+
+
+# --- fleet diff: what a live OKE cluster cannot change -------------------------------------
+
+
+def _files(tmp_path: Path, **overrides: Any) -> dict[str, dict[str, bytes]]:
+    from fleet.pipeline.render import to_yaml
+
+    fleet = Fleet(FleetConfig(root=tmp_path))
+    oke(fleet, **overrides)
+    return {
+        "dev": {
+            f"{m.kind}-{m.name}.yaml": to_yaml(m.body)
+            for c in fleet.declarations()
+            for m in c.manifests("dev")
+        }
+    }
+
+
+def _force_new(tmp_path: Path, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    from fleet.checks.diff import compare_files, create_only_guard, declared_create_only
+
+    base, head = _files(tmp_path, **before), _files(tmp_path, **after)
+    diff = compare_files(base, head)
+    return [f.line() for f in create_only_guard(diff, base, head, declared_create_only())]
+
+
+def test_diff_refuses_to_flip_the_api_endpoint(tmp_path: Path) -> None:
+    """CAPOCI sets a subnet's type only in CreateSubnet and the endpoint's public IP only in
+    CreateCluster (oracle/cluster-api-provider-oci ``cloud/scope/subnet_reconciler.go``,
+    ``cloud/scope/managed_control_plane.go`` ``UpdateControlPlane`` sends no endpoint
+    config): a flip would never happen on the live cluster."""
+    private = OkeVcn(api_endpoint="private", private_api_reachable_via="peering")
+    lines = _force_new(tmp_path, {"network": private}, {"network": NETWORK})
+    assert lines == [
+        "error: dev: OCIManagedCluster oke/oke-dev (infrastructure.cluster.x-k8s.io): "
+        'spec.networkSpec.vcn.subnets[control-plane-endpoint].type: "private" -> "public": '
+        "CAPOCI sets a subnet's type (and the API endpoint's public IP) only when it creates "
+        "it; a new cluster is needed for another endpoint"
+    ]
+
+
+def test_diff_refuses_a_new_resource_identifier(tmp_path: Path) -> None:
+    """``ociResourceIdentifier`` is immutable (``ValidateUpdate`` in
+    ``api/v1beta2/ocimanagedcluster_webhook.go``)."""
+    pinned = "0b5e3a4c-6f3e-4c1e-9f0a-2d8e7c6b5a41"
+    lines = _force_new(tmp_path, {"oci_resource_identifier": pinned}, {})
+    assert len(lines) == 1
+    assert f'spec.ociResourceIdentifier: "{pinned}" -> "{DEV_IDENTIFIER}"' in lines[0]
+
+
+def test_diff_lets_live_changes_through(tmp_path: Path) -> None:
+    """NSG rules (``UpdateNSGSecurityRulesIfNeeded`` on every reconcile), versions, sizes."""
+    lines = _force_new(
+        tmp_path,
+        {},
+        {
+            "network": OkeVcn(api_allowed_cidrs=[MGMT, "192.0.2.0/24"]),
+            "kubernetes_version": "v1.31.1",
+            "node_pools": [pool(node_count=5)],
+        },
+    )
+    assert lines == []
+
+
+# --- through the command line --------------------------------------------------------------
+
+_OKE_MODULE = """\
+from fleet import Fleet, OciManagedCluster, OkeNodePool, OkeVcn
+
+
+def define(fleet: Fleet) -> None:
+    OciManagedCluster(
+        fleet, "oke", name="oke-{{env}}", environments=["dev"],
+        compartment_id="ocid1.compartment.oc1..aaaaexample", region="eu-frankfurt-1",
+        kubernetes_version="v1.30.1", availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
+        node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
+        network={network},
+        node_pools=[{pool}],
+    )
+"""
+
+
+@pytest.mark.parametrize(
+    ("network", "pool", "message"),
+    [
+        (
+            "OkeVcn()",
+            'OkeNodePool(name="a", ocpus=1, node_count=1)',
+            r"clusters/oke\.py:10 \(OkeVcn\): api_allowed_cidrs: a public API endpoint needs",
+        ),
+        (
+            'OkeVcn(api_allowed_cidrs=["192.0.2.0/24"])',
+            'OkeNodePool(name="a", ocpus=1, min_node_count=1, max_node_count=3)',
+            r"clusters/oke\.py:11 \(node pool a\): min_node_count: OKE node pools have a fixed",
+        ),
+    ],
+)
+def test_bad_oke_input_is_one_line_and_exit_2(
+    make_project: Any, network: str, pool: str, message: str
+) -> None:
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from fleet.cli.main import main
+
+    root = make_project({"clusters/oke.py": _OKE_MODULE.format(network=network, pool=pool)})
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = main(["--root", str(root), "synth"])
+    lines = err.getvalue().splitlines()
+    assert code == 2
+    assert len(lines) == 1 and re.match("error: " + message, lines[0]), lines
+    assert not (root / "dist").exists()
+
+
+def test_oke_cluster_applications_ignore_what_controllers_write(
+    example: dict[str, list[Manifest]],
+) -> None:
+    """ArgoCD removes each ``jqPathExpressions`` entry with ``del(<expr>)`` before diffing
+    (argoproj/argo-cd ``util/argo/normalizers/diff_normalizer.go``; ``[]?`` so that an absent
+    list is no error) and, with ``RespectIgnoreDifferences=true``, syncs the live values of
+    those fields instead of the rendered ones (``controller/sync.go``)."""
+    apps = {
+        m.name: m.body for m in example["prod"] if m.kind == "Application" and "-cluster-" in m.name
+    }
+    oke_app = apps["fleet-prod-cluster-oke-sso-prod"]["spec"]
+    assert oke_app["ignoreDifferences"] == [
+        d.to_dict() for d in OciManagedCluster.ignore_differences
+    ]
+    assert "RespectIgnoreDifferences=true" in oke_app["syncPolicy"]["syncOptions"]
+    magnum_app = apps["fleet-prod-cluster-k8s-sso-prod-v25"]["spec"]
+    assert "ignoreDifferences" not in magnum_app
+    assert "RespectIgnoreDifferences=true" not in magnum_app["syncPolicy"]["syncOptions"]

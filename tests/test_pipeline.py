@@ -20,7 +20,8 @@ from fleet.pipeline.writer import read_tree, write_environment
 CLUSTER = """\
 from fleet import ClusterTemplate, Fleet, MagnumCluster, OpenStackProject
 
-T = ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"})
+T = ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"},
+                    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
 
 
 def define(fleet: Fleet) -> None:
@@ -115,7 +116,7 @@ def test_failed_synth_leaves_dist_untouched(
     assert main(["--root", str(example_project), "synth"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "error: clusters/zz_broken.py:8 (broken): node_count: must be 0 or more, got -3 (dev)"
+        "error: clusters/zz_broken.py:9 (broken): node_count: must be 0 or more, got -3 (dev)"
     ]
     assert tree_hash(example_project / "dist") == before
 
@@ -142,7 +143,7 @@ def test_unknown_keyword_is_reported_at_its_line(
     root = make_project({"clusters/a.py": cluster_module().replace("node_count=", "node_cont=")})
     assert main(["--root", str(root), "synth"]) == 2
     err = capsys.readouterr().err
-    assert "clusters/a.py:8" in err and "node_cont" in err
+    assert "clusters/a.py:9" in err and "node_cont" in err
     assert "Traceback" not in err
 
 

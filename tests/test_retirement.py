@@ -37,7 +37,9 @@ from fleet.views.inventory import inventory
 __all__ = ["private_tempdir"]  # the autouse fixture of test_cli_diff: temp files in tmp_path
 
 MAGNUM = "containerinfra.openstack.crossplane.io"
-TEMPLATE = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+TEMPLATE = ClusterTemplate(
+    name="k8s-1.30", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+)
 
 
 def _fleet(tmp_path: Path) -> Fleet:
@@ -199,7 +201,9 @@ def test_fails_retired_pool_name_is_still_taken(tmp_path: Path, fleet: Fleet) ->
 PROJECT_SOURCE = """\
 from fleet import ClusterTemplate, MagnumCluster, NodeGroup, OpenStackProject
 
-T = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+T = ClusterTemplate(
+    name="k8s-1.30", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
+)
 
 
 def define(fleet):
@@ -244,7 +248,10 @@ def definition(*, zone_b: str | None = "", alpha_retired: str = "False") -> str:
             SecretKeyRef,
         )
 
-        T = ClusterTemplate(name="k8s-1.30", kubernetes_version="v1.30.1")
+        T = ClusterTemplate(
+            name="k8s-1.30", kubernetes_version="v1.30.1",
+            uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+        )
 
 
         def define(fleet: Fleet) -> None:
@@ -406,13 +413,14 @@ def oke_definition(*, retired: str | None = "False") -> str:
                 availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
                 node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
                 ssh_public_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIexample user@example",
+                network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
                 node_pools=[OkeNodePool(name="general", ocpus=1, node_count=3)],
                 retired={retired},
             )"""
     )
     return textwrap.dedent(
         f"""\
-        from fleet import Fleet, OciClusterIdentity, OciManagedCluster, OkeNodePool
+        from fleet import Fleet, OciClusterIdentity, OciManagedCluster, OkeNodePool, OkeVcn
 
 
         def define(fleet: Fleet) -> None:

@@ -35,6 +35,12 @@ FIGURE_10 = FIXTURES / "ais" / "k8s-ais-batch-dev-multi-v25" / "terraform.tfvars
 ALL_FIXTURES = sorted(FIXTURES.glob("*/*/terraform.tfvars"))
 RUFF = Path(sys.executable).parent / "ruff"
 ProjectFactory = Callable[[dict[str, str]], Path]
+UUIDS = {
+    "kubernetes-1.25.3-3": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d02",
+    "kubernetes-1.25.3-3-multi": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01",
+}
+"""The example catalog's (made-up) template UUIDs: tfvars do not hold them."""
+DERIVE = ("--derive-templates", *(f"--template-uuid={n}={u}" for n, u in UUIDS.items()))
 
 
 def project(make_project: ProjectFactory, *, catalog: bool = False) -> Path:
@@ -182,10 +188,12 @@ def test_generated_modules_snapshot(
     make_project: ProjectFactory, capsys: pytest.CaptureFixture[str], snapshot: SnapshotAssertion
 ) -> None:
     root = project(make_project)
-    assert run(root, str(FIXTURES), "--derive-templates") == 0
+    assert run(root, str(FIXTURES), *DERIVE) == 0
     out = capsys.readouterr().out
-    assert "nodegroups_list[zone-a-large].role = 'worker' has no place in the model" in out
-    assert "docker_volume_size = '50' has no place in the model" in out
+    assert "has no place in the model" not in out
+    edh = (root / "clusters" / "edh.py").read_text()
+    assert 'role="worker"' in edh  # nodegroup_v1's role, kept
+    assert "docker_volume_size_gb=50" in edh  # cluster_v1's docker_volume_size, kept
     for name in ("ais.py", "edh.py", "imported_templates.py"):
         assert (root / "clusters" / name).read_text() == snapshot(name=name)
 
@@ -194,16 +202,16 @@ def test_generated_modules_pass_ruff_and_reimport_is_identical(
     make_project: ProjectFactory,
 ) -> None:
     root = project(make_project)
-    assert run(root, str(FIXTURES), "--derive-templates") == 0
+    assert run(root, str(FIXTURES), *DERIVE) == 0
     first = tree_hash(root / "clusters")
-    assert run(root, str(FIXTURES), "--derive-templates") == 0
+    assert run(root, str(FIXTURES), *DERIVE) == 0
     assert tree_hash(root / "clusters") == first
     ruff_ok(*(root / "clusters").glob("*.py"))
 
 
 def test_clusters_are_adopted_and_may_start_observing(make_project: ProjectFactory) -> None:
     root = project(make_project)
-    assert run(root, str(FIGURE_10), "--derive-templates", "--observe", "--verify") == 0
+    assert run(root, str(FIGURE_10), *DERIVE, "--observe", "--verify") == 0
     assert main(["--root", str(root), "synth"]) == 0
     path = next((root / "dist" / "dev").rglob("clusterv1_*k8s-ais-batch-dev-multi-v25.yaml"))
     body = yaml.safe_load(path.read_text())
@@ -243,7 +251,9 @@ def test_every_fixture_value_is_rendered_unchanged(
 ) -> None:
     root = project(make_project, catalog=not derive)
     config = FleetConfig.load(root)
-    result = plan_import(config, ImportOptions(paths=[fixture], derive_templates=derive))
+    result = plan_import(
+        config, ImportOptions(paths=[fixture], derive_templates=derive, template_uuids=UUIDS)
+    )
     assert [d.cluster.source for d in result.clusters] == [str(fixture)]
     assert verify(config, result) == []
 
@@ -257,6 +267,8 @@ def test_verify_catches_a_changed_value_and_writes_nothing(
 
 
         def define(fleet: Fleet) -> None:
+            if "k8s-ais-batch-dev-multi-v25" not in {d.construct_id for d in fleet.declarations()}:
+                return  # the fleet before the import
             cluster = fleet.declaration("k8s-ais-batch-dev-multi-v25")
             cluster.add_json_patch(
                 JsonPatch.replace("/spec/forProvider/labels/calico_tag", "v9"), kind="ClusterV1"
@@ -264,7 +276,7 @@ def test_verify_catches_a_changed_value_and_writes_nothing(
     """
     root = make_project({"clusters/zz_tamper.py": tamper})
     before = tree_hash(root)
-    assert run(root, str(FIGURE_10), "--derive-templates", "--verify") == 1
+    assert run(root, str(FIGURE_10), *DERIVE, "--verify") == 1
     err = capsys.readouterr().err
     assert (
         f"{FIGURE_10}:54: labels.calico_tag: tfvars has 'v3.24.5', the rendered ClusterV1 "
@@ -313,7 +325,9 @@ def test_any_label_value_round_trips_and_the_code_is_only_declarations(
             + "}\n",
         )
         config = FleetConfig.load(root)
-        result = plan_import(config, ImportOptions(paths=[source], derive_templates=True))
+        result = plan_import(
+            config, ImportOptions(paths=[source], derive_templates=True, template_uuids=UUIDS)
+        )
         for text in result.files.values():
             assert text.startswith(f'"""{GENERATED}')
             for node in ast.walk(ast.parse(text)):
@@ -351,7 +365,7 @@ def test_fails_malformed_hcl_with_file_and_line(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, 'cluster_name = "k8s-x-dev"\nflavor = \nnode_count = "1"\n')
-    err = fails(project(make_project), capsys, str(FIXTURES), str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(FIXTURES), str(bad), *DERIVE)
     assert f"error: {bad}:2: malformed HCL at column" in err
 
 
@@ -359,7 +373,7 @@ def test_fails_missing_cluster_name(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL.replace('cluster_name = "k8s-x-dev"', ""))
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert f"error: {bad}: cluster_name: missing cluster_name" in err
 
 
@@ -367,7 +381,7 @@ def test_fails_missing_cluster_template_name(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL.replace('cluster_template_name = "kubernetes-1.25.3-3"', ""))
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert f"error: {bad}: cluster_template_name: missing cluster_template_name" in err
 
 
@@ -386,7 +400,7 @@ def test_fails_not_a_number(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL.replace('node_count = "1"', 'node_count = "1.5"'))
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert f"error: {bad}:6: node_count: must be a whole number, got '1.5'" in err
 
 
@@ -395,7 +409,7 @@ def test_fails_merge_labels_not_a_bool(
 ) -> None:
     group = 'nodegroups_list = [{ name = "g", flavor_id = "m", node_count = 1, merge_labels = "x"}]'
     bad = tfvars(tmp_path, MINIMAL + group + "\n")
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert "nodegroups_list[g].merge_labels: must be true or false, got 'x'" in err
 
 
@@ -403,7 +417,7 @@ def test_fails_interpolation_in_a_value(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL.replace('"cern-geneva-a"', '"${var.zone}"'))
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert f"error: {bad}:7: labels.availability_zone: template ${{...}} is not a value" in err
 
 
@@ -411,7 +425,7 @@ def test_fails_reference_instead_of_a_value(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL.replace('flavor = "m2.large"', "flavor = var.flavor"))
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert (
         f"error: {bad}:5: flavor: must be a literal value, got the expression '${{var.flavor}}'"
         in err
@@ -422,7 +436,7 @@ def test_fails_key_set_twice(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL + 'flavor = "m2.small"\n')
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert f"error: {bad}:8: flavor: set twice (first on line 5)" in err
 
 
@@ -430,7 +444,7 @@ def test_fails_label_that_is_not_a_string(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL.replace('"cern-geneva-a"', "3"))
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert "labels: label values must be quoted strings, got 3 for 'availability_zone'" in err
 
 
@@ -439,7 +453,7 @@ def test_fails_same_cluster_twice(
 ) -> None:
     first = tfvars(tmp_path, MINIMAL, cluster="one")
     second = tfvars(tmp_path, MINIMAL, cluster="two")
-    err = fails(project(make_project), capsys, str(first), str(second), "--derive-templates")
+    err = fails(project(make_project), capsys, str(first), str(second), *DERIVE)
     assert (
         f"error: {second}:3: cluster_name: cluster 'k8s-x-dev' is also declared in {first}" in err
     )
@@ -449,10 +463,10 @@ def test_fails_environment_not_in_the_name(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tfvars(tmp_path, MINIMAL.replace("k8s-x-dev", "k8s-x-dev-prod"))
-    err = fails(project(make_project), capsys, str(bad), "--derive-templates")
+    err = fails(project(make_project), capsys, str(bad), *DERIVE)
     assert "its name holds several (dev, prod) of dev, test, prod; use --environment" in err
     root = project(make_project)
-    assert run(root, str(bad), "--derive-templates", "--environment", "prod", "--verify") == 0
+    assert run(root, str(bad), *DERIVE, "--environment", "prod", "--verify") == 0
     assert 'environments=["prod"]' in (root / "clusters" / "ais.py").read_text()
 
 
@@ -475,7 +489,7 @@ def test_fails_module_written_by_hand(
     make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = make_project({"clusters/ais.py": '"""Written by a person."""\n'})
-    err = fails(root, capsys, str(FIGURE_10), "--derive-templates")
+    err = fails(root, capsys, str(FIGURE_10), *DERIVE)
     assert "ais.py: exists and was not written by `fleet import tfvars`" in err
 
 
@@ -483,15 +497,12 @@ def test_fails_reimport_that_would_drop_a_cluster(
     make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = project(make_project)
-    assert (
-        run(root, *map(str, (FIXTURES / "ais").glob("*/terraform.tfvars")), "--derive-templates")
-        == 0
-    )
+    assert run(root, *map(str, (FIXTURES / "ais").glob("*/terraform.tfvars")), *DERIVE) == 0
     capsys.readouterr()
-    err = fails(root, capsys, str(FIGURE_10), "--derive-templates")
+    err = fails(root, capsys, str(FIGURE_10), *DERIVE)
     assert (
-        "it declares k8s-ais-batch-prod-multi-v25, k8s-ais-web-test-v25, which this input lacks"
-        in err
+        "it declares k8s-ais-batch-prod-multi-v25 (prod), k8s-ais-web-test-v25 (test), "
+        "which this input lacks" in err
     )
 
 
@@ -499,7 +510,7 @@ def test_fails_project_shared_by_two_communities(
     make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     other = tfvars(tmp_path, MINIMAL, community="batch")
-    err = fails(project(make_project), capsys, str(FIGURE_10), str(other), "--derive-templates")
+    err = fails(project(make_project), capsys, str(FIGURE_10), str(other), *DERIVE)
     assert "OpenStack project 'JEEDY AIS' is also used from ais.py (import them together" in err
 
 
@@ -515,14 +526,11 @@ def test_a_later_import_extends_the_derived_templates_without_changing_their_bas
     make_project: ProjectFactory,
 ) -> None:
     root = project(make_project)
-    assert (
-        run(root, *map(str, sorted((FIXTURES / "ais").glob("*/*.tfvars"))), "--derive-templates")
-        == 0
-    )
+    assert run(root, *map(str, sorted((FIXTURES / "ais").glob("*/*.tfvars"))), *DERIVE) == 0
     catalog = root / "clusters" / "imported_templates.py"
     first = catalog.read_text()
     edh = map(str, sorted((FIXTURES / "edh").glob("*/*.tfvars")))
-    assert run(root, *edh, "--derive-templates", "--verify") == 0
+    assert run(root, *edh, *DERIVE, "--verify") == 0
     second = catalog.read_text()
     # The base labels stay (the ais module was written against them); the lists grow.
     assert first.split("optional_labels")[0] == second.split("optional_labels")[0]
@@ -530,3 +538,32 @@ def test_a_later_import_extends_the_derived_templates_without_changing_their_bas
     assert 'optional_labels=["report_banner"]' in single
     assert '"nvidia_gpu_enabled"' in single.split("changing_labels")[1]
     assert main(["--root", str(root), "synth"]) == 0
+
+
+def test_fails_derived_template_without_uuid(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tfvars name the template; Magnum stores its UUID (openstack/magnum
+    ``magnum/api/controllers/v1/cluster.py``), so a derived template needs one."""
+    err = fails(project(make_project), capsys, str(FIGURE_10), "--derive-templates")
+    assert f"error: {FIGURE_10}:" in err
+    assert (
+        "cluster_template_name: template 'kubernetes-1.25.3-3-multi' has no UUID (tfvars name "
+        "the template, Magnum stores its UUID): pass --template-uuid "
+        "kubernetes-1.25.3-3-multi=<uuid>"
+    ) in err
+    assert "or the Terraform state of its clusters (--state, or fleet import tfstate)" in err
+
+
+def test_fails_template_uuid_not_a_uuid(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = fails(
+        project(make_project),
+        capsys,
+        str(FIGURE_10),
+        "--derive-templates",
+        "--template-uuid",
+        "kubernetes-1.25.3-3-multi=kubernetes-1.25.3-3-multi",
+    )
+    assert "--template-uuid: kubernetes-1.25.3-3-multi: not a Magnum UUID" in err

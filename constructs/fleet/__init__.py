@@ -8,12 +8,18 @@ from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
 from fleet.clouds.base import FleetCluster, NodePoolSummary
-from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
+from fleet.clouds.magnum.cluster import (
+    DeletionPolicy,
+    MagnumCluster,
+    MagnumClusterState,
+    ManagementPolicy,
+    NodeGroup,
+)
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
-from fleet.clouds.oci.cluster import OciManagedCluster, OkeNodePool
+from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
 from fleet.clouds.oci.identity import OciClusterIdentity
-from fleet.clouds.oci.network import OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
+from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
 from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
@@ -23,12 +29,16 @@ from fleet.core.manifest import Manifest
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
+    "ApiEndpoint",
     "ArgoCd",
     "ArgoRegistration",
     "BootstrapVersions",
     "ClusterTemplate",
+    "ClusterType",
     "DefinitionError",
     "DefinitionErrors",
+    "DeletionPolicy",
+    "FaultDomain",
     "Fleet",
     "FleetCluster",
     "FleetConfig",
@@ -39,6 +49,8 @@ __all__ = [
     "HelmChart",
     "JsonPatch",
     "MagnumCluster",
+    "MagnumClusterState",
+    "ManagementPolicy",
     "Manifest",
     "NodeGroup",
     "NodePoolSummary",

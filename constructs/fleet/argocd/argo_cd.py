@@ -254,7 +254,9 @@ class ArgoCd(FleetConstruct):
     ) -> list[Manifest]:
         """The registration of ``cluster`` (and its kubeconfig PushSecret when exported)."""
         export = None
-        if exports_kubeconfig(registration, environment, self.exports_kubeconfigs(environment)):
+        if exports_kubeconfig(
+            registration, environment, self.exports_kubeconfigs(environment), cluster=cluster
+        ):
             if not self.kubeconfig_store:
                 raise DefinitionError(
                     "export_kubeconfig is on but the ArgoCd names no kubeconfig_store",
@@ -279,8 +281,8 @@ class ArgoCd(FleetConstruct):
         or identity still renders) ask for."""
         wanted = [CROSSPLANE, PROVIDER_ARGOCD]
         if any(
-            exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment))
-            for _, reg in self.registered(environment)
+            exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment), cluster=c)
+            for c, reg in self.registered(environment)
         ):
             wanted.append(EXTERNAL_SECRETS)
         for cluster in self._placed(environment):

@@ -36,6 +36,12 @@ life cuts ArgoCD off the cluster. What we do, and why (see README, "OKE tokens")
   cluster-admin token that must be rotated, and three objects per cluster. Rejected: an
   exec-based config (``oci ce cluster generate-token``) needs the OCI CLI and OCI credentials
   inside ArgoCD's own pods, and the cluster OCID, which is only known after creation.
+
+Exporting an OKE kubeconfig (``PushSecret``) is refused: the store would hold a token that is
+dead minutes after each hourly push. OKE clusters are left out of ``ArgoCd(export_kubeconfigs=
+True)``, and ``ArgoRegistration(export_kubeconfig=True)`` for one is an error. People and
+pipelines use an exec-based kubeconfig instead (``oci ce cluster generate-token``; see
+docs/oke-clusters.md, "Kubeconfig").
 """
 
 from __future__ import annotations
@@ -185,6 +191,9 @@ class ArgoRegistration(FleetConstruct):
             raise DefinitionError(f"must be 0 or more, got {shard}", where=ctx, field="shard")
         self.shard = shard
         self.export_kubeconfig = export_kubeconfig
+        if export_kubeconfig is not None and cluster.kubeconfig_export_refused:
+            for env in cluster.environments:
+                exports_kubeconfig(self, env, False)
 
     def render(self, environment: str) -> list[Manifest]:
         """Nothing of its own: the environment's ArgoCd renders the registration (into the
@@ -314,15 +323,32 @@ def registration_body(
 
 
 def exports_kubeconfig(
-    registration: ArgoRegistration | None, environment: str, default: bool
+    registration: ArgoRegistration | None,
+    environment: str,
+    default: bool,
+    *,
+    cluster: FleetCluster | None = None,
 ) -> bool:
-    """Whether the registration's kubeconfig is pushed to the secret store in ``environment``."""
+    """Whether the registration's kubeconfig is pushed to the secret store in ``environment``.
+
+    A cluster whose class refuses export (``kubeconfig_export_refused``, OKE: a token that
+    expires within minutes) is left out of the ArgoCd-wide ``export_kubeconfigs`` default, and
+    an explicit ``export_kubeconfig=True`` for it is an error.
+    """
+    subject = cluster or (registration.cluster if registration else None)
+    refused = subject.kubeconfig_export_refused if subject is not None else ""
     if registration is None or registration.export_kubeconfig is None:
-        return default
+        return default and not refused
     value = resolve(
         registration.export_kubeconfig,
         environment,
         where=registration.context,
         field="export_kubeconfig",
     )
+    if value and refused:
+        raise DefinitionError(
+            f"{refused}; set export_kubeconfig=False for {environment}",
+            where=registration.context,
+            field="export_kubeconfig",
+        )
     return bool(value)

@@ -12,13 +12,15 @@ a removal plus an addition, which for a cluster means deleting it.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -31,6 +33,9 @@ from fleet.checks.references import (
 )
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Identity, Manifest
+
+if TYPE_CHECKING:
+    from fleet.clouds.base import CreateOnlyField
 
 Body = Mapping[str, Any]
 Tree = Mapping[str, Mapping[str, Body]]
@@ -550,11 +555,18 @@ def _covers(pattern: tuple[str, ...], path: FieldPath) -> bool:
 def immutable_guard(
     diff: FleetDiff, *, immutable: ImmutableFields, strict: bool = False
 ) -> list[Finding]:
-    """A warning (an error when ``strict``) per changed object and immutable field."""
+    """A warning (an error when ``strict``) per changed object and immutable field.
+
+    Kinds the vendored ForceNew table knows are left to :func:`force_new_guard`, which
+    fails them by default (their CRD descriptions miss most ForceNew fields).
+    """
     level: Level = "error" if strict else "warning"
+    table = force_new_table()
     out: list[Finding] = []
     for env in diff.environments:
         for change in env.changed:
+            if table.covers(change.after.group, change.after.kind):
+                continue
             fields = {
                 f
                 for ref in (change.before, change.after)
@@ -579,8 +591,279 @@ def immutable_guard(
     return out
 
 
+def declared_create_only() -> dict[tuple[str, str], tuple[CreateOnlyField, ...]]:
+    """(apiVersion, kind) -> the ``force_new_fields`` every cluster class declares."""
+    from fleet.clouds.base import FleetCluster
+
+    out: dict[tuple[str, str], list[CreateOnlyField]] = defaultdict(list)
+    pending: list[type[FleetCluster]] = [FleetCluster]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        for f in cls.force_new_fields:
+            if f not in out[(f.api_version, f.kind)]:
+                out[(f.api_version, f.kind)].append(f)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _at(value: Any, path: Sequence[str], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(where, value) for every place ``path`` reaches; ``[]`` items are keyed by name."""
+    if not path:
+        yield prefix, value
+        return
+    head, rest = path[0], path[1:]
+    if head == "[]":
+        for i, item in enumerate(value if isinstance(value, list) else ()):
+            key = item.get("name", i) if isinstance(item, dict) else i
+            yield from _at(item, rest, f"{prefix}[{key}]")
+    elif isinstance(value, dict) and head in value:
+        yield from _at(value[head], rest, f"{prefix}.{head}" if prefix else head)
+
+
+def create_only_guard(
+    diff: FleetDiff,
+    base: Files,
+    head: Files,
+    fields: Mapping[tuple[str, str], Sequence[CreateOnlyField]],
+) -> list[Finding]:
+    """An error per changed object whose declared force-new field changes value (a field
+    that appears or disappears on one side only is left to the other guards)."""
+    out: list[Finding] = []
+    for env in diff.environments:
+        for change in env.changed:
+            wanted = fields.get((change.after.api_version, change.after.kind), ())
+            if not wanted:
+                continue
+            old = yaml.load(base[env.environment][change.before.relpath], Loader=_Loader)
+            new = yaml.load(head[env.environment][change.after.relpath], Loader=_Loader)
+            for f in wanted:
+                before = dict(_at(old, f.path))
+                for where, value in _at(new, f.path):
+                    if where in before and before[where] != value:
+                        out.append(
+                            Finding(
+                                "error",
+                                env.environment,
+                                _subject(change.after),
+                                f"{where}: {show(before[where])} -> {show(value)}: {f.why}",
+                            )
+                        )
+    return out
+
+
 def show(value: Any) -> str:
     """A field value for a one-line message: JSON-like, ``(absent)`` when missing."""
     if value is ABSENT:
         return "(absent)"
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+# --- provider-openstack: what upjet refuses to update ----------------------------------------
+
+FORCE_NEW_DATA = Path(__file__).parent / "data" / "openstack-force-new.json"
+"""terraform-provider-openstack's ForceNew arguments of the Magnum resources, with provenance."""
+
+EXTERNAL_NAME = "crossplane.io/external-name"
+UPJET_REFUSAL = (
+    "refuse to update the external resource because the following update requires replacing it"
+)
+"""upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go`` (``Update``), verbatim."""
+UPGRADE_GUIDE = 'docs/guide.md, "Upgrade Kubernetes on a Magnum cluster"'
+_INSTEAD = {
+    "ClusterV1": (
+        "instead, blue/green: declare a new cluster with a new name and the new values, move "
+        f"the workloads, then retire this one ({UPGRADE_GUIDE})"
+    ),
+    "NodegroupV1": (
+        "instead, declare a new node group with a new name and the new values, then retire "
+        "this one (retired=True on its NodeGroup)"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ForceNewField:
+    """A ``spec.forProvider`` field Terraform marks ForceNew (upjet refuses to change it)."""
+
+    name: str
+    terraform: str
+    computed: bool
+    """Optional+Computed: left out, Terraform keeps the value the cloud has."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForceNewTable:
+    """The vendored ForceNew data: per (group, kind), its ForceNew and in-place fields."""
+
+    kinds: Mapping[tuple[str, str], Mapping[str, ForceNewField]]
+    updatable: Mapping[tuple[str, str], frozenset[str]]
+    source: str
+    """``repo tag (commit)``, for messages."""
+
+    def covers(self, group: str, kind: str) -> bool:
+        """Whether the table knows ``group``/``kind`` (the CRD-text guard then stands aside)."""
+        return (group, kind) in self.kinds
+
+
+@functools.cache
+def force_new_table() -> ForceNewTable:
+    """The vendored table (``checks/data/openstack-force-new.json``), read once."""
+    data = json.loads(FORCE_NEW_DATA.read_text(encoding="utf-8"))
+    kinds: dict[tuple[str, str], dict[str, ForceNewField]] = {}
+    updatable: dict[tuple[str, str], frozenset[str]] = {}
+    for group in data["groups"]:
+        for kind, spec in data["kinds"].items():
+            kinds[(group, kind)] = {
+                name: ForceNewField(name, entry["terraform"], bool(entry["computed"]))
+                for name, entry in spec["forceNew"].items()
+            }
+            updatable[(group, kind)] = frozenset(spec["updatable"])
+    src = data["source"]
+    return ForceNewTable(kinds, updatable, f"{src['repo']} {src['tag']} ({src['commit'][:12]})")
+
+
+def force_new_guard(diff: FleetDiff, *, table: ForceNewTable | None = None) -> list[Finding]:
+    """Errors for changes upjet refuses on existing provider-openstack Magnum objects.
+
+    A changed ``spec.forProvider`` field that Terraform marks ForceNew is an error: upjet
+    never replaces a resource, it refuses the whole update (nothing of it is applied) and
+    the object stays ``Synced=False``. A ForceNew field removed is fine when Terraform
+    computes it (it keeps the cloud's value); one added is a warning (refused unless it
+    equals what the cloud has). ``clusterTemplateId`` changing between two UUIDs is an
+    in-place upgrade (a warning: Magnum >= 18 refuses it for Heat clusters); from a name
+    to a UUID it is a note (the UUID is what Magnum stores). Changes under
+    ``spec.initProvider`` are notes: they apply only when the object is created.
+    """
+    table = table or force_new_table()
+    out: list[Finding] = []
+    for env in diff.environments:
+        for change in env.changed:
+            ref = change.after
+            fields = table.kinds.get((ref.group, ref.kind))
+            if fields is None:
+                continue
+            refused: list[FieldChange] = []
+            added: list[FieldChange] = []
+            init: list[FieldChange] = []
+            for c in change.fields:
+                if c.path[:2] == ("spec", "initProvider"):
+                    init.append(c)
+                    continue
+                if c.path[:2] != ("spec", "forProvider") or len(c.path) < 3:
+                    continue
+                name = c.path[2]
+                if name == "clusterTemplateId" and ref.kind == "ClusterV1":
+                    out.append(_template_change(env.environment, ref, c))
+                    continue
+                field = fields.get(str(name))
+                if field is None:
+                    continue
+                if c.old is ABSENT:
+                    added.append(c)
+                elif c.new is not ABSENT or not field.computed:
+                    refused.append(c)
+            subject = _subject(ref)
+            if refused:
+                out.append(
+                    Finding(
+                        "error",
+                        env.environment,
+                        subject,
+                        f"{_shown(refused)}: Terraform marks "
+                        f"{_names(refused)} ForceNew ({table.source}), so upjet refuses the "
+                        f'update ("{UPJET_REFUSAL}"): nothing of it is applied and the object '
+                        f"stays Synced=False; {_INSTEAD.get(ref.kind, _INSTEAD['ClusterV1'])}",
+                    )
+                )
+            if added:
+                out.append(
+                    Finding(
+                        "warning",
+                        env.environment,
+                        subject,
+                        f"{_shown(added)}: ForceNew ({table.source}); upjet refuses the "
+                        "update unless the value equals what Magnum already has",
+                    )
+                )
+            if init:
+                moved = {c.path[2:] for c in change.fields if c.path[:2] == ("spec", "forProvider")}
+                effect = (
+                    "the provider no longer sets these fields on the existing object"
+                    if all(c.path[2:] in moved for c in init)
+                    else "this changes nothing on the existing one"
+                )
+                out.append(
+                    Finding(
+                        "note",
+                        env.environment,
+                        subject,
+                        f"{_shown(init)}: spec.initProvider is used only to create the "
+                        f"object; {effect}",
+                    )
+                )
+    return out
+
+
+def _template_change(environment: str, ref: ObjectRef, c: FieldChange) -> Finding:
+    from fleet.clouds.magnum.template import is_uuid  # clouds are not needed to diff
+
+    subject = _subject(ref)
+    if is_uuid(c.new) and not is_uuid(c.old):
+        return Finding(
+            "note",
+            environment,
+            subject,
+            f"{_shown([c])}: the template's UUID replaces its name; Magnum stores the UUID "
+            "already, so the provider sees no change (no upgrade)",
+        )
+    return Finding(
+        "warning",
+        environment,
+        subject,
+        f"{_shown([c])}: an in-place upgrade (the provider calls Magnum's upgrade action); "
+        "Magnum 18.0.0 and later refuse it for clusters of the Heat driver, and labels "
+        f"(kube_tag) cannot change with it; the supported path is blue/green ({UPGRADE_GUIDE})",
+    )
+
+
+def external_name_guard(diff: FleetDiff) -> list[Finding]:
+    """An error for every existing object whose ``crossplane.io/external-name`` changes or
+    goes away.
+
+    The external name is how the provider finds the real resource: upjet makes it the
+    Terraform ID, and an object without one is a resource to create. Removing it from the
+    rendered object makes ArgoCD remove it from the live object too, and the provider then
+    creates a second cluster; changing it points the object at another resource. Adding
+    one to an object that had none is left alone (adopting).
+    """
+    out: list[Finding] = []
+    path = ("metadata", "annotations", EXTERNAL_NAME)
+    for env in diff.environments:
+        for change in env.changed:
+            for c in change.fields:
+                if c.path != path or c.old is ABSENT:
+                    continue
+                what = "removed" if c.new is ABSENT else "changed"
+                out.append(
+                    Finding(
+                        "error",
+                        env.environment,
+                        _subject(change.after),
+                        f"{_shown([c])}: the external name is {what}. The provider finds the "
+                        "real resource by it (upjet takes it as the Terraform ID); without it "
+                        "the provider creates a new one, with another it manages another. "
+                        "Keep the old value; to move to another cluster, declare a new one "
+                        "with a new name and retire this one",
+                    )
+                )
+    return out
+
+
+def _shown(changes: Sequence[FieldChange]) -> str:
+    shown = "; ".join(f"{c.dotted}: {show(c.old)} -> {show(c.new)}" for c in changes[:3])
+    return shown + (f"; and {len(changes) - 3} more" if len(changes) > 3 else "")
+
+
+def _names(changes: Sequence[FieldChange]) -> str:
+    names = sorted({str(c.path[2]) for c in changes})
+    return ", ".join(names)

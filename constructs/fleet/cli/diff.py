@@ -6,7 +6,8 @@ The two renders are compared object by object (:mod:`fleet.checks.diff`) and rep
 or Markdown (:mod:`fleet.views.diff_report`).
 
 Exit codes: 0 nothing guarded changes; 1 a guard failed (a cluster-bearing object would
-be deleted, or with ``--strict`` an immutable field changes); 2 bad input (a definition,
+be deleted, a Magnum object's ForceNew field or external name changes, or with ``--strict``
+a field another CRD calls immutable changes); 2 bad input (a definition,
 the base revision, or the base's render).
 """
 
@@ -32,7 +33,11 @@ from fleet.checks.diff import (
     Tree,
     cluster_bearing_kinds,
     compare_files,
+    create_only_guard,
+    declared_create_only,
     deletion_guard,
+    external_name_guard,
+    force_new_guard,
     immutable_fields,
     immutable_guard,
     is_cluster_bearing,
@@ -222,6 +227,7 @@ def _guards(
     diff: FleetDiff,
     crds_dir: Path | None,
     base_files: Files,
+    head_files: Files,
 ) -> list[Finding]:
     kinds = cluster_bearing_kinds()
     removes_bearing = any(
@@ -231,6 +237,8 @@ def _guards(
     retired = retired_objects(config) if removes_bearing else {}
     unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
     findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
+    findings += force_new_guard(diff) + external_name_guard(diff)
+    findings += create_only_guard(diff, base_files, head_files, declared_create_only())
     if crds_dir is None:
         findings.append(
             Finding(
@@ -266,7 +274,7 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     head = synthesize(config)
     base_files = render_base(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
     diff = compare_files(base_files, head.files, order=config.environments)
-    findings = _guards(args, config, diff, crds_dir, base_files)
+    findings = _guards(args, config, diff, crds_dir, base_files, head.files)
     markdown = args.format == "markdown"
     context = DiffContext(config, diff, head, base_files, head.files, markdown)
     sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]
@@ -304,7 +312,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--strict",
         action="store_true",
-        help="exit 1 when a field changes that the provider cannot update in place",
+        help="exit 1 also when a field changes that a CRD's description calls immutable "
+        "(Magnum ForceNew fields always fail)",
     )
     p.add_argument(
         "--crds",

@@ -15,12 +15,18 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.importers.plan import ImportOptions, plan_import, write_files
     from fleet.importers.verify import verify
 
+    if args.source == "tfstate":
+        paths, states = args.tfvars, args.states
+    else:
+        paths, states = args.paths, args.state or []
     options = ImportOptions(
-        paths=[Path(p) for p in args.paths],
+        paths=[Path(p) for p in paths],
+        states=[Path(s) for s in states],
         out=Path(args.out) if args.out else None,
         environment=args.environment,
         derive_templates=args.derive_templates,
         observe=args.observe,
+        template_uuids=dict(args.template_uuid),
     )
     result = plan_import(config, options)
     if args.verify:
@@ -35,8 +41,16 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
     for path in write_files(result.files):
         print(f"wrote {_shown(path)}")
     checked = " and verified" if args.verify else ""
-    print(f"imported{checked} {len(result.clusters)} clusters")
+    declared = sum(len(d) for d in result.declarations.values())
+    print(f"imported{checked} {len(result.clusters)} clusters as {declared} declarations")
     return EXIT_OK
+
+
+def _name_uuid(value: str) -> tuple[str, str]:
+    name, sep, uuid = value.partition("=")
+    if not sep or not name or not uuid:
+        raise argparse.ArgumentTypeError(f"expected NAME=UUID, got {value!r}")
+    return name, uuid
 
 
 def _shown(path: Path) -> str:
@@ -47,8 +61,9 @@ def _shown(path: Path) -> str:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """``fleet import tfvars PATH... [--out FILE] [--environment ENV] [--derive-templates]
-    [--verify] [--observe]``."""
+    """``fleet import tfvars PATH... [--state FILE]...`` and ``fleet import tfstate STATE...
+    --tfvars PATH...``, each with ``[--out FILE] [--environment ENV] [--derive-templates]
+    [--template-uuid NAME=UUID]... [--verify] [--observe]``."""
     importer = sub.add_parser("import", help="import clusters described elsewhere")
     kinds = importer.add_subparsers(dest="source", required=True)
     p = kinds.add_parser(
@@ -56,9 +71,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="Magnum clusters from Terraform tfvars files",
         description="Writes one module per community into the declarations folder "
         "(PATH: a tfvars file, or a folder of <community>/<cluster>/terraform.tfvars). "
-        "Nothing is written unless the whole input is valid.",
+        "Projects the fleet declares are reused; a cluster shared by several environments "
+        "becomes one declaration. Nothing is written unless the whole input is valid.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a tfvars file or a folder")
+    p.add_argument(
+        "--state",
+        action="append",
+        metavar="FILE",
+        help="Terraform state (or `terraform show -json` output) of the same clusters: "
+        "their Magnum UUIDs (repeatable)",
+    )
+    _common(p)
+    s = kinds.add_parser(
+        "tfstate",
+        help="Magnum clusters from Terraform tfvars files, adopted by the UUIDs of their state",
+        description="Like `fleet import tfvars --state`: reads the template and cluster UUIDs "
+        "from STATE (a terraform.tfstate, or `terraform show -json` output), checks that state "
+        "and tfvars agree, and declares the clusters to adopt them by UUID.",
+    )
+    s.add_argument("states", nargs="+", metavar="STATE", help="a Terraform state file")
+    s.add_argument(
+        "--tfvars",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="a tfvars file or a folder of them (repeatable)",
+    )
+    _common(s)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="FILE", help="write every cluster into this one module")
     p.add_argument(
         "--environment",
@@ -69,6 +112,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--derive-templates",
         action="store_true",
         help="derive the cluster templates from the input into clusters/imported_templates.py",
+    )
+    p.add_argument(
+        "--template-uuid",
+        action="append",
+        default=[],
+        type=_name_uuid,
+        metavar="NAME=UUID",
+        help="the Magnum UUID of a derived template (repeat per template; "
+        "`openstack coe cluster template show NAME -f value -c uuid`); not needed for "
+        "templates whose UUID the Terraform state gives",
     )
     p.add_argument(
         "--verify",

@@ -181,7 +181,7 @@ def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
 def ignore_differences(cls: type[FleetCluster]) -> tuple[dict[str, Any], ...]:
     """ArgoCD ``ignoreDifferences`` entries of a cluster class (its ``ignore_differences``
     ClassVar: fields the cloud's controller writes into spec), () if it declares none."""
-    return tuple(getattr(cls, "ignore_differences", ()))
+    return tuple(d.to_dict() for d in cls.ignore_differences)
 
 
 @runtime_checkable
@@ -277,6 +277,39 @@ def unique_pools(
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class IgnoreDifference:
+    """One entry of an ArgoCD Application's ``spec.ignoreDifferences``: fields a controller
+    writes into ``spec`` that the render cannot know (jq paths)."""
+
+    group: str
+    kind: str
+    jq_path_expressions: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The Application form: ``{group, kind, jqPathExpressions}``."""
+        return {
+            "group": self.group,
+            "jqPathExpressions": list(self.jq_path_expressions),
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
+class CreateOnlyField:
+    """A field of a cluster object whose change on a live cluster its controller refuses
+    or never applies; ``fleet diff`` fails on it.
+
+    ``path`` starts at the body (``("spec", "region")``); ``[]`` stands for every item of
+    a list, matched by the items' ``name`` on both sides. ``why`` ends the error.
+    """
+
+    api_version: str
+    kind: str
+    path: tuple[str, ...]
+    why: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class NodePoolSummary:
     """A node pool as fleet-wide code sees it, whatever the cloud calls it."""
@@ -315,6 +348,13 @@ class FleetCluster(FleetConstruct):
     """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
     plugin: ClassVar[CloudPlugin] = CloudPlugin()
     """What the cluster kind contributes to the platform (see :class:`CloudPlugin`)."""
+    kubeconfig_export_refused: ClassVar[str] = ""
+    """Why the cluster's kubeconfig must not be exported to a secret store ("": it may)."""
+    force_new_fields: ClassVar[tuple[CreateOnlyField, ...]] = ()
+    """Fields ``fleet diff`` refuses to change on an existing cluster."""
+    ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = ()
+    """Fields controllers write into the ``spec`` of rendered objects: the cluster's
+    Application ignores them (``spec.ignoreDifferences``, ``RespectIgnoreDifferences``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from fleet.importers.template_derivation import TemplateSpec
-from fleet.importers.tfvars import Connection, ImportedCluster, ImportedNodeGroup
+from fleet.importers.tfvars import Connection, ImportedCluster
 
 LINE_LENGTH = 100
 INDENT = "    "
@@ -111,6 +111,9 @@ def _lines(value: Value, indent: str, lead: str, tail: str) -> list[str]:
             f"{indent}{parts[-1]}{tail}",
         ]
     inner = indent + INDENT
+    flat = _flat(value)
+    if flat is not None and len(f"{indent}{lead}{flat}{tail}") <= LINE_LENGTH:
+        return [f"{indent}{lead}{flat}{tail}"]
     if isinstance(value, Call):
         if not value.positional and not value.keywords:
             return [f"{indent}{lead}{value.callee}(){tail}"]
@@ -135,6 +138,26 @@ def _lines(value: Value, indent: str, lead: str, tail: str) -> list[str]:
     for item in value:
         out.extend(_lines(item, inner, "", ","))
     return [*out, f"{indent}]{tail}"]
+
+
+def _flat(value: Value) -> str | None:
+    """``value`` on one line, as ruff format writes it when it fits (no trailing comma)."""
+    if isinstance(value, Raw):
+        return value.code
+    if isinstance(value, bool | int):
+        return repr(value)
+    if isinstance(value, str):
+        return py_str(value)
+    parts: list[str | None]
+    if isinstance(value, Call):
+        parts = [_flat(v) for v in value.positional]
+        parts += [None if (f := _flat(v)) is None else f"{k}={f}" for k, v in value.keywords]
+        return None if None in parts else f"{value.callee}({', '.join(map(str, parts))})"
+    if isinstance(value, Mapping):
+        parts = [None if (f := _flat(v)) is None else f"{py_str(k)}: {f}" for k, v in value.items()]
+        return None if None in parts else "{" + ", ".join(map(str, parts)) + "}"
+    parts = [_flat(v) for v in value]
+    return None if None in parts else "[" + ", ".join(map(str, parts)) + "]"
 
 
 def statement(value: Value, *, indent: str = "", target: str = "") -> list[str]:
@@ -198,13 +221,50 @@ class TemplateRef:
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterDecl:
-    """One imported cluster as it is declared: its own labels are those beyond the template."""
+    """One imported cluster in its environment: its own labels are those beyond the
+    template; ``external_name`` and ``group_external_names`` come from Terraform state."""
 
     cluster: ImportedCluster
     environment: str
     template: TemplateRef
     labels: Mapping[str, str]
     allow_extra_labels: bool
+    external_name: str | None = None
+    group_external_names: Mapping[str, str] = field(default_factory=dict)
+    template_uuid: str | None = None
+    """The template's Magnum UUID the state gives this cluster (``cluster_template_id``)."""
+
+    @property
+    def adopted_as(self) -> str:
+        """The external name the ClusterV1 adopts: the Magnum UUID from state, else the name."""
+        return self.external_name or self.cluster.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectDecl:
+    """A project the module uses: declared by it (``connection``), or one the fleet already
+    declares, looked up by its construct id (``reused``)."""
+
+    variable: str
+    connection: Connection
+    reused: str | None = None
+    reused_from: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Declaration:
+    """One ``MagnumCluster``: one cluster, or the same cluster in several environments
+    (``name`` then holds ``{env}``, ``members`` one per environment in the fleet's order)."""
+
+    construct_id: str
+    name: str
+    members: tuple[ClusterDecl, ...]
+    project: str
+
+    @property
+    def merged(self) -> bool:
+        """Whether several environments share this declaration."""
+        return len(self.members) > 1
 
 
 def template_variable(name: str) -> str:
@@ -222,7 +282,12 @@ def project_variable(connection: Connection) -> str:
     return name
 
 
-def _project(connection: Connection) -> list[str]:
+def _project(project: ProjectDecl) -> list[str]:
+    if project.reused is not None:
+        lookup = Raw(f"fleet.declaration({py_str(project.reused)})")
+        lines = statement(lookup, indent=INDENT, target=project.variable)
+        return [f"{INDENT}# Declared in {project.reused_from}.", *lines]
+    connection = project.connection
     keywords: list[tuple[str, Value]] = [("project_name", connection.project_name)]
     for key in ("project_id", "auth_url", "region", "interface", "identity_api_version"):
         value = getattr(connection, key)
@@ -233,80 +298,136 @@ def _project(connection: Connection) -> list[str]:
         positional=(Raw("fleet"), connection.provider_config_name),
         keywords=tuple(keywords),
     )
-    return statement(call, indent=INDENT, target=project_variable(connection))
+    return statement(call, indent=INDENT, target=project.variable)
 
 
-def _node_group(group: ImportedNodeGroup) -> Call:
+def by_env(values: Sequence[tuple[str, Value]]) -> Value:
+    """The one value when every environment has it, else ``per_env(env=value, ...)``."""
+    first = values[0][1]
+    if all(value == first for _, value in values):
+        return first
+    return Call(callee="per_env", keywords=tuple(values))
+
+
+def _node_group(name: str, members: Sequence[ClusterDecl]) -> Call:
+    """The node group ``name`` of every member (the same but for counts and ids)."""
+    groups = [
+        (d.environment, next(g for g in d.cluster.node_groups if g.name == name)) for d in members
+    ]
+    group = groups[0][1]
     labels = dict(group.labels)
     zone = labels.pop("availability_zone", None)
     keywords: list[tuple[str, Value]] = [
         ("name", group.name),
         ("flavor", group.flavor),
-        ("node_count", group.node_count),
+        ("node_count", by_env([(env, g.node_count) for env, g in groups])),
     ]
     if group.min_node_count is not None:
-        keywords.append(("min_node_count", group.min_node_count))
+        keywords.append(("min_node_count", by_env([(e, g.min_node_count or 0) for e, g in groups])))
     if group.max_node_count is not None:
-        keywords.append(("max_node_count", group.max_node_count))
+        keywords.append(("max_node_count", by_env([(e, g.max_node_count or 0) for e, g in groups])))
     if zone is not None:
         keywords.append(("availability_zone", zone))
     if labels:
         keywords.append(("labels", labels))
     if group.merge_labels is not None:
         keywords.append(("merge_labels", group.merge_labels))
+    keywords.extend(group.options.items())
+    ids = [(d.environment, d.group_external_names.get(name)) for d in members]
+    if all(value is not None for _, value in ids):
+        keywords.append(("external_name", by_env([(e, str(v)) for e, v in ids])))
     return Call(callee="NodeGroup", keywords=tuple(keywords))
 
 
-def _cluster(decl: ClusterDecl, *, observe: bool) -> list[str]:
-    c = decl.cluster
+def _uses_per_env(value: Value) -> bool:
+    if isinstance(value, Call):
+        return value.callee == "per_env" or any(
+            _uses_per_env(v) for v in (*value.positional, *(v for _, v in value.keywords))
+        )
+    if isinstance(value, Mapping):
+        return any(_uses_per_env(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_uses_per_env(v) for v in value)
+    return False
+
+
+def _cluster(decl: Declaration, *, observe: bool) -> tuple[list[str], bool]:
+    members = decl.members
+    first = members[0].cluster
+
+    def each(value: Callable[[ClusterDecl], Value]) -> Value:
+        return by_env([(d.environment, value(d)) for d in members])
+
     keywords: list[tuple[str, Value]] = [
-        ("name", c.name),
-        ("environments", [decl.environment]),
-        ("project", Raw(project_variable(c.connection))),
-        ("template", Raw(decl.template.variable)),
-        ("flavor", c.flavor),
-        ("keypair", c.keypair),
+        ("name", decl.name),
+        ("environments", [d.environment for d in members]),
+        ("project", Raw(decl.project)),
+        ("template", Raw(members[0].template.variable)),
+        ("flavor", each(lambda d: d.cluster.flavor)),
+        ("keypair", each(lambda d: d.cluster.keypair)),
     ]
-    if c.create_timeout_minutes is not None:
-        keywords.append(("create_timeout_minutes", c.create_timeout_minutes))
-    if c.master_count is not None:
-        keywords.append(("master_count", c.master_count))
-    if c.master_flavor is not None:
-        keywords.append(("master_flavor", c.master_flavor))
-    keywords.append(("node_count", c.node_count))
-    if c.merge_labels is not None:
-        keywords.append(("merge_labels", c.merge_labels))
-    if decl.labels:
-        keywords.append(("labels", dict(decl.labels)))
-    if decl.allow_extra_labels:
+    if first.create_timeout_minutes is not None:
+        keywords.append(("create_timeout_minutes", first.create_timeout_minutes))
+    if any(d.cluster.master_count is not None for d in members):
+        keywords.append(("master_count", each(lambda d: d.cluster.master_count or 1)))
+    if any(d.cluster.master_flavor is not None for d in members):
+        keywords.append(
+            ("master_flavor", each(lambda d: d.cluster.master_flavor or d.cluster.flavor))
+        )
+    keywords.append(("node_count", each(lambda d: d.cluster.node_count)))
+    if first.merge_labels is not None:
+        keywords.append(("merge_labels", first.merge_labels))
+    if any(d.labels for d in members):
+        keywords.append(("labels", each(lambda d: dict(d.labels))))
+    if any(d.allow_extra_labels for d in members):
         keywords.append(("allow_extra_labels", True))
-    if c.node_groups:
-        keywords.append(("node_groups", [_node_group(g) for g in c.node_groups]))
+    for option in first.options:
+        values = [(d.environment, d.cluster.options[option]) for d in members]
+        keywords.append((option, by_env(values)))
+    if first.node_groups:
+        keywords.append(("node_groups", [_node_group(g.name, members) for g in first.node_groups]))
     # Adoption, not recreation: the real cluster exists and outlives its object.
-    keywords.append(("external_name", c.name))
+    if any(d.external_name for d in members):  # else the default: the cluster name
+        keywords.append(("external_name", each(lambda d: d.adopted_as)))
     keywords.append(("deletion_policy", "Orphan"))
     if observe:
         keywords.append(("management_policies", ["Observe"]))
-    call = Call(callee="MagnumCluster", positional=(Raw("fleet"), c.name), keywords=tuple(keywords))
-    return statement(call, indent=INDENT)
+    call = Call(
+        callee="MagnumCluster",
+        positional=(Raw("fleet"), decl.construct_id),
+        keywords=tuple(keywords),
+    )
+    return statement(call, indent=INDENT), _uses_per_env(call)
 
 
-def cluster_module(*, title: str, clusters: Sequence[ClusterDecl], observe: bool) -> str:
+def cluster_module(
+    *,
+    title: str,
+    projects: Sequence[ProjectDecl],
+    declarations: Sequence[Declaration],
+    observe: bool,
+) -> str:
     """The declaration module of imported clusters: their projects, then the clusters,
     each sorted by name, so that the same input always gives the same text."""
-    projects = {d.cluster.connection.provider_config_name: d.cluster.connection for d in clusters}
-    names: dict[str, set[str]] = {"fleet": {"Fleet", "MagnumCluster", "OpenStackProject"}}
-    if any(d.cluster.node_groups for d in clusters):
+    names: dict[str, set[str]] = {"fleet": {"Fleet", "MagnumCluster"}}
+    if any(p.reused is None for p in projects):
+        names["fleet"].add("OpenStackProject")
+    if any(m.cluster.node_groups for d in declarations for m in d.members):
         names["fleet"].add("NodeGroup")
-    for decl in clusters:
-        names.setdefault(decl.template.module, set()).add(decl.template.variable)
+    for decl in declarations:
+        names.setdefault(decl.members[0].template.module, set()).add(
+            decl.members[0].template.variable
+        )
+    statements = [_project(p) for p in sorted(projects, key=lambda p: p.variable)]
+    calls = [
+        _cluster(d, observe=observe) for d in sorted(declarations, key=lambda d: d.construct_id)
+    ]
+    statements += [lines for lines, _ in calls]
+    if any(uses for _, uses in calls):
+        names["fleet"].add("per_env")
     body = blocks(
         ["def define(fleet: Fleet) -> None:", f'{INDENT}"""Declare the imported clusters."""'],
     )
-    statements = [_project(projects[key]) for key in sorted(projects)]
-    statements += [
-        _cluster(d, observe=observe) for d in sorted(clusters, key=lambda d: d.cluster.name)
-    ]
     body.extend(blocks(*statements))
     about = f" ({title})" if title else ""
     return module(
@@ -326,6 +447,7 @@ def templates_module(templates: Iterable[TemplateSpec]) -> str:
                 ("base_labels", dict(sorted(spec.base_labels.items()))),
                 ("optional_labels", sorted(spec.optional_labels)),
                 ("changing_labels", sorted(spec.changing_labels)),
+                *((("uuid", _uuid(spec.uuid)),) if spec.uuid is not None else ()),
             ),
         )
         statements.append(statement(call, target=template_variable(spec.name)))
@@ -334,3 +456,7 @@ def templates_module(templates: Iterable[TemplateSpec]) -> str:
         names={"fleet": ["ClusterTemplate"]},
         body=blocks(*statements),
     )
+
+
+def _uuid(value: str | Mapping[str, str]) -> Value:
+    return value if isinstance(value, str) else dict(sorted(value.items()))

@@ -29,6 +29,9 @@ class TemplateSpec:
     base_labels: Mapping[str, str] = field(default_factory=dict)
     optional_labels: tuple[str, ...] = ()
     changing_labels: tuple[str, ...] = ()
+    uuid: str | Mapping[str, str] | None = None
+    """The template's Magnum UUID (per region): tfvars do not carry it; ``--template-uuid``
+    or Terraform state does."""
 
     @classmethod
     def of(cls, template: ClusterTemplate) -> TemplateSpec:
@@ -39,6 +42,7 @@ class TemplateSpec:
             base_labels=dict(sorted(template.base_labels.items())),
             optional_labels=tuple(sorted(template.optional_labels)),
             changing_labels=tuple(sorted(template.changing_labels)),
+            uuid=template.uuid,
         )
 
 
@@ -104,6 +108,7 @@ def extend_template(
         base_labels=dict(sorted(template.base_labels.items())),
         optional_labels=tuple(sorted(optional)),
         changing_labels=tuple(sorted(changing)),
+        uuid=template.uuid,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,36 @@ NODEGROUP_KEYS = (
     "labels",
 )
 
+
+@dataclass(frozen=True)
+class Option:
+    """An optional argument of the Terraform resource that ClusterV1/NodegroupV1 also has:
+    its tfvars key, the model's keyword, the forProvider field, and its kind."""
+
+    key: str
+    keyword: str
+    field: str
+    kind: type
+
+
+CLUSTER_OPTIONS = (
+    Option("discovery_url", "discovery_url", "discoveryUrl", str),
+    Option("docker_volume_size", "docker_volume_size_gb", "dockerVolumeSize", int),
+    Option("fixed_network", "fixed_network", "fixedNetwork", str),
+    Option("fixed_subnet", "fixed_subnet", "fixedSubnet", str),
+    Option("floating_ip_enabled", "floating_ip_enabled", "floatingIpEnabled", bool),
+    Option("master_lb_enabled", "master_lb_enabled", "masterLbEnabled", bool),
+    Option("region", "openstack_region", "region", str),
+)
+"""The optional arguments of ``openstack_containerinfra_cluster_v1`` the ClusterV1 CRD has."""
+
+NODEGROUP_OPTIONS = (
+    Option("docker_volume_size", "docker_volume_size_gb", "dockerVolumeSize", int),
+    Option("image_id", "image_id", "imageId", str),
+    Option("role", "role", "role", str),
+)
+"""The optional arguments of ``openstack_containerinfra_nodegroup_v1`` NodegroupV1 has."""
+
 _OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=False)
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
@@ -96,6 +126,8 @@ class ImportedNodeGroup:
     max_node_count: int | None = None
     merge_labels: bool | None = None
     labels: Mapping[str, str]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The :data:`NODEGROUP_OPTIONS` set, by keyword, converted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,6 +168,8 @@ class ImportedCluster:
     unmapped: tuple[Unmapped, ...]
     values: Mapping[str, Any]
     lines: Mapping[str, int]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The :data:`CLUSTER_OPTIONS` set, by keyword, converted."""
 
     def where(self, key: str) -> str:
         """``file:line`` of ``key`` (just the file when the key is absent)."""
@@ -149,8 +183,9 @@ class ImportedCluster:
 def find_tfvars(paths: Sequence[Path]) -> list[tuple[Path, str]]:
     """``(file, community)`` for each PATH: a tfvars file, or a folder walked like the seed.
 
-    A folder holds ``<community>/<cluster>/terraform.tfvars``; a file's community is the
-    name of its grandparent folder. The result is sorted and without duplicates.
+    A folder holds ``<community>/<cluster>/terraform.tfvars`` (or is one community's folder
+    of ``<cluster>/terraform.tfvars``, or one cluster's); a file's community is the name of
+    its grandparent folder. The result is sorted and without duplicates.
     """
     found: dict[Path, str] = {}
     for path in paths:
@@ -158,6 +193,10 @@ def find_tfvars(paths: Sequence[Path]) -> list[tuple[Path, str]]:
             found[path] = path.resolve().parent.parent.name
         elif path.is_dir():
             files = sorted(path.glob(f"*/*/{TFVARS_NAME}"))
+            if not files and (path / TFVARS_NAME).is_file():
+                files = [path / TFVARS_NAME]
+            elif not files:
+                files = sorted(path.glob(f"*/{TFVARS_NAME}"))
             if not files:
                 raise DefinitionError(
                     f"no <community>/<cluster>/{TFVARS_NAME} under this folder",
@@ -424,6 +463,15 @@ def as_labels(value: Any, *, where: str, field: str) -> dict[str, str]:
     return dict(value)
 
 
+_CONVERT: dict[type, Any] = {int: as_int, bool: as_bool, str: as_text}
+_MINIMUM: dict[type, dict[str, int]] = {int: {"minimum": 1}, bool: {}, str: {}}
+
+
+def convert_option(option: Option, value: Any, *, where: str, field: str) -> Any:
+    """A tfvars value of ``option`` as the model holds it (``"50"`` -> 50)."""
+    return _CONVERT[option.kind](value, where=where, field=field, **_MINIMUM[option.kind])
+
+
 # --- the model ----------------------------------------------------------------------------
 
 
@@ -483,7 +531,9 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
     unmapped = [
         Unmapped(source=source, key=key, value=value)
         for key, value in values.items()
-        if key not in CLUSTER_KEYS and key not in CONNECTION_KEYS
+        if key not in CLUSTER_KEYS
+        and key not in CONNECTION_KEYS
+        and key not in {o.key for o in CLUSTER_OPTIONS}
     ]
     unmapped.extend(groups[1])
     cluster = dict(
@@ -495,6 +545,11 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
         create_timeout_minutes=get("create_timeout", as_int, minimum=1),
         merge_labels=get("merge_labels", as_bool),
         labels=get("labels", as_labels) or {},
+        options={
+            o.keyword: get(o.key, _CONVERT[o.kind], **_MINIMUM[o.kind])
+            for o in CLUSTER_OPTIONS
+            if o.key in values
+        },
     )
     if errors or name is None or template is None or connection is None:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
@@ -546,7 +601,7 @@ def _node_groups(
         unmapped.extend(
             Unmapped(source=source, key=f"nodegroups_list[{group.name}].{k}", value=v)
             for k, v in item.items()
-            if k not in NODEGROUP_KEYS
+            if k not in NODEGROUP_KEYS and k not in {o.key for o in NODEGROUP_OPTIONS}
         )
     return tuple(groups), unmapped
 
@@ -580,6 +635,13 @@ def _node_group(item: dict[str, Any], *, where: str, prefix: str) -> ImportedNod
         if "merge_labels" in item
         else None,
         labels=as_labels(item.get("labels", {}), where=where, field=f"{field}.labels"),
+        options={
+            o.keyword: _CONVERT[o.kind](
+                item[o.key], where=where, field=f"{field}.{o.key}", **_MINIMUM[o.kind]
+            )
+            for o in NODEGROUP_OPTIONS
+            if o.key in item
+        },
     )
 
 

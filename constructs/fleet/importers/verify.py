@@ -15,22 +15,39 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.magnum.cluster import EXTERNAL_NAME
+from fleet.clouds.magnum.cluster import EXTERNAL_NAME, TEMPLATE_NAME
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX
+from fleet.clouds.magnum.template import is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
 from fleet.importers.codegen import ClusterDecl
 from fleet.importers.plan import ImportResult, project_modules
-from fleet.importers.tfvars import CONNECTION_KEYS, ImportedCluster, as_bool, as_int
+from fleet.importers.tfvars import (
+    CLUSTER_OPTIONS,
+    CONNECTION_KEYS,
+    NODEGROUP_OPTIONS,
+    ImportedCluster,
+    Option,
+    as_bool,
+    as_int,
+    convert_option,
+)
 from fleet.pipeline.synth import synthesize
 
 _ABSENT = "<absent>"
 
+
+def _option(option: Option) -> Callable[..., Any]:
+    def convert(value: Any, *, where: str, field: str) -> Any:
+        return convert_option(option, value, where=where, field=field)
+
+    return convert
+
+
 # tfvars key -> (forProvider field, conversion); the conversion is the import's own.
 _CLUSTER_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "cluster_name": ("name", None),
-    "cluster_template_name": ("clusterTemplateId", None),
     "create_timeout": ("createTimeout", as_int),
     "flavor": ("flavor", None),
     "keypair": ("keypair", None),
@@ -38,6 +55,7 @@ _CLUSTER_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "master_flavor": ("masterFlavor", None),
     "merge_labels": ("mergeLabels", as_bool),
     "node_count": ("nodeCount", as_int),
+    **{o.key: (o.field, _option(o)) for o in CLUSTER_OPTIONS},
 }
 _CONNECTION_ANNOTATIONS = {
     key: ANNOTATION_PREFIX + name
@@ -54,6 +72,7 @@ _GROUP_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "min_node_count": ("minNodeCount", as_int),
     "max_node_count": ("maxNodeCount", as_int),
     "merge_labels": ("mergeLabels", as_bool),
+    **{o.key: (o.field, _option(o)) for o in NODEGROUP_OPTIONS},
 }
 
 
@@ -79,15 +98,21 @@ def verify(config: FleetConfig, result: ImportResult) -> list[DefinitionError]:
     problems: list[DefinitionError] = []
     for decl in result.clusters:
         objects = {(m.kind, m.name): m for m in synth.manifests.get(decl.environment, [])}
-        problems.extend(check_cluster(decl, objects, observe=result.observe))
+        accepted = result.accepted.get(decl.cluster.source, frozenset())
+        problems.extend(check_cluster(decl, objects, observe=result.observe, accepted=accepted))
     return problems
 
 
 def check_cluster(
-    decl: ClusterDecl, objects: Mapping[tuple[str, str], Manifest], *, observe: bool
+    decl: ClusterDecl,
+    objects: Mapping[tuple[str, str], Manifest],
+    *,
+    observe: bool,
+    accepted: frozenset[str] = frozenset(),
 ) -> list[DefinitionError]:
     """Every value of ``decl``'s tfvars file compared with the rendered ``objects``
-    (keyed by kind and name)."""
+    (keyed by kind and name); the ``accepted`` keys are left to a person by the report.
+    The adoption is checked too: the external names (from state, else the name)."""
     cluster = decl.cluster
     problems: list[DefinitionError] = []
 
@@ -109,15 +134,16 @@ def check_cluster(
     spec, what = body["spec"], f"ClusterV1 {cluster.name}"
     for_provider = spec["forProvider"]
     values = cluster.values
+    _template(differ, decl, body, what)
     for key, (name, convert) in _CLUSTER_FIELDS.items():
-        if key in values:
+        if key in values and key not in accepted:
             expected = _convert(values[key], convert, cluster, key)
             differ(key, expected, for_provider.get(name, _ABSENT), f"{what} forProvider.{name}")
     _labels(differ, "labels", values.get("labels", {}), for_provider.get("labels", {}), what)
     annotations = body["metadata"].get("annotations", {})
     differ(
         "cluster_name",
-        cluster.name,
+        decl.adopted_as,
         annotations.get(EXTERNAL_NAME, _ABSENT),
         f"{what} external name",
     )
@@ -139,32 +165,56 @@ def check_cluster(
     expected_groups = {f"{cluster.name}-{g['name']}" for g in groups}
     for group in groups:
         _node_group(
-            differ, cluster, group, objects.get(("NodegroupV1", f"{cluster.name}-{group['name']}"))
+            differ, decl, group, objects.get(("NodegroupV1", f"{cluster.name}-{group['name']}"))
         )
     for kind, name in objects:
         owned = kind == "NodegroupV1" and name.startswith(f"{cluster.name}-")
-        if owned and name not in expected_groups and _belongs(objects[(kind, name)], cluster):
+        if owned and name not in expected_groups and _belongs(objects[(kind, name)], decl):
             differ("nodegroups_list", _ABSENT, name, "NodegroupV1")
     ref = spec.get("providerConfigRef", {}).get("name", _ABSENT)
     provider = objects.get(("ProviderConfig", ref))
     provider_annotations = provider.body["metadata"].get("annotations", {}) if provider else {}
     for key, annotation in _CONNECTION_ANNOTATIONS.items():
-        if key in values:
+        if key in values and key not in accepted:
             differ(
                 key,
                 values[key],
                 provider_annotations.get(annotation, _ABSENT),
                 f"ProviderConfig {ref} annotation {annotation}",
             )
-    reported = {u.key for u in cluster.unmapped}
-    checked = {*_CLUSTER_FIELDS, *_CONNECTION_ANNOTATIONS, "labels", "nodegroups_list"}
+    reported = {u.key for u in cluster.unmapped} | accepted
+    checked = {
+        *_CLUSTER_FIELDS,
+        *_CONNECTION_ANNOTATIONS,
+        "labels",
+        "nodegroups_list",
+        "cluster_template_name",  # by _template
+    }
     for key in sorted(set(values) - checked - reported):
         differ(key, values[key], _ABSENT, "objects and the import report")
     return problems
 
 
-def _belongs(manifest: Manifest, cluster: ImportedCluster) -> bool:
-    return bool(manifest.body["spec"]["forProvider"].get("clusterId") == cluster.name)
+def _template(
+    differ: Callable[[str, Any, Any, str], None],
+    decl: ClusterDecl,
+    body: Mapping[str, Any],
+    what: str,
+) -> None:
+    """The template: its UUID in ``clusterTemplateId`` (the state's, when known) and its
+    name in the template annotation."""
+    key = "cluster_template_name"
+    rendered = body["spec"]["forProvider"].get("clusterTemplateId", _ABSENT)
+    if decl.template_uuid is not None:
+        differ(key, decl.template_uuid, rendered, f"{what} forProvider.clusterTemplateId")
+    elif not is_uuid(rendered):
+        differ(key, "a template UUID", rendered, f"{what} forProvider.clusterTemplateId")
+    annotation = body["metadata"].get("annotations", {}).get(TEMPLATE_NAME, _ABSENT)
+    differ(key, decl.cluster.template, annotation, f"{what} annotation {TEMPLATE_NAME}")
+
+
+def _belongs(manifest: Manifest, decl: ClusterDecl) -> bool:
+    return bool(manifest.body["spec"]["forProvider"].get("clusterId") == decl.adopted_as)
 
 
 def _convert(
@@ -193,24 +243,28 @@ def _labels(
 
 def _node_group(
     differ: Callable[[str, Any, Any, str], None],
-    cluster: ImportedCluster,
+    decl: ClusterDecl,
     group: Mapping[str, Any],
     manifest: Manifest | None,
 ) -> None:
+    cluster = decl.cluster
     prefix = f"nodegroups_list[{group['name']}]"
     if manifest is None:
         differ(prefix, group["name"], _ABSENT, "NodegroupV1")
         return
     for_provider = manifest.body["spec"]["forProvider"]
+    init = manifest.body["spec"].get("initProvider", {})
     what = f"NodegroupV1 {manifest.name}"
     for key, (name, convert) in _GROUP_FIELDS.items():
         if key in group:
             expected = _convert(group[key], convert, cluster, "nodegroups_list")
+            # An autoscaled group's node count is its size at creation: initProvider.
+            part = "forProvider" if name in for_provider or name not in init else "initProvider"
             differ(
                 f"{prefix}.{key}",
                 expected,
-                for_provider.get(name, _ABSENT),
-                f"{what} forProvider.{name}",
+                (for_provider if part == "forProvider" else init).get(name, _ABSENT),
+                f"{what} {part}.{name}",
             )
     reported = {u.key for u in cluster.unmapped}
     for key in sorted(set(group) - set(_GROUP_FIELDS) - {"labels"}):
@@ -218,9 +272,16 @@ def _node_group(
             differ(f"{prefix}.{key}", group[key], _ABSENT, "objects and the import report")
     differ(
         f"{prefix}.cluster",
-        cluster.name,
+        decl.adopted_as,
         for_provider.get("clusterId", _ABSENT),
         f"{what} forProvider.clusterId",
+    )
+    adopted = decl.group_external_names.get(group["name"], f"{decl.adopted_as}/{group['name']}")
+    differ(
+        f"{prefix}.name",
+        adopted,
+        manifest.body["metadata"].get("annotations", {}).get(EXTERNAL_NAME, _ABSENT),
+        f"{what} external name",
     )
     _labels(
         differ, f"{prefix}.labels", group.get("labels", {}), for_provider.get("labels", {}), what

@@ -10,6 +10,44 @@ from fleet.core.values import SecretKeyRef
 
 PROVIDER_CONFIG_API = "openstack.crossplane.io/v1beta1"
 ANNOTATION_PREFIX = "fleet.openstack/"
+CREDENTIALS_KEY = "credentials"
+"""The Secret key the ProviderConfig reads by default (upstream's example uses it too)."""
+CREDENTIAL_KEYS = (
+    "auth_url",
+    "region",
+    "user_name",
+    "user_id",
+    "application_credential_id",
+    "application_credential_name",
+    "application_credential_secret",
+    "tenant_id",
+    "tenant_name",
+    "password",
+    "token",
+    "user_domain_name",
+    "user_domain_id",
+    "project_domain_name",
+    "project_domain_id",
+    "domain_id",
+    "domain_name",
+    "default_domain",
+    "system_scope",
+    "insecure",
+    "cacert_file",
+    "cert",
+    "key",
+    "endpoint_type",
+    "endpoint_overrides",
+    "swauth",
+    "use_octavia",
+    "disable_no_cache_header",
+    "delayed_auth",
+    "allow_reauth",
+    "max_retries",
+    "enable_logging",
+)
+"""The keys provider-openstack v0.9.0 copies from the credentials JSON (any other key is
+dropped; every value must be a JSON string): ``internal/clients/openstack.go``."""
 
 
 class OpenStackProject(FleetConstruct):
@@ -17,9 +55,13 @@ class OpenStackProject(FleetConstruct):
 
     It appears in every environment where one of its clusters is placed. Credentials
     stay in a Secret that the management cluster already holds; only the reference
-    is rendered. The connection parameters that are not secret (``auth_url``,
-    ``region``, ...) are recorded as annotations so that nothing from a tfvars file is
-    lost; left out, they are not rendered.
+    is rendered. provider-openstack reads that key as a flat JSON object of string
+    values with Terraform's provider argument names (``auth_url``, ``region``,
+    ``application_credential_id``, ``application_credential_secret``, or ``user_name``,
+    ``password``, ``tenant_name``, ``user_domain_name``, ...; see
+    :data:`CREDENTIAL_KEYS`), never a ``clouds.yaml``. The connection parameters that
+    are not secret (``auth_url``, ``region``, ...) are recorded as annotations so that
+    nothing from a tfvars file is lost; left out, they are not rendered.
 
     Example::
 
@@ -41,7 +83,7 @@ class OpenStackProject(FleetConstruct):
         identity_api_version: str | None = None,
     ) -> None:
         """``name`` (the ProviderConfig's name) defaults to the construct id;
-        ``credentials`` default to key ``clouds.yaml`` of Secret
+        ``credentials`` default to key ``credentials`` (the JSON object) of Secret
         ``<name>-openstack-credentials`` in ``crossplane-system``."""
         super().__init__(scope, construct_id, environments=scope.environment_names)
         self.name = check_dns_subdomain(name or construct_id, where=self.context, field="name")
@@ -49,7 +91,7 @@ class OpenStackProject(FleetConstruct):
         self.credentials = credentials or SecretKeyRef(
             name=f"{self.name}-openstack-credentials",
             namespace="crossplane-system",
-            key="clouds.yaml",
+            key=CREDENTIALS_KEY,
         )
         self.region = region
         self._details = {
@@ -61,6 +103,11 @@ class OpenStackProject(FleetConstruct):
             "identity-api-version": identity_api_version,
         }
         self._used_in: set[str] = set()
+
+    @property
+    def details(self) -> dict[str, str | None]:
+        """The connection parameters as declared (``project-name``, ``project-id``, ...)."""
+        return dict(self._details)
 
     def use_in(self, environment: str) -> None:
         """Called by a cluster placed in ``environment``: the project renders there."""

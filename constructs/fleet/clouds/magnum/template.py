@@ -13,6 +13,13 @@ from fleet.core.validators import check_label_values
 from fleet.core.values import caller_location
 
 _KUBE_VERSION = re.compile(r"^v?\d+\.\d+(\.\d+)?$")
+UUID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+"""A Magnum UUID as Magnum prints it (``openstack coe cluster template show``)."""
+
+
+def is_uuid(value: object) -> bool:
+    """Whether ``value`` is a lower-case, dashed UUID string."""
+    return isinstance(value, str) and bool(UUID_PATTERN.match(value))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -25,12 +32,21 @@ class ClusterTemplate:
     but are not in the base. A cluster label that is none of these is a typo unless
     the cluster allows extra labels.
 
+    ``uuid`` is the template's Magnum UUID, which clusters render as
+    ``clusterTemplateId``: Magnum stores a cluster's template as its UUID and the
+    provider reads it back, so a name there is a difference on every poll (and an
+    upgrade call). A string is the UUID in every region; a mapping gives it per OpenStack
+    region (the region of the cluster's :class:`OpenStackProject`). Find it with
+    ``openstack coe cluster template show <name> -f value -c uuid`` or
+    ``fleet import tfstate``. A cluster whose template has no UUID for its region fails.
+
     Example::
 
         MULTI_125 = ClusterTemplate(
             name="kubernetes-1.25.3-3-multi",
             kubernetes_version="v1.25.3",
             base_labels={"kube_tag": "v1.25.3-cern.0"},
+            uuid={"cern": "6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b"},
         )
     """
 
@@ -39,6 +55,7 @@ class ClusterTemplate:
     base_labels: Mapping[str, str] = field(default_factory=dict)
     optional_labels: Sequence[str] = ()
     changing_labels: Sequence[str] = ()
+    uuid: str | Mapping[str, str] | None = None
     where: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -68,6 +85,7 @@ class ClusterTemplate:
                 where=ctx,
                 field="optional_labels",
             )
+        object.__setattr__(self, "uuid", _check_uuid(self.uuid, where=ctx))
         object.__setattr__(self, "base_labels", MappingProxyType(dict(self.base_labels)))
         object.__setattr__(self, "optional_labels", tuple(self.optional_labels))
         object.__setattr__(self, "changing_labels", tuple(self.changing_labels))
@@ -77,6 +95,29 @@ class ClusterTemplate:
     def known_labels(self) -> frozenset[str]:
         """Every label a cluster of this template may set without opting out of typo checks."""
         return frozenset(self.base_labels) | frozenset(self.optional_labels)
+
+    def uuid_for(self, region: str) -> str | None:
+        """The template's UUID in ``region`` (None where it is not known)."""
+        if self.uuid is None or isinstance(self.uuid, str):
+            return self.uuid
+        return self.uuid.get(region)
+
+    def missing_uuid_error(self, region: str, *, where: str) -> DefinitionError:
+        """The error for a cluster in ``region`` whose template has no UUID there."""
+        known = (
+            ""
+            if isinstance(self.uuid, str) or not self.uuid
+            else (f" (it has one for {', '.join(sorted(self.uuid))})")
+        )
+        shown = f"region {region!r}" if region else "the project's region (none set)"
+        return DefinitionError(
+            f"template {self.name!r} has no UUID for {shown}{known}; Magnum stores the "
+            "template's UUID, so a cluster must name it: set ClusterTemplate(uuid=...) from "
+            f"`openstack coe cluster template show {self.name} -f value -c uuid` "
+            "or `fleet import tfstate`",
+            where=where,
+            field="template",
+        )
 
     def unknown_label_error(self, key: str, *, where: str) -> DefinitionError:
         """The error for a label the template does not know, with a "did you mean" hint."""
@@ -128,8 +169,41 @@ class TemplateCatalog:
         return sorted(self._by_name)
 
 
+def _check_uuid(
+    value: str | Mapping[str, str] | None, *, where: str
+) -> str | Mapping[str, str] | None:
+    """``value`` checked (a UUID, or region -> UUID), mappings made read-only."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if not is_uuid(value):
+            raise DefinitionError(
+                f"must be a Magnum UUID like 6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b, got {value!r}",
+                where=where,
+                field="uuid",
+            )
+        return value
+    if not isinstance(value, Mapping):
+        raise DefinitionError(
+            f"must be a UUID or a mapping of region to UUID, got {type(value).__name__}",
+            where=where,
+            field="uuid",
+        )
+    for region, uuid in value.items():
+        if not isinstance(region, str) or not is_uuid(uuid):
+            raise DefinitionError(
+                f"region {region!r}: must be a Magnum UUID like "
+                f"6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b, got {uuid!r}",
+                where=where,
+                field="uuid",
+            )
+    return MappingProxyType(dict(value))
+
+
 def _content(t: ClusterTemplate) -> tuple[object, ...]:
+    uuid = t.uuid if t.uuid is None or isinstance(t.uuid, str) else sorted(t.uuid.items())
     return (
+        uuid,
         t.kubernetes_version,
         sorted(t.base_labels.items()),
         sorted(t.optional_labels),

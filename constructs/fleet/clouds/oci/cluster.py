@@ -8,14 +8,18 @@ its ``OCIManagedMachinePool`` (seed Figures 15, 16).
 
 from __future__ import annotations
 
+import enum
 import re
+import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, TypeVar
 
 from fleet.clouds.base import (
     CloudPlugin,
+    CreateOnlyField,
     FleetCluster,
+    IgnoreDifference,
     IntPerEnv,
     NodeCounts,
     NodePoolSummary,
@@ -26,12 +30,12 @@ from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import (
     POD,
     WORKER,
-    OkeDefaultNetwork,
     OkeNetwork,
     check_ocid,
     parse_cidr,
 )
 from fleet.clouds.oci.plugin import OKE_PLUGIN
+from fleet.clouds.oci.regions import REGION_KEYS, services_cidr_label
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
@@ -42,15 +46,70 @@ CAPI_API = "cluster.x-k8s.io/v1beta1"
 """CAPOCI implements the CAPI v1beta1 contract: its templates use v1beta1 refs."""
 INFRA_API = "infrastructure.cluster.x-k8s.io/v1beta2"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
-REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by"
-AUTOSCALER_MIN = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
-AUTOSCALER_MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 KUBECONFIG_KEY = "value"
 VCN_NATIVE = "OCI_VCN_IP_NATIVE"
-CLUSTER_TYPES = {"basic": "BASIC_CLUSTER", "enhanced": "ENHANCED_CLUSTER"}
-FAULT_DOMAINS = ("FAULT-DOMAIN-1", "FAULT-DOMAIN-2", "FAULT-DOMAIN-3")
 MIN_BOOT_VOLUME_GB = 50
 """OKE refuses smaller boot volumes."""
+MAX_NODE_POOL_NAME = 31
+"""CAPOCI's OCIManagedMachinePool webhook refuses longer names (``ValidateCreate``)."""
+OKE_MAX_PODS_PER_NODE = 31
+"""CAPOCI compares a pool against OKE with ``maxPodsPerNode`` forced to 31
+(``setMachinePoolSpecDefaults``): any other value looks changed on every reconcile."""
+
+OCI_RESOURCE_IDENTIFIER_NAMESPACE = uuid.UUID("c4385321-d340-43b9-a6f2-1edb9e387165")
+"""The UUIDv5 namespace of derived ``ociResourceIdentifier`` s. Never change it: every OKE
+cluster's identifier (and so CAPOCI's lookup of its VCN, OKE cluster and node pools) is
+derived from it."""
+
+
+class ClusterType(enum.StrEnum):
+    """OKE cluster types (``OCIManagedControlPlane.spec.clusterType``)."""
+
+    BASIC = "BASIC_CLUSTER"
+    ENHANCED = "ENHANCED_CLUSTER"
+
+
+class FaultDomain(enum.StrEnum):
+    """The three fault domains of an OCI availability domain."""
+
+    FD1 = "FAULT-DOMAIN-1"
+    FD2 = "FAULT-DOMAIN-2"
+    FD3 = "FAULT-DOMAIN-3"
+
+
+CLUSTER_TYPES = {"basic": ClusterType.BASIC, "enhanced": ClusterType.ENHANCED}
+"""The older lower-case spellings, still accepted."""
+FAULT_DOMAINS = tuple(FaultDomain)
+
+E = TypeVar("E", bound=enum.StrEnum)
+
+
+def choice(
+    kind: type[E],
+    value: object,
+    *,
+    where: str,
+    field: str,
+    aliases: Mapping[str, E] | None = None,
+) -> E:
+    """``value`` as a member of ``kind``: the member, its value, or one of ``aliases``."""
+    if isinstance(value, str) and aliases and value in aliases:
+        return aliases[value]
+    try:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return kind(value)
+    except ValueError:
+        known = [*(aliases or {}), *(m.value for m in kind)]
+        raise DefinitionError(
+            f"must be one of {', '.join(known)}, got {value!r}", where=where, field=field
+        ) from None
+
+
+def derived_resource_identifier(environment: str, cluster_name: str) -> str:
+    """The ``ociResourceIdentifier`` of a new cluster: UUIDv5 of ``<env>/<name>``."""
+    return str(uuid.uuid5(OCI_RESOURCE_IDENTIFIER_NAMESPACE, f"{environment}/{cluster_name}"))
+
 
 # OKE wants the full version (v1.30.1); Magnum templates may omit the patch.
 _KUBE_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
@@ -88,17 +147,25 @@ def _positive(value: float | None, *, where: str, field: str, unit: str) -> str 
 class OkeNodePool:
     """An OKE node pool: nodes of one shape, placed across availability domains.
 
-    Fixed size: give ``node_count``. Autoscaled: give ``min_node_count`` and
-    ``max_node_count`` instead; the cluster autoscaler then owns the size and the
-    MachinePool carries ``cluster.x-k8s.io/replicas-managed-by`` (so ArgoCD never
-    resets it). Counts may differ per environment (:class:`PerEnv`).
+    Fixed size: give ``node_count`` (may differ per environment, :class:`PerEnv`); CAPOCI
+    keeps the OKE node pool at ``MachinePool.spec.replicas``. ``min_node_count`` and
+    ``max_node_count`` are refused: no cluster autoscaler runs for OKE clusters, and with
+    Cluster API's autoscaler annotations CAPOCI never resizes the pool (see
+    docs/oke-clusters.md, "Node pool size").
+
+    Upgrades: a pool's ``kubernetes_version`` and ``image_id`` change together (an image is
+    built for one Kubernetes version), after the control plane's; OKE replaces the nodes
+    ``max_surge`` at a time (``nodePoolCyclingDetails``, always rendered: without it a new
+    version reaches only nodes created later).
 
     Left out: ``availability_domains`` are the cluster's; ``fault_domains`` all three
-    (Figure 16); ``image_id``, ``ssh_public_key`` and ``kubernetes_version`` the
-    cluster's; ``memory_gb`` the shape's default for the OCPUs. ``ocpus`` is required
-    for flexible (``*.Flex``) shapes. ``labels`` become Kubernetes node labels.
+    (:class:`FaultDomain`, Figure 16); ``image_id``, ``ssh_public_key`` and
+    ``kubernetes_version`` the cluster's; ``memory_gb`` the shape's default for the OCPUs;
+    ``max_pods_per_node`` OKE's 31 (the only value CAPOCI can keep in sync); ``max_surge``
+    1 and ``max_unavailable`` 0 (an integer or ``"25%"``). ``ocpus`` is required for
+    flexible (``*.Flex``) shapes. ``labels`` become Kubernetes node labels.
     ``retired=True`` removes the pool from the render in every environment (see docs:
-    retiring); its name stays taken.
+    retiring); its name stays taken. ``<cluster name>-<name>`` is at most 31 characters.
 
     Example::
 
@@ -114,7 +181,7 @@ class OkeNodePool:
     min_node_count: IntPerEnv | None = None
     max_node_count: IntPerEnv | None = None
     availability_domains: Sequence[str] | None = None
-    fault_domains: Sequence[str] = FAULT_DOMAINS
+    fault_domains: Sequence[FaultDomain | str] = FAULT_DOMAINS
     subnet_name: str = WORKER
     nsg_names: Sequence[str] = (WORKER,)
     pod_subnet_names: Sequence[str] = (POD,)
@@ -125,6 +192,8 @@ class OkeNodePool:
     ssh_public_key: str | None = None
     kubernetes_version: StrPerEnv | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    max_surge: int | str = 1
+    max_unavailable: int | str = 0
     retired: bool = False
     where: str = field(default="", compare=False)
 
@@ -153,33 +222,33 @@ class OkeNodePool:
             )
         if self.max_pods_per_node is not None and (
             isinstance(self.max_pods_per_node, bool)
-            or not isinstance(self.max_pods_per_node, int)
-            or self.max_pods_per_node < 1
+            or self.max_pods_per_node != OKE_MAX_PODS_PER_NODE
         ):
             raise DefinitionError(
-                f"must be an integer of 1 or more, got {self.max_pods_per_node!r}",
+                f"must be {OKE_MAX_PODS_PER_NODE} or left out, got {self.max_pods_per_node!r}: "
+                "CAPOCI compares every pool with maxPodsPerNode 31 and would update a pool "
+                "with another value on every reconcile",
                 where=ctx,
                 field="max_pods_per_node",
             )
-        autoscaled = self.min_node_count is not None or self.max_node_count is not None
-        if autoscaled and (self.min_node_count is None or self.max_node_count is None):
+        for name in ("min_node_count", "max_node_count"):
+            if getattr(self, name) is not None:
+                raise DefinitionError(
+                    "OKE node pools have a fixed size: give node_count. No cluster autoscaler "
+                    "runs for OKE clusters, and CAPOCI never resizes a pool that Cluster API's "
+                    "autoscaler annotations mark (docs/oke-clusters.md, Node pool size)",
+                    where=ctx,
+                    field=name,
+                )
+        if self.node_count is None:
+            raise DefinitionError("give node_count", where=ctx, field="node_count")
+        for name in ("max_surge", "max_unavailable"):
+            _check_surge(getattr(self, name), where=ctx, field=name)
+        if self.max_surge in (0, "0", "0%") and self.max_unavailable in (0, "0", "0%"):
             raise DefinitionError(
-                "an autoscaled node pool needs both min_node_count and max_node_count",
+                "max_surge and max_unavailable are both 0: OKE could replace no node",
                 where=ctx,
-                field="min_node_count" if self.min_node_count is None else "max_node_count",
-            )
-        if autoscaled and self.node_count is not None:
-            raise DefinitionError(
-                "an autoscaled node pool's size belongs to the autoscaler: give "
-                "min_node_count and max_node_count, not node_count",
-                where=ctx,
-                field="node_count",
-            )
-        if not autoscaled and self.node_count is None:
-            raise DefinitionError(
-                "give node_count, or min_node_count and max_node_count for an autoscaled pool",
-                where=ctx,
-                field="node_count",
+                field="max_surge",
             )
         for name in ("fault_domains", "nsg_names", "pod_subnet_names", "pod_nsg_names"):
             value = getattr(self, name)
@@ -192,13 +261,14 @@ class OkeNodePool:
             raise DefinitionError(
                 "needs at least one fault domain", where=ctx, field="fault_domains"
             )
-        for fd in self.fault_domains:
-            if fd not in FAULT_DOMAINS:
-                raise DefinitionError(
-                    f"must be among {', '.join(FAULT_DOMAINS)}, got {fd!r}",
-                    where=ctx,
-                    field="fault_domains",
-                )
+        object.__setattr__(
+            self,
+            "fault_domains",
+            tuple(
+                choice(FaultDomain, fd, where=ctx, field="fault_domains")
+                for fd in self.fault_domains
+            ),
+        )
         if self.availability_domains is not None:
             object.__setattr__(
                 self, "availability_domains", _check_ads(self.availability_domains, ctx)
@@ -213,11 +283,6 @@ class OkeNodePool:
         return f"{self.where} (node pool {self.name})"
 
     @property
-    def autoscaled(self) -> bool:
-        """Whether the cluster autoscaler owns the pool's size."""
-        return self.min_node_count is not None
-
-    @property
     def machine_size(self) -> str:
         """``VM.Standard.E4.Flex/2ocpu/32gb`` (the parts that are set)."""
         parts = [self.node_shape]
@@ -226,6 +291,21 @@ class OkeNodePool:
         if self.memory_gb is not None:
             parts.append(f"{_positive(self.memory_gb, where='', field='', unit='')}gb")
         return "/".join(parts)
+
+
+_SURGE = re.compile(r"^(\d+|(100|[1-9]?\d)%)$")
+
+
+def _check_surge(value: object, *, where: str, field: str) -> str:
+    """OKE's cycling count: an integer of 0 or more, or a percentage, as CAPOCI's string."""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not _SURGE.match(text):
+        raise DefinitionError(
+            f"must be an integer of 0 or more or a percentage like '25%', got {value!r}",
+            where=where,
+            field=field,
+        )
+    return text
 
 
 def _check_ads(ads: Sequence[str], ctx: str) -> tuple[str, ...]:
@@ -260,7 +340,7 @@ def _check_ssh_key(key: str, ctx: str, field: str = "ssh_public_key") -> str:
 
 
 @dataclass(frozen=True)
-class _Pool:
+class ResolvedPool:
     """A node pool resolved for one environment."""
 
     spec: OkeNodePool
@@ -269,6 +349,18 @@ class _Pool:
     image_id: str
     ssh_public_key: str | None
     availability_domains: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ResolvedOke:
+    """An OKE cluster's values resolved for one environment (what :meth:`render` reads)."""
+
+    compartment_id: str
+    version: str
+    oci_resource_identifier: str
+    pinned_identifier: bool
+    """Whether the identifier was given (an existing cluster) rather than derived."""
+    pools: tuple[ResolvedPool, ...]
 
 
 class OciManagedCluster(FleetCluster):
@@ -280,10 +372,28 @@ class OciManagedCluster(FleetCluster):
     :meth:`kubeconfig_secret`. The MachinePool kinds need Cluster API installed with
     ``EXP_MACHINE_POOL=true`` (:attr:`capi_feature_gates`).
 
-    Left out: ``identity`` is CAPOCI's controller-wide credentials; ``network`` is
-    CAPOCI's default network (public API endpoint); ``cluster_type`` is ``basic``;
+    ``network`` is required (:class:`~fleet.OkeVcn` or :class:`~fleet.OkeExistingVcn`):
+    it decides whether the API endpoint is public (the default of ``OkeVcn``, open to its
+    ``api_allowed_cidrs``) or private (with a statement of how the management cluster
+    reaches it); CAPOCI's own default network would open the API to 0.0.0.0/0.
+
+    ``oci_resource_identifier``: CAPOCI tags everything it creates with
+    ``OCIManagedCluster.spec.ociResourceIdentifier`` and finds the VCN, OKE cluster and node
+    pools again by display name plus that tag. The fleet renders a UUIDv5 of
+    ``<environment>/<cluster name>`` (:data:`OCI_RESOURCE_IDENTIFIER_NAMESPACE`), so a
+    management cluster rebuilt from git adopts them instead of creating duplicates. A
+    cluster created before the fleet rendered it has a random one, which CAPOCI's webhook
+    keeps immutable: pin it with ``oci_resource_identifier=per_env(prod="<uuid>")``
+    (``kubectl get ocimanagedcluster <name> -o jsonpath='{.spec.ociResourceIdentifier}'``).
+
+    ``paused`` renders ``Cluster.spec.paused: true`` there: CAPOCI then stops reconciling,
+    which also stops it refreshing the short-lived token in ``<name>-kubeconfig``, so ArgoCD
+    loses the cluster within minutes until it is unpaused.
+
+    Left out: ``identity`` is CAPOCI's controller-wide credentials; ``cluster_type`` is
+    :attr:`ClusterType.BASIC` (``"basic"``/``"enhanced"`` are accepted);
     ``pods_cidr``/``services_cidr`` are OKE's defaults; ``ssh_public_key`` means no SSH
-    access to nodes.
+    access to nodes; ``oci_resource_identifier`` is derived.
 
     Example::
 
@@ -294,7 +404,7 @@ class OciManagedCluster(FleetCluster):
             region="eu-frankfurt-1", kubernetes_version="v1.30.1",
             availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
             node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaa",
-            network=OkeVcn(),
+            network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
             node_pools=[OkeNodePool(name="general", ocpus=2, node_count=3)],
         )
     """
@@ -315,6 +425,97 @@ class OciManagedCluster(FleetCluster):
     )
     capi_feature_gates: ClassVar[tuple[str, ...]] = ("EXP_MACHINE_POOL",)
     plugin: ClassVar[CloudPlugin] = OKE_PLUGIN
+    kubeconfig_export_refused: ClassVar[str] = (
+        "an OKE kubeconfig is not exported: CAPOCI's <cluster>-kubeconfig holds a presigned "
+        "token that expires within minutes (refreshed only inside the management cluster); "
+        "use an exec kubeconfig with `oci ce cluster generate-token` (docs/oke-clusters.md)"
+    )
+    ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = (
+        # CAPOCI writes the OCIDs of what it created or found into spec (vcn_reconciler.go,
+        # subnet_reconciler.go, nsg_reconciler.go, *_gateway_reconciler.go,
+        # route_table_reconciler.go), the availability domains (cluster.go
+        # SetAvailabilityDomains) and the endpoint it read from OKE.
+        IgnoreDifference(
+            "infrastructure.cluster.x-k8s.io",
+            "OCIManagedCluster",
+            (
+                ".spec.controlPlaneEndpoint",
+                ".spec.availabilityDomains",
+                ".spec.networkSpec.vcn.id",
+                ".spec.networkSpec.vcn.internetGateway",
+                ".spec.networkSpec.vcn.natGateway",
+                ".spec.networkSpec.vcn.serviceGateway",
+                ".spec.networkSpec.vcn.routeTable",
+                ".spec.networkSpec.vcn.subnets[]?.id",
+                ".spec.networkSpec.vcn.subnets[]?.securityList",
+                ".spec.networkSpec.vcn.networkSecurityGroup.list[]?.id",
+            ),
+        ),
+        # managed_control_plane.go (spec.id), the control-plane controller (endpoint).
+        IgnoreDifference(
+            "infrastructure.cluster.x-k8s.io",
+            "OCIManagedControlPlane",
+            (".spec.id", ".spec.controlPlaneEndpoint"),
+        ),
+        # ocimanaged_machinepool_controller.go, managed_machine_pool.go.
+        IgnoreDifference(
+            "infrastructure.cluster.x-k8s.io",
+            "OCIManagedMachinePool",
+            (".spec.id", ".spec.providerID", ".spec.providerIDList"),
+        ),
+        # Cluster API core copies these from the provider objects / its webhook defaults.
+        IgnoreDifference("cluster.x-k8s.io", "Cluster", (".spec.controlPlaneEndpoint",)),
+        IgnoreDifference(
+            "cluster.x-k8s.io",
+            "MachinePool",
+            (".spec.providerIDList", ".spec.template.spec.nodeDeletionTimeout"),
+        ),
+    )
+    """What CAPOCI and Cluster API write into the ``spec`` of the rendered objects: the
+    cluster's Application ignores these paths (with ``RespectIgnoreDifferences=true``).
+    The ``SERVICE_CIDR_BLOCK`` destinations CAPOCI rewrites are rendered as it writes them
+    instead, and ``ociResourceIdentifier`` is always rendered."""
+    force_new_fields: ClassVar[tuple[CreateOnlyField, ...]] = (
+        CreateOnlyField(
+            INFRA_API,
+            "OCIManagedCluster",
+            ("spec", "ociResourceIdentifier"),
+            "CAPOCI's webhook refuses the change (field is immutable); pin the live value",
+        ),
+        CreateOnlyField(
+            INFRA_API,
+            "OCIManagedCluster",
+            ("spec", "compartmentId"),
+            "CAPOCI's webhook refuses the change (field is immutable)",
+        ),
+        CreateOnlyField(
+            INFRA_API,
+            "OCIManagedCluster",
+            ("spec", "region"),
+            "CAPOCI's webhook refuses the change (field is immutable)",
+        ),
+        CreateOnlyField(
+            INFRA_API,
+            "OCIManagedCluster",
+            ("spec", "networkSpec", "vcn", "subnets", "[]", "type"),
+            "CAPOCI sets a subnet's type (and the API endpoint's public IP) only when it "
+            "creates it; a new cluster is needed for another endpoint",
+        ),
+        CreateOnlyField(
+            INFRA_API,
+            "OCIManagedCluster",
+            ("spec", "networkSpec", "vcn", "cidr"),
+            "CAPOCI never updates a VCN's CIDR block",
+        ),
+        CreateOnlyField(
+            CAPI_API,
+            "Cluster",
+            ("spec", "clusterNetwork"),
+            "OKE takes the pods and services CIDRs only when it creates the cluster",
+        ),
+    )
+    """Changes ``fleet diff`` refuses on a live OKE cluster (CAPOCI webhook
+    ``ValidateUpdate``, or applied only at creation)."""
 
     def __init__(
         self,
@@ -331,7 +532,7 @@ class OciManagedCluster(FleetCluster):
         node_pools: Sequence[OkeNodePool] = (),
         identity: OciClusterIdentity | None = None,
         network: OkeNetwork | None = None,
-        cluster_type: str = "basic",
+        cluster_type: ClusterType | str = ClusterType.BASIC,
         pods_cidr: str = "10.244.0.0/16",
         services_cidr: str = "10.96.0.0/16",
         ssh_public_key: str | None = None,
@@ -341,6 +542,7 @@ class OciManagedCluster(FleetCluster):
         register_in_argocd: bool = True,
         retired: bool | Sequence[str] = False,
         paused: bool | Sequence[str] = False,
+        oci_resource_identifier: StrPerEnv | None = None,
     ) -> None:
         super().__init__(
             scope,
@@ -376,20 +578,32 @@ class OciManagedCluster(FleetCluster):
         self.default_ads = _check_ads(availability_domains, ctx)
         for ad in self.default_ads:
             self._check_ad_region(ad, ctx)
-        if cluster_type not in CLUSTER_TYPES:
+        if region not in REGION_KEYS:
             raise DefinitionError(
-                f"must be one of {', '.join(CLUSTER_TYPES)}, got {cluster_type!r}",
+                f"{region} is not a region the fleet knows the key of (the table in "
+                "fleet/clouds/oci/regions.py, from oci-go-sdk common/regions.go)",
                 where=ctx,
-                field="cluster_type",
+                field="region",
             )
-        self.cluster_type = cluster_type
-        if network is not None and not isinstance(network, OkeNetwork):
+        self.cluster_type = choice(
+            ClusterType, cluster_type, where=ctx, field="cluster_type", aliases=CLUSTER_TYPES
+        )
+        if network is None:
+            raise DefinitionError(
+                "give the network: OkeVcn(api_allowed_cidrs=[...]) for a public API endpoint "
+                "open to those CIDR blocks, OkeVcn(api_endpoint='private', "
+                "private_api_reachable_via=...) or OkeExistingVcn(...); CAPOCI's default "
+                "network opens the API to 0.0.0.0/0",
+                where=ctx,
+                field="network",
+            )
+        if not isinstance(network, OkeNetwork):
             raise DefinitionError(
                 f"must be OkeVcn or OkeExistingVcn, got {type(network).__name__}",
                 where=ctx,
                 field="network",
             )
-        self.network: OkeNetwork = network or OkeDefaultNetwork()
+        self.network: OkeNetwork = network
         pods = parse_cidr(pods_cidr, where=ctx, field="pods_cidr")
         services = parse_cidr(services_cidr, where=ctx, field="services_cidr")
         if pods.overlaps(services):
@@ -398,13 +612,21 @@ class OciManagedCluster(FleetCluster):
             )
         self.pods_cidr, self.services_cidr = str(pods), str(services)
         self.ssh_public_key = _check_ssh_key(ssh_public_key, ctx) if ssh_public_key else None
+        self._node_image_id = node_image_id
         self.node_pool_specs = self._check_pools(node_pools)
-        self._resolved = {
+        if isinstance(oci_resource_identifier, str) and len(self.environments) > 1:
+            raise DefinitionError(
+                "one identifier for several environments would make their clusters adopt "
+                "each other's resources: give per_env(<env>=...) for the clusters that exist",
+                where=ctx,
+                field="oci_resource_identifier",
+            )
+        self._resolved: dict[str, ResolvedOke] = {
             env: self._resolve(
                 env,
                 compartment_id=compartment_id,
                 kubernetes_version=kubernetes_version,
-                node_image_id=node_image_id,
+                oci_resource_identifier=oci_resource_identifier,
             )
             for env in self.environments
         }
@@ -423,41 +645,70 @@ class OciManagedCluster(FleetCluster):
 
     def _check_pools(self, node_pools: Sequence[OkeNodePool]) -> tuple[OkeNodePool, ...]:
         ctx = self.context
-        names = self.network.names()
         pools = unique_pools(
             node_pools, OkeNodePool, where=ctx, field="node_pools", noun="node pool"
         )
         for pool in pools:
-            for env in self.environments:
-                check_dns_label(
-                    f"{self.cluster_name(env)}-{pool.name}",
-                    where=ctx,
-                    field=f"node_pools[{pool.name}].name (with the cluster name)",
-                )
-            for ad in pool.availability_domains or ():
-                self._check_ad_region(ad, ctx, f"node_pools[{pool.name}].")
-            if not (pool.availability_domains or self.default_ads):
-                raise DefinitionError(
-                    "no availability domain: give the cluster's or the pool's",
-                    where=ctx,
-                    field=f"node_pools[{pool.name}].availability_domains",
-                )
-            refs = [
-                ("subnet_name", [pool.subnet_name], names.subnets),
-                ("pod_subnet_names", pool.pod_subnet_names, names.subnets),
-                ("nsg_names", pool.nsg_names, names.nsgs),
-                ("pod_nsg_names", pool.pod_nsg_names, names.nsgs),
-            ]
-            for field_name, wanted, known in refs:
-                for item in wanted:
-                    if item not in known:
-                        raise DefinitionError(
-                            f"{item!r} is not a {field_name.split('_')[-2]} of the cluster's "
-                            f"network (known: {', '.join(sorted(known)) or 'none'})",
-                            where=ctx,
-                            field=f"node_pools[{pool.name}].{field_name}",
-                        )
+            self._check_pool(pool)
         return pools
+
+    def _check_pool(self, pool: OkeNodePool) -> None:
+        """One pool against the cluster: name length, placement, subnet and NSG names."""
+        ctx = self.context
+        names = self.network.names()
+        for env in self.environments:
+            full = f"{self.cluster_name(env)}-{pool.name}"
+            field_name = f"node_pools[{pool.name}].name (with the cluster name)"
+            check_dns_label(full, where=ctx, field=field_name)
+            if len(full) > MAX_NODE_POOL_NAME:
+                raise DefinitionError(
+                    f"{full!r} is {len(full)} characters; CAPOCI refuses OKE node pool "
+                    f"names over {MAX_NODE_POOL_NAME}: shorten the pool or cluster name",
+                    where=ctx,
+                    field=field_name,
+                )
+        for ad in pool.availability_domains or ():
+            self._check_ad_region(ad, ctx, f"node_pools[{pool.name}].")
+        if not (pool.availability_domains or self.default_ads):
+            raise DefinitionError(
+                "no availability domain: give the cluster's or the pool's",
+                where=ctx,
+                field=f"node_pools[{pool.name}].availability_domains",
+            )
+        refs = [
+            ("subnet_name", [pool.subnet_name], names.subnets),
+            ("pod_subnet_names", pool.pod_subnet_names, names.subnets),
+            ("nsg_names", pool.nsg_names, names.nsgs),
+            ("pod_nsg_names", pool.pod_nsg_names, names.nsgs),
+        ]
+        for field_name, wanted, known in refs:
+            for item in wanted:
+                if item not in known:
+                    raise DefinitionError(
+                        f"{item!r} is not a {field_name.split('_')[-2]} of the cluster's "
+                        f"network (known: {', '.join(sorted(known)) or 'none'})",
+                        where=ctx,
+                        field=f"node_pools[{pool.name}].{field_name}",
+                    )
+
+    def add_node_pool(self, pool: OkeNodePool) -> OkeNodePool:
+        """Append ``pool`` after the declaration (checked as if it had been declared)."""
+        ctx = self.context
+        (pool,) = unique_pools([pool], OkeNodePool, where=ctx, field="node_pools", noun="")
+        if any(p.name == pool.name for p in self.node_pool_specs):
+            raise DefinitionError(
+                f"duplicate node pool name {pool.name!r}", where=pool.context, field="name"
+            )
+        self._check_pool(pool)
+        resolved = {
+            env: self._resolve_pool(env, pool, self._resolved[env].version)
+            for env in self.environments
+        }
+        self.node_pool_specs = (*self.node_pool_specs, pool)
+        for env, one in resolved.items():
+            state = self._resolved[env]
+            self._resolved[env] = replace(state, pools=(*state.pools, one))
+        return pool
 
     def _resolve(
         self,
@@ -465,13 +716,12 @@ class OciManagedCluster(FleetCluster):
         *,
         compartment_id: StrPerEnv,
         kubernetes_version: StrPerEnv,
-        node_image_id: StrPerEnv,
-    ) -> dict[str, Any]:
+        oci_resource_identifier: StrPerEnv | None,
+    ) -> ResolvedOke:
         ctx = self.context
         errors: list[DefinitionError] = []
         compartment = ""
         version = ""
-        control_plane: tuple[int, int, int] | None = None
         try:
             compartment = check_ocid(
                 resolve(compartment_id, env, where=ctx, field="compartment_id"),
@@ -483,64 +733,101 @@ class OciManagedCluster(FleetCluster):
             errors.append(e)
         try:
             version = resolve(kubernetes_version, env, where=ctx, field="kubernetes_version")
-            control_plane = _version(version, where=ctx, field="kubernetes_version")
+            _version(version, where=ctx, field="kubernetes_version")
         except DefinitionError as e:
             errors.append(e)
-        pools: list[_Pool] = []
+            version = ""
+        identifier, pinned = "", False
+        try:
+            identifier, pinned = self._identifier(env, oci_resource_identifier)
+        except DefinitionError as e:
+            errors.append(e)
+        pools: list[ResolvedPool] = []
         for pool in self.node_pool_specs:
-            prefix = f"node_pools[{pool.name}]."
             try:
-                counts = resolve_counts(
-                    ctx, prefix, env, pool.node_count, pool.min_node_count, pool.max_node_count
-                )
-                pool_version = resolve(
-                    pool.kubernetes_version or version,
-                    env,
-                    where=ctx,
-                    field=prefix + "kubernetes_version",
-                )
-                # A pool that inherits a bad control-plane version was reported above.
-                inherited = pool.kubernetes_version is None
-                parsed = (
-                    control_plane
-                    if inherited
-                    else _version(pool_version, where=ctx, field=prefix + "kubernetes_version")
-                )
-                if control_plane and parsed and parsed[:2] > control_plane[:2]:
-                    raise DefinitionError(
-                        f"{pool_version} is newer than the control plane's {version} ({env})",
-                        where=ctx,
-                        field=prefix + "kubernetes_version",
-                    )
-                image = check_ocid(
-                    resolve(
-                        pool.image_id or node_image_id, env, where=ctx, field=prefix + "image_id"
-                    ),
-                    ["image"],
-                    where=ctx,
-                    field=prefix + "image_id",
-                )
-                pools.append(
-                    _Pool(
-                        spec=pool,
-                        counts=counts,
-                        version=pool_version,
-                        image_id=image,
-                        ssh_public_key=pool.ssh_public_key or self.ssh_public_key,
-                        availability_domains=tuple(pool.availability_domains or self.default_ads),
-                    )
-                )
+                pools.append(self._resolve_pool(env, pool, version))
             except DefinitionError as e:
                 errors.append(e)
         if errors:
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
-        return {"compartment_id": compartment, "version": version, "pools": pools}
+        return ResolvedOke(
+            compartment_id=compartment,
+            version=version,
+            oci_resource_identifier=identifier,
+            pinned_identifier=pinned,
+            pools=tuple(pools),
+        )
+
+    def _identifier(self, env: str, given: StrPerEnv | None) -> tuple[str, bool]:
+        """The pinned identifier for ``env`` if given there, else the derived one."""
+        ctx, field_name = self.context, "oci_resource_identifier"
+        value: object = None
+        if isinstance(given, PerEnv):
+            value = given.values.get(env, given.default)
+        elif given is not None:
+            value = given
+        if value is None:
+            return derived_resource_identifier(env, self.cluster_name(env)), False
+        try:
+            parsed = uuid.UUID(value) if isinstance(value, str) else None
+        except ValueError:
+            parsed = None
+        if parsed is None or str(parsed) != value:
+            raise DefinitionError(
+                f"must be the cluster's UUID as CAPOCI stored it (lower case, with dashes), "
+                f"got {value!r} ({env})",
+                where=ctx,
+                field=field_name,
+            )
+        return value, True
+
+    def _resolve_pool(self, env: str, pool: OkeNodePool, version: str) -> ResolvedPool:
+        """``pool`` in ``env``; ``version`` is the control plane's ("" when it was bad)."""
+        ctx = self.context
+        prefix = f"node_pools[{pool.name}]."
+        control_plane = _version(version, where=ctx, field="") if version else None
+        counts = resolve_counts(ctx, prefix, env, pool.node_count, None, None)
+        pool_version = resolve(
+            pool.kubernetes_version or version,
+            env,
+            where=ctx,
+            field=prefix + "kubernetes_version",
+        )
+        # A pool that inherits a bad control-plane version was reported already.
+        inherited = pool.kubernetes_version is None
+        parsed = (
+            control_plane
+            if inherited
+            else _version(pool_version, where=ctx, field=prefix + "kubernetes_version")
+        )
+        if control_plane and parsed and parsed[:2] > control_plane[:2]:
+            raise DefinitionError(
+                f"{pool_version} is newer than the control plane's {version} ({env})",
+                where=ctx,
+                field=prefix + "kubernetes_version",
+            )
+        image = check_ocid(
+            resolve(
+                pool.image_id or self._node_image_id, env, where=ctx, field=prefix + "image_id"
+            ),
+            ["image"],
+            where=ctx,
+            field=prefix + "image_id",
+        )
+        return ResolvedPool(
+            spec=pool,
+            counts=counts,
+            version=pool_version,
+            image_id=image,
+            ssh_public_key=pool.ssh_public_key or self.ssh_public_key,
+            availability_domains=tuple(pool.availability_domains or self.default_ads),
+        )
 
     # --- the hybrid API -------------------------------------------------------------
 
     def kubernetes_version(self, environment: str) -> str:
         """The control plane's Kubernetes version."""
-        return str(self._resolved[environment]["version"])
+        return self._resolved[environment].version
 
     def region(self, environment: str) -> str:
         """The OCI region."""
@@ -548,7 +835,7 @@ class OciManagedCluster(FleetCluster):
 
     def account(self, environment: str) -> str:
         """The compartment OCID."""
-        return str(self._resolved[environment]["compartment_id"])
+        return self._resolved[environment].compartment_id
 
     def node_pools(self, environment: str) -> list[NodePoolSummary]:
         """The node pools; placement is their availability domains."""
@@ -585,9 +872,13 @@ class OciManagedCluster(FleetCluster):
         """The node pools declared retired."""
         return tuple(p.name for p in self.node_pool_specs if p.retired)
 
-    def _pools(self, environment: str) -> list[_Pool]:
+    def resolved(self, environment: str) -> ResolvedOke:
+        """The cluster's values in ``environment``."""
+        return self._resolved[environment]
+
+    def _pools(self, environment: str) -> list[ResolvedPool]:
         """The node pools that render in ``environment`` (retired ones left out)."""
-        pools: list[_Pool] = self._resolved[environment]["pools"]
+        pools = self._resolved[environment].pools
         return [p for p in pools if not p.spec.retired or self.reviving]
 
     def _metadata(self, name: str, environment: str, **annotations: str) -> dict[str, Any]:
@@ -610,26 +901,31 @@ class OciManagedCluster(FleetCluster):
         r = self._resolved[environment]
         name = self.cluster_name(environment)
         folder = self.folder(environment)
+        cluster_spec: dict[str, Any] = {
+            "clusterNetwork": {
+                "pods": {"cidrBlocks": [self.pods_cidr]},
+                "services": {"cidrBlocks": [self.services_cidr]},
+            },
+            "controlPlaneRef": self._ref(INFRA_API, "OCIManagedControlPlane", name),
+            "infrastructureRef": self._ref(INFRA_API, "OCIManagedCluster", name),
+        }
+        if self.is_paused(environment):
+            # Cluster API's IsPaused: every CAPOCI controller returns early for the cluster.
+            cluster_spec["paused"] = True
         cluster = {
             "apiVersion": CAPI_API,
             "kind": "Cluster",
             "metadata": self._metadata(name, environment),
-            "spec": {
-                "clusterNetwork": {
-                    "pods": {"cidrBlocks": [self.pods_cidr]},
-                    "services": {"cidrBlocks": [self.services_cidr]},
-                },
-                "controlPlaneRef": self._ref(INFRA_API, "OCIManagedControlPlane", name),
-                "infrastructureRef": self._ref(INFRA_API, "OCIManagedCluster", name),
-            },
+            "spec": cluster_spec,
         }
         infra_spec: dict[str, Any] = {
-            "compartmentId": r["compartment_id"],
+            "compartmentId": r.compartment_id,
+            "ociResourceIdentifier": r.oci_resource_identifier,
             "region": self.oci_region,
         }
         if self.identity is not None:
             infra_spec["identityRef"] = self.identity.reference()
-        network_spec = self.network.network_spec()
+        network_spec = self.network.network_spec(services_cidr_label(self.oci_region))
         if network_spec is not None:
             infra_spec["networkSpec"] = network_spec
         infra = {
@@ -644,8 +940,8 @@ class OciManagedCluster(FleetCluster):
             "metadata": self._metadata(name, environment),
             "spec": {
                 "clusterPodNetworkOptions": [{"cniType": VCN_NATIVE}],
-                "clusterType": CLUSTER_TYPES[self.cluster_type],
-                "version": r["version"],
+                "clusterType": self.cluster_type.value,
+                "version": r.version,
             },
         }
         bodies = [cluster, infra, control_plane]
@@ -657,13 +953,15 @@ class OciManagedCluster(FleetCluster):
             )
         return out
 
-    def _render_pool(self, environment: str, pool: _Pool) -> list[dict[str, Any]]:
+    def _render_pool(self, environment: str, pool: ResolvedPool) -> list[dict[str, Any]]:
         cluster_name = self.cluster_name(environment)
         name = f"{cluster_name}-{pool.spec.name}"
         spec = pool.spec
-        annotations: dict[str, str] = {}
         machine_pool_spec: dict[str, Any] = {
             "clusterName": cluster_name,
+            # Always rendered, never the autoscaler annotations: CAPOCI resizes the OKE pool
+            # to it unless replicas-managed-by is set (managed_machine_pool.go UpdateNodePool).
+            "replicas": pool.counts.node_count,
             "template": {
                 "spec": {
                     "bootstrap": {"dataSecretName": ""},
@@ -673,16 +971,10 @@ class OciManagedCluster(FleetCluster):
                 }
             },
         }
-        if spec.autoscaled:
-            annotations[REPLICAS_MANAGED_BY] = ""
-            annotations[AUTOSCALER_MIN] = str(pool.counts.min_node_count)
-            annotations[AUTOSCALER_MAX] = str(pool.counts.max_node_count)
-        else:
-            machine_pool_spec["replicas"] = pool.counts.node_count
         machine_pool = {
             "apiVersion": CAPI_API,
             "kind": "MachinePool",
-            "metadata": self._metadata(name, environment, **annotations),
+            "metadata": self._metadata(name, environment),
             "spec": machine_pool_spec,
         }
         shape_config: dict[str, str] = {}
@@ -708,11 +1000,17 @@ class OciManagedCluster(FleetCluster):
                 "placementConfigs": [
                     {
                         "availabilityDomain": ad,
-                        "faultDomains": list(spec.fault_domains),
+                        "faultDomains": [str(fd) for fd in spec.fault_domains],
                         "subnetName": spec.subnet_name,
                     }
                     for ad in pool.availability_domains
                 ],
+            },
+            # Without it OKE gives a new version or image only to nodes created later.
+            "nodePoolCyclingDetails": {
+                "isNodeCyclingEnabled": True,
+                "maximumSurge": _check_surge(spec.max_surge, where="", field=""),
+                "maximumUnavailable": _check_surge(spec.max_unavailable, where="", field=""),
             },
             "nodeShape": spec.node_shape,
             "nodeSourceViaImage": {

@@ -17,11 +17,14 @@ KIND = "OCIClusterIdentity"
 class OciClusterIdentity(FleetConstruct):
     """An OCI user principal that CAPOCI acts as, by Secret reference only.
 
-    The Secret (``tenancy``, ``user``, ``key``, ``fingerprint``, ``region``, see the
-    CAPOCI docs on multi-tenancy) is created in the management cluster out of band;
-    only its name is rendered. The identity renders once per environment, in the
-    environments where a cluster uses it, and allows exactly the namespaces of those
-    clusters.
+    The Secret is created in the management cluster out of band (in
+    ``principal_secret_namespace``, before the first cluster syncs); only its name is
+    rendered. CAPOCI reads the keys ``tenancy`` (OCID), ``user`` (OCID), ``fingerprint``,
+    ``key`` (the PEM private key), optionally ``passphrase`` (the key's) and optionally
+    ``region`` (the cluster's ``spec.region`` wins) (CAPOCI ``cloud/util/util.go``,
+    ``cloud/config/config.go``; docs/oke-clusters.md, "Credentials"). The identity renders
+    once per environment, in the environments where a cluster uses it, and allows exactly
+    the namespaces of those clusters.
 
     Example::
 

@@ -8,6 +8,7 @@ endpoint gets a public IP only when its subnet is ``public`` (CAPOCI's
 
 from __future__ import annotations
 
+import enum
 import ipaddress
 import re
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,59 @@ ROLES = (CONTROL_PLANE_ENDPOINT, SERVICE_LB, WORKER, POD)
 """Subnet and NSG roles of a managed cluster, in CAPOCI's order."""
 REQUIRED_SUBNET_ROLES = (CONTROL_PLANE_ENDPOINT, WORKER, POD)
 """Without these an OKE cluster with VCN-native pod networking cannot come up."""
+
+
+class ApiEndpoint(enum.StrEnum):
+    """Where the Kubernetes API endpoint of an OKE cluster listens.
+
+    CAPOCI has no endpoint setting: the endpoint is public exactly when the
+    control-plane-endpoint subnet is ``public`` (``IsControlPlaneEndpointSubnetPublic`` in
+    ``cloud/scope/managed_control_plane.go``), and OKE fixes it when the cluster is created.
+    """
+
+    PUBLIC = "public"
+    """A public IP, reachable only from ``api_allowed_cidrs`` (NSG ingress on tcp/6443)."""
+    PRIVATE = "private"
+    """An IP in the VCN: the management cluster must reach it by peering, DRG or VPN."""
+
+
+def api_endpoint_choice(value: object, *, where: str, field: str) -> ApiEndpoint:
+    """``value`` (an :class:`ApiEndpoint` or its string) as the enum, else the error."""
+    try:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return ApiEndpoint(value)
+    except ValueError:
+        raise DefinitionError(
+            f"must be one of {', '.join(repr(e.value) for e in ApiEndpoint)}, got {value!r}",
+            where=where,
+            field=field,
+        ) from None
+
+
+def check_reachability(
+    endpoint: ApiEndpoint, statement: str | None, *, where: str, field: str
+) -> str | None:
+    """A private endpoint needs a statement of how the management cluster reaches it."""
+    if endpoint is ApiEndpoint.PRIVATE:
+        if not isinstance(statement, str) or not statement.strip():
+            raise DefinitionError(
+                "a private API endpoint is reachable only through the VCN: say how the "
+                "management cluster (Cluster API, ArgoCD) reaches it, e.g. "
+                'private_api_reachable_via="DRG attachment of the management VCN", or use '
+                'api_endpoint="public" with api_allowed_cidrs',
+                where=where,
+                field=field,
+            )
+        return statement.strip()
+    if statement is not None:
+        raise DefinitionError(
+            "only a private API endpoint takes private_api_reachable_via",
+            where=where,
+            field=field,
+        )
+    return None
+
 
 _OCID = "^ocid1\\.{kind}\\.oc[0-9]+\\.[a-z0-9-]*\\.[a-z0-9]+$"
 
@@ -66,8 +120,10 @@ class NetworkNames:
 class OkeNetwork:
     """What :class:`~fleet.OciManagedCluster` needs from a network."""
 
-    def network_spec(self) -> dict[str, Any] | None:
-        """``OCIManagedCluster.spec.networkSpec`` (None: CAPOCI's default network)."""
+    def network_spec(self, services: str = "") -> dict[str, Any] | None:
+        """``OCIManagedCluster.spec.networkSpec`` (None: CAPOCI's default network).
+
+        ``services``: the region's ``all-<key>-services-in-oracle-services-network``."""
         raise NotImplementedError
 
     def names(self) -> NetworkNames:
@@ -78,24 +134,9 @@ class OkeNetwork:
         """Whether the Kubernetes API endpoint gets a public IP."""
         raise NotImplementedError
 
-
-class OkeDefaultNetwork(OkeNetwork):
-    """CAPOCI's default managed network: a new VCN with subnets and NSGs named after
-    their roles and a public API endpoint. Nothing is rendered (``networkSpec`` absent,
-    as in ``cluster-template-managed.yaml``)."""
-
-    def network_spec(self) -> dict[str, Any] | None:
-        """Absent: CAPOCI fills in its defaults."""
-        return None
-
-    def names(self) -> NetworkNames:
-        """CAPOCI names the default subnets and NSGs after their roles."""
-        by_role = {role: role for role in ROLES}
-        return NetworkNames(subnets=by_role, nsgs=by_role)
-
-    def public_endpoint(self) -> bool:
-        """CAPOCI's default control-plane-endpoint subnet is public."""
-        return True
+    def api_reachability(self) -> str:
+        """How the management cluster reaches the API endpoint (for people and docs)."""
+        raise NotImplementedError
 
 
 def _tcp(low: int, high: int | None = None) -> dict[str, Any]:
@@ -105,9 +146,14 @@ def _tcp(low: int, high: int | None = None) -> dict[str, Any]:
 _PATH_DISCOVERY = {"code": 4, "type": 3}
 
 
-def _egress(description: str, protocol: str, dest: str | None, **extra: Any) -> dict[str, Any]:
+def _egress(
+    description: str, protocol: str, dest: str | None, services: str, **extra: Any
+) -> dict[str, Any]:
     rule: dict[str, Any] = {"description": description}
     if dest is None:
+        # CAPOCI writes this value into the spec (adjustNSGRulesSpec): render it as it will be.
+        if services:
+            rule["destination"] = services
         rule["destinationType"] = "SERVICE_CIDR_BLOCK"
     else:
         rule["destination"] = dest
@@ -127,19 +173,24 @@ class OkeVcn(OkeNetwork):
     """A new VCN with the subnets and NSGs of CAPOCI's ``cluster-template-managed-private.yaml``.
 
     Give the CIDR blocks; the NSG rules between the subnets (API endpoint, workers,
-    load balancers, VCN-native pods) are derived from them. With the defaults the
-    rendered ``networkSpec`` is exactly the template's.
+    load balancers, VCN-native pods) are derived from them. With the defaults and a private
+    endpoint the rendered ``networkSpec`` is the template's.
 
-    ``public_api_endpoint`` makes the control-plane-endpoint subnet public (the Kubernetes
-    API gets a public IP; default: private). ``api_allowed_cidrs`` may reach the API
-    endpoint on 6443 from outside the cluster (default: anywhere, as in the template;
-    with a private endpoint that means anywhere the VCN is routed from).
+    ``api_endpoint`` (:class:`ApiEndpoint`, default ``"public"``) is the
+    control-plane-endpoint subnet's type, fixed when the cluster is created (``fleet diff``
+    refuses to change it). A public endpoint needs ``api_allowed_cidrs``: each CIDR block
+    may reach tcp/6443 (an NSG ingress rule that CAPOCI keeps up to date on live clusters);
+    list the management cluster's egress (NAT) address, or Cluster API and ArgoCD are locked
+    out, and write ``0.0.0.0/0`` out if you mean it. A private endpoint needs
+    ``private_api_reachable_via``, a sentence saying how the management cluster reaches the
+    VCN (peering, DRG, VPN); ``api_allowed_cidrs`` then names the routed ranges allowed in.
+    ``public_api_endpoint=True/False`` is the older spelling of ``api_endpoint``.
 
     Example::
 
         OkeVcn(cidr="10.1.0.0/16", control_plane_endpoint_cidr="10.1.0.8/29",
                service_lb_cidr="10.1.0.32/27", worker_cidr="10.1.64.0/20",
-               pod_cidr="10.1.128.0/18", api_allowed_cidrs=["192.0.2.0/24"])
+               pod_cidr="10.1.128.0/18", api_allowed_cidrs=["198.51.100.17/32"])
     """
 
     cidr: str = "10.0.0.0/16"
@@ -147,9 +198,11 @@ class OkeVcn(OkeNetwork):
     service_lb_cidr: str = "10.0.0.32/27"
     worker_cidr: str = "10.0.64.0/20"
     pod_cidr: str = "10.0.128.0/18"
-    public_api_endpoint: bool = False
+    api_endpoint: ApiEndpoint | str = ApiEndpoint.PUBLIC
+    api_allowed_cidrs: Sequence[str] = ()
+    private_api_reachable_via: str | None = None
     public_service_lb: bool = True
-    api_allowed_cidrs: Sequence[str] = ("0.0.0.0/0",)
+    public_api_endpoint: bool | None = None
     where: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -184,18 +237,64 @@ class OkeVcn(OkeNetwork):
         for value in self.api_allowed_cidrs:
             parse_cidr(value, where=ctx, field="api_allowed_cidrs")
         object.__setattr__(self, "api_allowed_cidrs", tuple(self.api_allowed_cidrs))
+        endpoint = api_endpoint_choice(self.api_endpoint, where=ctx, field="api_endpoint")
+        if self.public_api_endpoint is not None:
+            if not isinstance(self.public_api_endpoint, bool):
+                raise DefinitionError(
+                    f"must be True or False, got {self.public_api_endpoint!r}",
+                    where=ctx,
+                    field="public_api_endpoint",
+                )
+            older = ApiEndpoint.PUBLIC if self.public_api_endpoint else ApiEndpoint.PRIVATE
+            if self.api_endpoint != ApiEndpoint.PUBLIC and older != endpoint:
+                raise DefinitionError(
+                    f"says {older.value} but api_endpoint says {endpoint.value}: give one",
+                    where=ctx,
+                    field="public_api_endpoint",
+                )
+            endpoint = older
+        object.__setattr__(self, "api_endpoint", endpoint)
+        if endpoint is ApiEndpoint.PUBLIC and not self.api_allowed_cidrs:
+            raise DefinitionError(
+                "a public API endpoint needs the CIDR blocks that may reach it (tcp/6443): "
+                "the management cluster's egress address and your admin ranges "
+                "(0.0.0.0/0 only if you write it)",
+                where=ctx,
+                field="api_allowed_cidrs",
+            )
+        object.__setattr__(
+            self,
+            "private_api_reachable_via",
+            check_reachability(
+                endpoint,
+                self.private_api_reachable_via,
+                where=ctx,
+                field="private_api_reachable_via",
+            ),
+        )
 
     def public_endpoint(self) -> bool:
         """Whether the control-plane-endpoint subnet is public."""
-        return self.public_api_endpoint
+        return self.api_endpoint is ApiEndpoint.PUBLIC
+
+    def api_reachability(self) -> str:
+        """``public endpoint, <cidrs>`` or the private statement."""
+        if self.public_endpoint():
+            return "public endpoint, " + ", ".join(self.api_allowed_cidrs)
+        return f"private endpoint, reachable via {self.private_api_reachable_via}"
 
     def names(self) -> NetworkNames:
         """Subnets and NSGs are named after their roles, as in the template."""
         by_role = {role: role for role in ROLES}
         return NetworkNames(subnets=by_role, nsgs=by_role)
 
-    def network_spec(self) -> dict[str, Any]:
-        """The template's VCN, subnets and NSGs for these CIDR blocks."""
+    def network_spec(self, services: str = "") -> dict[str, Any]:
+        """The template's VCN, subnets and NSGs for these CIDR blocks.
+
+        ``services`` is the region's ``all-<key>-services-in-oracle-services-network``: the
+        destination CAPOCI writes into every ``SERVICE_CIDR_BLOCK`` rule (empty: left out, as
+        in the template).
+        """
         cpe, lb, worker, pod = (
             self.control_plane_endpoint_cidr,
             self.service_lb_cidr,
@@ -206,26 +305,30 @@ class OkeVcn(OkeNetwork):
         api = "Kubernetes worker to Kubernetes API endpoint communication."
         pod_api = f"Pod to Kubernetes API endpoint communication {vcn_native}."
         subnets = [
-            (CONTROL_PLANE_ENDPOINT, cpe, "public" if self.public_api_endpoint else "private"),
+            (CONTROL_PLANE_ENDPOINT, cpe, "public" if self.public_endpoint() else "private"),
             (SERVICE_LB, lb, "public" if self.public_service_lb else "private"),
             (WORKER, worker, "private"),
             (POD, pod, "private"),
         ]
         control_plane = {
             "egressRules": [
-                _egress("Allow Kubernetes API endpoint to communicate with OKE.", "6", None),
-                _egress("Path Discovery.", "1", None, icmpOptions=_PATH_DISCOVERY),
+                _egress(
+                    "Allow Kubernetes API endpoint to communicate with OKE.", "6", None, services
+                ),
+                _egress("Path Discovery.", "1", None, services, icmpOptions=_PATH_DISCOVERY),
                 _egress(
                     "Allow Kubernetes API endpoint to communicate with worker nodes.",
                     "6",
                     worker,
+                    services,
                     tcpOptions=_tcp(10250),
                 ),
-                _egress("Path Discovery.", "1", worker, icmpOptions=_PATH_DISCOVERY),
+                _egress("Path Discovery.", "1", worker, services, icmpOptions=_PATH_DISCOVERY),
                 _egress(
                     f"Allow Kubernetes API endpoint to communicate with pods {vcn_native}.",
                     "all",
                     pod,
+                    services,
                 ),
             ],
             "ingressRules": [
@@ -249,11 +352,11 @@ class OkeVcn(OkeNetwork):
         }
         workers = {
             "egressRules": [
-                _egress("Allow worker nodes to communicate with OKE.", "6", None),
-                _egress("Allow worker nodes to access pods.", "all", pod),
-                _egress("Path Discovery.", "1", "0.0.0.0/0", icmpOptions=_PATH_DISCOVERY),
-                _egress(api, "6", cpe, tcpOptions=_tcp(6443)),
-                _egress(api, "6", cpe, tcpOptions=_tcp(12250)),
+                _egress("Allow worker nodes to communicate with OKE.", "6", None, services),
+                _egress("Allow worker nodes to access pods.", "all", pod, services),
+                _egress("Path Discovery.", "1", "0.0.0.0/0", services, icmpOptions=_PATH_DISCOVERY),
+                _egress(api, "6", cpe, services, tcpOptions=_tcp(6443)),
+                _egress(api, "6", cpe, services, tcpOptions=_tcp(12250)),
             ],
             "ingressRules": [
                 _ingress(
@@ -279,6 +382,7 @@ class OkeVcn(OkeNetwork):
                     "Load Balancer to Worker nodes node ports.",
                     "6",
                     worker,
+                    services,
                     tcpOptions=_tcp(30000, 32767),
                 ),
             ],
@@ -296,11 +400,13 @@ class OkeVcn(OkeNetwork):
         }
         pods = {
             "egressRules": [
-                _egress("Allow worker nodes to communicate with OCI Services.", "6", None),
-                _egress("Path Discovery.", "1", None, icmpOptions=_PATH_DISCOVERY),
-                _egress("Allow pods to communicate with other pods.", "all", pod),
-                _egress(pod_api, "6", cpe, tcpOptions=_tcp(6443)),
-                _egress(pod_api, "6", cpe, tcpOptions=_tcp(12250)),
+                _egress(
+                    "Allow worker nodes to communicate with OCI Services.", "6", None, services
+                ),
+                _egress("Path Discovery.", "1", None, services, icmpOptions=_PATH_DISCOVERY),
+                _egress("Allow pods to communicate with other pods.", "all", pod, services),
+                _egress(pod_api, "6", cpe, services, tcpOptions=_tcp(6443)),
+                _egress(pod_api, "6", cpe, services, tcpOptions=_tcp(12250)),
             ],
             "ingressRules": [
                 _ingress("Allow worker nodes to access pods.", "all", worker),
@@ -347,7 +453,10 @@ class OkeNsg:
 class OkeExistingVcn(OkeNetwork):
     """A VCN, subnets and NSGs that already exist (made by the network team).
 
-    CAPOCI uses them as they are (``skipNetworkManagement``) and creates nothing.
+    CAPOCI uses them as they are (``skipNetworkManagement``) and creates nothing. The API
+    endpoint is public when the control-plane-endpoint subnet's ``type`` is ``public``; who
+    may reach it is up to the existing NSGs. With a private one, say how the management
+    cluster reaches it: ``private_api_reachable_via`` (required).
 
     Example::
 
@@ -362,6 +471,7 @@ class OkeExistingVcn(OkeNetwork):
     id: str
     subnets: Sequence[OkeSubnet]
     network_security_groups: Sequence[OkeNsg] = ()
+    private_api_reachable_via: str | None = None
     where: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -403,6 +513,17 @@ class OkeExistingVcn(OkeNetwork):
             nsg_names.add(name)
         object.__setattr__(self, "subnets", tuple(self.subnets))
         object.__setattr__(self, "network_security_groups", tuple(self.network_security_groups))
+        endpoint = ApiEndpoint.PUBLIC if self.public_endpoint() else ApiEndpoint.PRIVATE
+        object.__setattr__(
+            self,
+            "private_api_reachable_via",
+            check_reachability(
+                endpoint,
+                self.private_api_reachable_via,
+                where=ctx,
+                field="private_api_reachable_via",
+            ),
+        )
 
     @staticmethod
     def _check_role(role: str, ctx: str, where: str) -> None:
@@ -415,6 +536,12 @@ class OkeExistingVcn(OkeNetwork):
         """Whether the control-plane-endpoint subnet is public."""
         return any(s.role == CONTROL_PLANE_ENDPOINT and s.type == "public" for s in self.subnets)
 
+    def api_reachability(self) -> str:
+        """``public endpoint (existing NSGs)`` or the private statement."""
+        if self.public_endpoint():
+            return "public endpoint, existing NSGs"
+        return f"private endpoint, reachable via {self.private_api_reachable_via}"
+
     def names(self) -> NetworkNames:
         """The names given (or the roles)."""
         return NetworkNames(
@@ -422,8 +549,8 @@ class OkeExistingVcn(OkeNetwork):
             nsgs={n.name or n.role: n.role for n in self.network_security_groups},
         )
 
-    def network_spec(self) -> dict[str, Any]:
-        """The VCN, subnets and NSGs by id, not managed by CAPOCI."""
+    def network_spec(self, services: str = "") -> dict[str, Any]:
+        """The VCN, subnets and NSGs by id, not managed by CAPOCI (``services`` unused)."""
         vcn: dict[str, Any] = {
             "id": self.id,
             "subnets": [
