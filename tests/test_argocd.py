@@ -28,6 +28,7 @@ from fleet import (
     HelmChart,
     MagnumCluster,
     NodeGroup,
+    OciClusterIdentity,
     OciManagedCluster,
     OkeNodePool,
     OkeVcn,
@@ -37,18 +38,16 @@ from fleet import (
 )
 from fleet.argocd.bootstrap import (
     APPLICATION_HEALTH,
-    CAPI_HEALTH,
-    IDENTITY_HEALTH,
-    SYNC_WAVE,
     WAVE_CLUSTERS,
     WAVE_CORE,
     WAVE_PACKAGES,
     WAVE_PROVIDER_CONFIGS,
     WAVE_PROVIDERS,
-    WAVE_REGISTRATIONS,
 )
 from fleet.checks.schema import validate_manifests
 from fleet.clouds.magnum.template import catalog
+from fleet.clouds.oci.plugin import CAPI_HEALTH, IDENTITY_HEALTH
+from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import Synth, check_unique, render_environment, synthesize
@@ -143,6 +142,8 @@ def test_figure_14_reproduced_for_the_seed_cluster(fleet: Fleet) -> None:
     argocd(fleet)
     body = find(rendered(fleet), "Cluster", "k8s-ais-batch-dev-multi-v25").body
     labels = body["spec"]["forProvider"].pop("labels")
+    # Applied once the cluster's own objects are Healthy (wave 1 of the cluster's folder).
+    assert body["metadata"].pop("annotations") == {SYNC_WAVE: "1"}
     assert body == yaml.safe_load(FIGURE_14)
     assert labels == {
         "fleet/cloud": "magnum",
@@ -154,11 +155,11 @@ def test_figure_14_reproduced_for_the_seed_cluster(fleet: Fleet) -> None:
     }
 
 
-def test_registration_lands_in_registrations_with_the_clusters_source(fleet: Fleet) -> None:
+def test_registration_lands_in_the_clusters_folder_with_its_source(fleet: Fleet) -> None:
     cluster = magnum(fleet, fleet_labels={"team": "ais"})
     argocd(fleet)
     m = find(rendered(fleet), "Cluster", "k8s-ais-batch-dev-multi-v25")
-    assert m.folder == "registrations"
+    assert m.folder == "clusters/k8s-ais-batch-dev-multi-v25"
     assert m.source == cluster.context
     assert m.body["spec"]["forProvider"]["labels"]["team"] == "ais"
 
@@ -183,6 +184,8 @@ def test_provider_config_minimal_exact(fleet: Fleet) -> None:
                 },
                 "source": "Secret",
             },
+            # In-cluster address: ArgoCD's self-signed certificate (see test_bootstrap.py).
+            "insecure": True,
             "serverAddr": "argocd-server.argocd.svc:443",
         },
     }
@@ -193,7 +196,7 @@ def test_every_cluster_is_registered_by_default_and_can_opt_out(fleet: Fleet) ->
     magnum(fleet, "b", name="b-{env}", register_in_argocd=False)
     magnum(fleet, "c", name="c-{env}", retired=True)
     argocd(fleet)
-    names = {m.name for m in rendered(fleet) if m.folder == "registrations"}
+    names = {m.name for m in rendered(fleet) if m.api_version.startswith("cluster.argocd.")}
     assert names == {"a-dev"}
 
 
@@ -264,7 +267,7 @@ def test_fails_second_registration_of_a_cluster(fleet: Fleet) -> None:
 
 
 def test_fails_registration_of_a_non_cluster(fleet: Fleet) -> None:
-    with pytest.raises(DefinitionError, match="cluster: must be a FleetCluster or its id"):
+    with pytest.raises(DefinitionError, match="cluster: must be a FleetCluster or a string"):
         ArgoRegistration(fleet, "reg", cluster=42)  # type: ignore[arg-type]
 
 
@@ -354,11 +357,12 @@ def test_kubeconfig_export_is_opt_in_per_environment(fleet: Fleet) -> None:
     assert not any(m.name.endswith("-external-secrets") for m in rendered(fleet, "dev"))
     prod = rendered(fleet, "prod")
     push = find(prod, "PushSecret", "k8s-ais-batch-prod-multi-v25-kubeconfig-export")
-    assert push.folder == "registrations"
+    assert push.folder == "clusters/k8s-ais-batch-prod-multi-v25"
     assert push.body == {
         "apiVersion": "external-secrets.io/v1alpha1",
         "kind": "PushSecret",
         "metadata": {
+            "annotations": {SYNC_WAVE: "1"},
             "name": "k8s-ais-batch-prod-multi-v25-kubeconfig-export",
             "namespace": "crossplane-clusters",
         },
@@ -565,16 +569,20 @@ def test_bootstrap_reaches_every_folder_in_wave_order(
     assert set(reached) == folders, "every folder of dist/<env>/ is synced by some Application"
     cluster_waves = {w for f, w in reached.items() if f.startswith("clusters/")}
     assert cluster_waves == {WAVE_CLUSTERS}
-    steps = ["providers", "platform", "clusters", "registrations", "packages"]
+    # Clusters come last: the root never waits on a cluster (see test_bootstrap.py).
+    steps = ["providers", "platform", "packages", "clusters"]
     waves = {"clusters": WAVE_CLUSTERS, **{f: w for f, w in reached.items() if f in steps}}
     present = [step for step in steps if step in waves]
-    assert present[:4] == steps[:4], "providers, configs, clusters, registrations all render"
+    assert {"providers", "platform", "clusters"} <= set(present)
     order = [waves[step] for step in present]
     assert order == sorted(order) and len(set(order)) == len(order), waves
-    expected = [WAVE_PROVIDERS, WAVE_PROVIDER_CONFIGS, WAVE_CLUSTERS, WAVE_REGISTRATIONS]
-    assert order == [*expected, WAVE_PACKAGES][: len(order)]
+    assert max(reached.values()) == WAVE_CLUSTERS
+    expected = {"providers": WAVE_PROVIDERS, "platform": WAVE_PROVIDER_CONFIGS}
+    assert {k: waves[k] for k in expected} == expected
+    assert waves.get("packages", WAVE_PACKAGES) == WAVE_PACKAGES
     core = [m for m in example.manifests[env] if m.kind == "Application" and "chart" in str(m.body)]
-    assert {_wave(m) for m in core} == {WAVE_CORE} and WAVE_CORE < WAVE_PROVIDERS
+    assert min(_wave(m) for m in core) == WAVE_CORE
+    assert max(_wave(m) for m in core) < WAVE_PROVIDERS
 
 
 def test_one_application_per_cluster(example: Synth) -> None:
@@ -733,6 +741,27 @@ def test_argocd_cm_keys(fleet: Fleet) -> None:
         {"apiGroups": ["*"], "kinds": ["ProviderConfigUsage"], "clusters": ["*"]}
     ]
     assert data["resource.customizations.health.argoproj.io_Application"] == APPLICATION_HEALTH
+    # No OKE cluster in this environment: no Cluster API health checks either.
+    assert not [k for k in data if "cluster.x-k8s.io" in k]
+    # The rendered fleet's tree is locked: the same ArgoCd in a fleet with an OKE cluster.
+    fleet = Fleet(fleet.config)
+    argocd(fleet)
+    OciManagedCluster(
+        fleet,
+        "oke",
+        name="oke-{env}",
+        environments=["dev"],
+        compartment_id="ocid1.compartment.oc1..aaaaexample",
+        region="eu-frankfurt-1",
+        kubernetes_version="v1.30.1",
+        availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
+        node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
+        node_pools=[OkeNodePool(name="general", ocpus=1, node_count=3)],
+        # CAPOCI runs without credentials of its own: every cluster names an identity.
+        identity=OciClusterIdentity(fleet, "tenancy", principal_secret="oci-user-principal"),
+        network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
+    )
+    data = find(rendered(fleet), "ConfigMap", "argocd-cm").body["data"]
     for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool"):
         assert data[f"resource.customizations.health.infrastructure.cluster.x-k8s.io_{kind}"] == (
             CAPI_HEALTH
@@ -812,7 +841,7 @@ def test_small_fleet_snapshot(fleet: Fleet, snapshot: SnapshotAssertion) -> None
         assert out == snapshot(name=env)
 
 
-def test_1000_clusters_register_in_one_folder_below_argocds_limit(tmp_path: Path) -> None:
+def test_1000_clusters_register_in_their_own_folders_below_argocds_limit(tmp_path: Path) -> None:
     fleet = Fleet(FleetConfig(root=tmp_path, environments=("prod",)))
     project = OpenStackProject(fleet, "p", project_name="P", region="cern")
     tpl = template()
@@ -830,13 +859,18 @@ def test_1000_clusters_register_in_one_folder_below_argocds_limit(tmp_path: Path
         )
     argocd(fleet)
     out = rendered(fleet, "prod")
-    registrations = [m for m in out if m.folder == "registrations"]
+    registrations = [m for m in out if m.api_version.startswith("cluster.argocd.")]
     assert len(registrations) == 1000
     assert len([m for m in out if m.kind == "Application"]) > 1000
-    # ArgoCD's directory limit is 10 MB: the registrations folder stays far below it.
+    # Each registration sits in its cluster's folder, synced by that cluster's Application.
+    assert {m.folder for m in registrations} == {f"clusters/c{i}" for i in range(1000)}
+    # ArgoCD's directory limit is 10 MB: every folder stays far below it.
     from fleet.pipeline.render import to_yaml
 
-    assert sum(len(to_yaml(m.body)) for m in registrations) < 1_000_000
+    sizes: dict[str, int] = {}
+    for m in out:
+        sizes[m.folder] = sizes.get(m.folder, 0) + len(to_yaml(m.body))
+    assert max(sizes.values()) < 1_000_000
 
 
 # --- OKE --------------------------------------------------------------------------------------
@@ -857,6 +891,7 @@ def test_oke_cluster_is_registered_from_the_cluster_api_kubeconfig(fleet: Fleet)
         network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
         node_pools=[OkeNodePool(name="general", ocpus=1, node_count=3)],
         fleet_labels={"team": "sso"},
+        identity=OciClusterIdentity(fleet, "tenancy", principal_secret="oci-user-principal"),
     )
     argocd(fleet, export_kubeconfigs=True, kubeconfig_store="vault")
     out = rendered(fleet, "prod")

@@ -41,6 +41,7 @@ NOT_HERE = {
     "kind": "creates a cluster (Docker); the disaster-recovery drill",
     "kubectl": "talks to a live management cluster",
     "git": "the user's repository",
+    "argocd": "talks to a live ArgoCD (minting provider-argocd's token)",
 }
 """Programs that cannot run in a test, and why."""
 

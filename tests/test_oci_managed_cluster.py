@@ -989,7 +989,9 @@ def test_oke_is_left_out_of_the_fleet_wide_export(tmp_path: Path) -> None:
     for explicit in (False, None):
         fleet = Fleet(FleetConfig(root=tmp_path))
         _argocd_exporting(fleet)
-        cluster = oke(fleet)
+        # CAPOCI runs without credentials of its own: a registered cluster names an identity.
+        identity = OciClusterIdentity(fleet, "tenancy", principal_secret="oci-user-principal")
+        cluster = oke(fleet, identity=identity)
         if explicit is not None:
             ArgoRegistration(fleet, "reg", cluster=cluster, export_kubeconfig=explicit)
         out = [m for c in fleet.declarations() for m in c.manifests("dev")]

@@ -13,17 +13,30 @@ removed; uninstalling from a cluster is a deliberate act.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fleet.argocd.bootstrap import APPLICATION_API_VERSION, PACKAGES
-from fleet.argocd.registration import LABEL_ENVIRONMENT, check_labels, registration_body
+from fleet.argocd.bootstrap import APPLICATION_API_VERSION
+from fleet.argocd.registration import (
+    LABEL_ENVIRONMENT,
+    Registrar,
+    check_labels,
+    registration_body,
+)
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
+from fleet.core.layout import PACKAGES
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain, checked_arguments
+
+DEFAULT_SYNC_OPTIONS = ("CreateNamespace=true",)
+"""Sync options of a package's Applications from a Git path."""
+HELM_SYNC_OPTIONS = ("CreateNamespace=true", "ServerSideApply=true")
+"""Sync options of a package's Applications from a Helm chart (large CRDs: see FleetPackage)."""
+_SYNC_OPTION = re.compile(r"^[A-Za-z]+=[A-Za-z0-9,._-]+$")
 
 
 @checked_arguments
@@ -68,7 +81,13 @@ class FleetPackage(FleetConstruct):
     Left out: ``environments`` is every environment; ``match_labels`` selects every
     registered cluster of the environment; ``name`` (of the ApplicationSet and the prefix of
     its Applications) is the construct id; ``project`` is ``default``; ``argocd_namespace``
-    is ``argocd``.
+    is ``argocd``; ``sync_options`` (of the generated Applications) are
+    ``CreateNamespace=true`` plus, for a Helm chart, ``ServerSideApply=true``: charts carry
+    CRDs, and a client-side apply stores the whole object in the
+    ``last-applied-configuration`` annotation, which the API server caps at 262,144 bytes
+    (kubernetes/apimachinery ``pkg/api/validation/objectmeta.go``); kube-prometheus-stack's
+    CRDs are up to 773 KB. Server-side apply keeps no such annotation (argo-cd
+    ``gitops-engine/pkg/sync/sync_context.go`` ``shouldUseServerSideApply``).
     """
 
     def __init__(
@@ -84,6 +103,7 @@ class FleetPackage(FleetConstruct):
         project: str = "default",
         argocd_namespace: str = "argocd",
         allow_empty: bool = False,
+        sync_options: Sequence[str] | None = None,
     ) -> None:
         super().__init__(
             scope,
@@ -127,6 +147,20 @@ class FleetPackage(FleetConstruct):
         self.argocd_namespace = check_dns_label(
             argocd_namespace, where=ctx, field="argocd_namespace"
         )
+        if sync_options is None:
+            sync_options = (
+                HELM_SYNC_OPTIONS if isinstance(source, HelmChart) else DEFAULT_SYNC_OPTIONS
+            )
+        if isinstance(sync_options, str):
+            sync_options = [sync_options]
+        for option in sync_options:
+            if not isinstance(option, str) or not _SYNC_OPTION.match(option):
+                raise DefinitionError(
+                    f"each sync option is Name=value (ServerSideApply=true), got {option!r}",
+                    where=ctx,
+                    field="sync_options",
+                )
+        self.sync_options = tuple(sync_options)
 
     def _source(self) -> dict[str, Any]:
         config = self.fleet.config
@@ -148,10 +182,8 @@ class FleetPackage(FleetConstruct):
     def selects_any(self, environment: str) -> bool:
         """Whether ``match_labels`` selects a cluster registered in ``environment`` (its
         registration's labels, as the ApplicationSet's cluster generator sees them)."""
-        from fleet.argocd.argo_cd import ArgoCd
-
         for argocd in self.fleet.declarations():
-            if isinstance(argocd, ArgoCd) and environment in argocd.environments:
+            if isinstance(argocd, Registrar) and environment in argocd.environments:
                 return any(
                     all(labels.get(key) == value for key, value in self.match_labels.items())
                     for labels in (
@@ -191,7 +223,7 @@ class FleetPackage(FleetConstruct):
                         "source": self._source(),
                         "syncPolicy": {
                             "automated": {"prune": True, "selfHeal": True},
-                            "syncOptions": ["CreateNamespace=true"],
+                            "syncOptions": list(self.sync_options),
                         },
                     },
                 },

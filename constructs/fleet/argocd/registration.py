@@ -10,10 +10,12 @@ every cloud: Magnum's kubeconfig is the Crossplane connection secret (key
 ``attribute.kubeconfig.raw_config`` in ``crossplane-clusters``), OKE's is Cluster API's
 ``<cluster>-kubeconfig`` (key ``value``).
 
-Files: ``dist/<env>/registrations/`` holds the registrations of one environment (and the
-kubeconfig ``PushSecret``s), synced by one Application in the wave after the clusters: a
-registration needs the kubeconfig that the cluster's creation writes. One small object per
-cluster keeps that folder far below ArgoCD's 10 MB directory limit (about 1 KB per cluster).
+Files: a cluster's registration (and its kubeconfig ``PushSecret``) lands in the cluster's
+own folder ``dist/<env>/clusters/<cluster>/`` with sync wave 1: the cluster's Application
+applies it once the cluster's own objects (wave 0) are Healthy, since a registration needs
+the kubeconfig that the cluster's creation writes (and argo-cd's ``server/cluster/cluster.go``
+``Create`` asks the new cluster for its version). One cluster that fails to create thus
+delays its own registration only.
 
 OKE tokens: CAPOCI writes a presigned token into ``<cluster>-kubeconfig`` and refreshes it
 about every 180 s; provider-argocd copies it into ArgoCD when the secret's resourceVersion
@@ -46,22 +48,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
+from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import PerEnv, caller_location, resolve
 
-if TYPE_CHECKING:
-    from fleet.argocd.argo_cd import ArgoCd
-
 CLUSTER_API_VERSION = "cluster.argocd.crossplane.io/v1alpha1"
 PUSH_SECRET_API_VERSION = "external-secrets.io/v1alpha1"
-FOLDER = "registrations"
+REGISTRATION_WAVE = 1
+"""The registration's wave inside its cluster's Application (the cluster's objects: 0)."""
 
 LABEL_PREFIX = "fleet/"
 LABEL_CLUSTER = LABEL_PREFIX + "cluster"
@@ -133,7 +135,8 @@ class ArgoRegistration(FleetConstruct):
     ``cluster`` may be the cluster's id (or path) instead: it is looked up once every
     module's ``define()`` ran, so the cluster may be declared in any module.
 
-    Left out: ``argocd`` is the fleet's one :class:`~fleet.ArgoCd`; ``labels`` adds none;
+    Left out: ``argocd`` is the environment's :class:`~fleet.ArgoCd` (which renders the
+    registration); ``labels`` adds none;
     ``project``, ``namespaces`` and ``shard`` are not rendered (ArgoCD's defaults: every
     project, every namespace, automatic sharding); ``export_kubeconfig`` follows the
     ArgoCd's ``export_kubeconfigs`` for the environment. The registration is placed in every
@@ -148,7 +151,7 @@ class ArgoRegistration(FleetConstruct):
         construct_id: str,
         *,
         cluster: FleetCluster | str,
-        argocd: ArgoCd | None = None,
+        argocd: Registrar | None = None,
         labels: Mapping[str, str] | None = None,
         project: str | None = None,
         namespaces: Sequence[str] | None = None,
@@ -246,11 +249,99 @@ class ArgoRegistration(FleetConstruct):
         self._check_export(cluster)
 
     def render(self, environment: str) -> list[Manifest]:
-        """The provider-argocd ``Cluster`` (and the kubeconfig ``PushSecret`` when exported)."""
-        from fleet.argocd.argo_cd import ArgoCd
+        """Nothing of its own: the environment's ArgoCd renders the registration (into the
+        cluster's folder). Fails, naming this registration, when no ArgoCd is declared."""
+        if self.argocd is None and not any(
+            isinstance(c, Registrar) and environment in c.environments
+            for c in self.fleet.declarations()
+        ):
+            raise DefinitionError(
+                f"no ArgoCd is declared for environment {environment!r}; declare one "
+                "(see clusters/platform.py) or pass argocd=",
+                where=self.context,
+                field="argocd",
+            )
+        return []
 
-        argocd = self.argocd or ArgoCd.of(self.fleet, environment, where=self.context)
-        return argocd.registration_manifests(self.cluster, environment, self)
+
+@runtime_checkable
+class Registrar(Protocol):
+    """What renders registrations: the ArgoCd of an environment (a protocol, so that this
+    module needs nothing from :mod:`fleet.argocd.argo_cd`)."""
+
+    environments: tuple[str, ...]
+
+    def registration_manifests(
+        self,
+        cluster: FleetCluster,
+        environment: str,
+        registration: ArgoRegistration | None,
+    ) -> list[Manifest]:
+        """The registration of ``cluster`` in ``environment``."""
+        ...
+
+    def registered(self, environment: str) -> list[tuple[FleetCluster, ArgoRegistration | None]]:
+        """Every cluster registered in ``environment``, with its explicit registration."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class KubeconfigExport:
+    """Where registrations push kubeconfigs: a ClusterSecretStore and the remote key
+    pattern (``{env}``, ``{cluster}``)."""
+
+    store: str
+    remote_key: str
+
+
+def render_registration(
+    cluster: FleetCluster,
+    environment: str,
+    registration: ArgoRegistration | None,
+    *,
+    provider_config: str,
+    export: KubeconfigExport | None,
+) -> list[Manifest]:
+    """The registration of ``cluster`` (and its kubeconfig PushSecret when ``export``), in
+    the cluster's folder, in the wave after the cluster's own objects."""
+    if environment not in cluster.environments or cluster.is_retired(environment):
+        return []
+    source = registration.context if registration else cluster.context
+    folder = cluster.folder(environment)
+    bodies = [
+        registration_body(
+            cluster, environment, provider_config=provider_config, registration=registration
+        )
+    ]
+    if export is not None:
+        bodies.append(push_secret(cluster, environment, export))
+    for body in bodies:
+        body["metadata"]["annotations"] = {SYNC_WAVE: str(REGISTRATION_WAVE)}
+    return [Manifest(environment, body, folder, source) for body in bodies]
+
+
+def push_secret(
+    cluster: FleetCluster, environment: str, export: KubeconfigExport
+) -> dict[str, Any]:
+    """The External Secrets ``PushSecret`` that copies the cluster's kubeconfig to the store."""
+    ref = cluster.kubeconfig_secret(environment)
+    name = cluster.cluster_name(environment)
+    remote_key = export.remote_key.replace("{env}", environment).replace("{cluster}", name)
+    return {
+        "apiVersion": PUSH_SECRET_API_VERSION,
+        "kind": "PushSecret",
+        "metadata": {"name": f"{name}-kubeconfig-export", "namespace": ref.namespace},
+        "spec": {
+            "data": [{"match": {"remoteRef": {"remoteKey": remote_key}, "secretKey": ref.key}}],
+            # The store keeps the kubeconfig when the PushSecret goes (a cluster retired
+            # from the fleet may still run).
+            "deletionPolicy": "None",
+            "refreshInterval": "1h",
+            "secretStoreRefs": [{"kind": "ClusterSecretStore", "name": export.store}],
+            "selector": {"secret": {"name": ref.name}},
+            "updatePolicy": "Replace",
+        },
+    }
 
 
 def registration_body(

@@ -26,10 +26,10 @@ import yaml
 
 from fleet.checks.crds import CrdIndex
 from fleet.checks.references import (
-    OCI_IDENTITY,
     PROVIDER_CONFIG_KINDS,
     is_use_known,
     shared_object_refs,
+    tables,
 )
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Identity, Manifest
@@ -291,43 +291,35 @@ KindPattern = tuple[str, str]
 """(group, kind) as ``fnmatch`` patterns."""
 
 PLATFORM_BEARING_KINDS: tuple[KindPattern, ...] = (
-    # Cluster API and CAPOCI: deleting any of these deletes (part of) an OKE cluster, also
-    # when a user added them as plain cdk8s objects rather than through a cluster class.
-    ("cluster.x-k8s.io", "Cluster"),
-    ("cluster.x-k8s.io", "MachinePool"),
-    ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"),
-    ("infrastructure.cluster.x-k8s.io", "OCIManagedControlPlane"),
-    ("infrastructure.cluster.x-k8s.io", "OCIManagedMachinePool"),
-    # CAPOCI's credentials for the clusters whose spec.identityRef names it.
-    OCI_IDENTITY,
     # provider-argocd's Cluster unregisters the cluster from ArgoCD, which prunes every
     # application on it; a ProviderConfig deleted before its managed resources leaks them,
-    # as an OCIClusterIdentity deleted before its clusters strands them (see above).
+    # as an identity deleted before its clusters strands them (see above).
     ("cluster.argocd.crossplane.io", "Cluster"),
     ("cluster.m.argocd.crossplane.io", "Cluster"),
     ("*", "ProviderConfig"),
 )
-"""Cluster-bearing kinds that no cluster class declares (see :func:`cluster_bearing_kinds`)."""
+"""Cluster-bearing kinds of the platform itself, whatever the clouds."""
 
 
 def cluster_bearing_kinds() -> tuple[KindPattern, ...]:
     """Every kind whose deletion would delete or cut off a cluster: the single list.
 
-    The ``bearing_kinds`` of every :class:`~fleet.FleetCluster` subclass (a new cloud
-    extends it by declaring its own) plus :data:`PLATFORM_BEARING_KINDS`.
+    The ``bearing_kinds`` of every :class:`~fleet.FleetCluster` subclass with a cloud
+    plug-in, the plug-in's ``protected_kinds`` (the same kinds when a user adds them as
+    plain objects, and the cloud's identities), plus :data:`PLATFORM_BEARING_KINDS`.
     """
-    from fleet.clouds.base import FleetCluster  # the construct tree is not needed to diff
+    from fleet.clouds.base import cloud_plugins  # the construct tree is not needed to diff
 
     found: list[KindPattern] = []
-    pending: list[type[FleetCluster]] = [FleetCluster]
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
+    extra: list[KindPattern] = []
+    for cls, plugin in cloud_plugins():
         for api_version, kind in cls.bearing_kinds:
             group = api_version.rpartition("/")[0] or "core"
             if (group, kind) not in found:
                 found.append((group, kind))
-    return (*sorted(found), *(p for p in PLATFORM_BEARING_KINDS if p not in found))
+        extra.extend(k for k in plugin.protected_kinds if k not in extra)
+    platform = [k for k in (*extra, *PLATFORM_BEARING_KINDS) if k not in found]
+    return (*sorted(found), *platform)
 
 
 def is_cluster_bearing(ref: ObjectRef, kinds: Sequence[KindPattern]) -> bool:
@@ -369,12 +361,13 @@ UNUSED_HINT = (
     "it can only go once nothing uses it: mark every cluster that uses it retired=True in "
     "one change, then remove their definitions in a later one"
 )
-_HINTS: dict[str, str] = {kind: UNUSED_HINT for kind in (*PROVIDER_CONFIG_KINDS, OCI_IDENTITY[1])}
+_IDENTITY_KINDS = tuple(kind for _, kind in sorted(tables().identity_kinds))
+_HINTS: dict[str, str] = {kind: UNUSED_HINT for kind in (*PROVIDER_CONFIG_KINDS, *_IDENTITY_KINDS)}
 
 _CONSEQUENCES: dict[str, str] = {
     "ProviderConfig": "the managed resources that use it could no longer be updated or deleted",
     "Cluster": "ArgoCD would prune it, deleting or unregistering the cluster",
-    OCI_IDENTITY[1]: "CAPOCI could no longer authenticate for the OKE clusters that use it",
+    **tables().identity_consequences,
 }
 _DEFAULT_CONSEQUENCE = "ArgoCD would prune it, which can delete the real cluster or its nodes"
 

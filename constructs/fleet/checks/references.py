@@ -1,18 +1,20 @@
 """Reference checks inside one environment: every name an object points at must exist there.
 
-The rules are data (the tables below), not code per construct:
+The rules are data, not code per construct: the platform's own (provider-argocd, External
+Secrets, core) below, plus what each cloud plug-in declares
+(:class:`fleet.clouds.base.ReferenceRules` on the cluster class's ``plugin``):
 
-* ``PROVIDER_CONFIG_FAMILIES``: a Crossplane managed resource's ``spec.providerConfigRef``
+* provider-config families: a Crossplane managed resource's ``spec.providerConfigRef``
   must name a ProviderConfig of its provider family (``*.openstack.crossplane.io`` ->
   ``openstack.crossplane.io``). A missing ref means ``default``, as the API server defaults it.
-* ``FIELD_REFS``: a field that names another object, matched by the target's metadata.name
+* field references: a field that names another object, matched by the target's metadata.name
   or by other fields (NodegroupV1 ``clusterId`` -> ClusterV1 ``spec.forProvider.name`` or
   its ``crossplane.io/external-name``), and the Cluster API object references.
-* ``SECRET_PRODUCERS`` / ``SECRET_REFS``: a secret reference (provider-argocd Cluster
+* secret producers / ``SECRET_REFS``: a secret reference (provider-argocd Cluster
   ``kubeconfigSecretRef``) must point at a secret some object in the environment produces
   (ClusterV1 connection secret, Cluster API ``<cluster>-kubeconfig``, ExternalSecret target).
 * Names: DNS-1123 subdomain (at most 253 characters) for every object, DNS-1123 label (at
-  most 63) for the kinds in ``LABEL_NAMED_KINDS`` and for ``metadata.namespace``.
+  most 63) for the label-named kinds and for ``metadata.namespace``.
 """
 
 from __future__ import annotations
@@ -24,45 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleet.checks.schema import Problem, format_path
+from fleet.checks.waves import check_waves
+from fleet.clouds.base import FieldRef, ReferenceRules, SecretProducer, cloud_plugins
 from fleet.core.manifest import Identity, Manifest
-
-EXTERNAL_NAME = "crossplane.io/external-name"
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
-LABEL_NAMED_KINDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("core", "Namespace"),
-        ("core", "Service"),
-        # Cluster API puts the cluster name in the cluster.x-k8s.io/cluster-name label.
-        ("cluster.x-k8s.io", "Cluster"),
-    }
-)
-"""(group, kind) whose metadata.name must be a DNS-1123 label (at most 63 characters)."""
-
-PROVIDER_CONFIG_FAMILIES: dict[str, str] = {
-    ".openstack.crossplane.io": "openstack.crossplane.io",
-    ".openstack.m.crossplane.io": "openstack.m.crossplane.io",
-    ".argocd.crossplane.io": "argocd.crossplane.io",
-    ".m.argocd.crossplane.io": "m.argocd.crossplane.io",
-}
-"""Managed-resource group suffix -> the group of its ProviderConfig (longest suffix wins)."""
-
 PROVIDER_CONFIG_KINDS: tuple[str, ...] = ("ProviderConfig", "ClusterProviderConfig")
 """Kinds a ``spec.providerConfigRef`` can name."""
-
-OCI_IDENTITY: tuple[str, str] = ("infrastructure.cluster.x-k8s.io", "OCIClusterIdentity")
-"""(group, kind) of CAPOCI's credentials, which a cluster's ``spec.identityRef`` names."""
-
-IDENTITY_REF_KINDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"),
-        # Self-managed CAPOCI clusters (not rendered by the fleet, but a plain object may be).
-        ("infrastructure.cluster.x-k8s.io", "OCICluster"),
-    }
-)
-"""(group, kind) of the CAPOCI clusters whose ``spec.identityRef`` names an OCIClusterIdentity."""
 
 
 def _get(body: Any, path: Sequence[str]) -> Any:
@@ -71,94 +43,6 @@ def _get(body: Any, path: Sequence[str]) -> Any:
             return None
         body = body.get(step)
     return body
-
-
-@dataclass(frozen=True, slots=True)
-class FieldRef:
-    """A string field of ``kind`` in ``group`` that names an object of ``target_kind``.
-
-    The target matches when any of ``match`` (paths into the target, ``metadata.name``
-    included) equals the value. ``same_namespace`` looks only in the source's namespace.
-    """
-
-    group: str
-    kind: str
-    paths: tuple[tuple[str, ...], ...]
-    target_group: str
-    target_kind: str
-    match: tuple[tuple[str, ...], ...]
-    same_namespace: bool
-
-
-FIELD_REFS: tuple[FieldRef, ...] = (
-    *(
-        FieldRef(
-            group,
-            "NodegroupV1",
-            (("spec", "forProvider", "clusterId"), ("spec", "initProvider", "clusterId")),
-            group,
-            "ClusterV1",
-            (
-                ("spec", "forProvider", "name"),
-                ("spec", "initProvider", "name"),
-                ("metadata", "annotations", EXTERNAL_NAME),
-            ),
-            same_namespace=".m." in group,
-        )
-        for group in (
-            "containerinfra.openstack.crossplane.io",
-            "containerinfra.openstack.m.crossplane.io",
-        )
-    ),
-    FieldRef(
-        "cluster.x-k8s.io",
-        "MachinePool",
-        (("spec", "clusterName"), ("spec", "template", "spec", "clusterName")),
-        "cluster.x-k8s.io",
-        "Cluster",
-        (("metadata", "name"),),
-        same_namespace=True,
-    ),
-)
-
-OBJECT_REFS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
-    ("cluster.x-k8s.io", "Cluster"): (
-        ("spec", "infrastructureRef"),
-        ("spec", "controlPlaneRef"),
-    ),
-    ("cluster.x-k8s.io", "MachinePool"): (
-        ("spec", "template", "spec", "infrastructureRef"),
-        ("spec", "template", "spec", "bootstrap", "configRef"),
-    ),
-    ("infrastructure.cluster.x-k8s.io", "OCIManagedCluster"): (("spec", "identityRef"),),
-}
-"""Object references (``{apiVersion|apiGroup, kind, name, namespace?}``) that must resolve."""
-
-
-@dataclass(frozen=True, slots=True)
-class SecretProducer:
-    """Objects of ``group``/``kind`` produce a secret: ``secret(manifest) -> (ns, name, keys)``.
-
-    ``keys`` is None when any key may be present.
-    """
-
-    group: str
-    kind: str
-    secret: Callable[[Manifest], tuple[str, str, frozenset[str] | None] | None]
-
-
-def _connection_secret(keys: frozenset[str]) -> Callable[[Manifest], Any]:
-    def produce(m: Manifest) -> tuple[str, str, frozenset[str] | None] | None:
-        ref = _get(m.body, ("spec", "writeConnectionSecretToRef"))
-        if not isinstance(ref, dict) or not ref.get("name"):
-            return None
-        return (str(ref.get("namespace") or m.namespace), str(ref["name"]), keys)
-
-    return produce
-
-
-def _capi_kubeconfig(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
-    return (m.namespace, f"{m.name}-kubeconfig", frozenset({"value"}))
 
 
 def _external_secret_target(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
@@ -174,29 +58,88 @@ def _secret_object(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
     return (m.namespace, m.name, frozenset(keys))
 
 
-KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
-
-SECRET_PRODUCERS: tuple[SecretProducer, ...] = (
-    SecretProducer(
-        "containerinfra.openstack.crossplane.io",
-        "ClusterV1",
-        _connection_secret(frozenset({KUBECONFIG_KEY})),
+PLATFORM_RULES = ReferenceRules(
+    provider_config_families={
+        ".argocd.crossplane.io": "argocd.crossplane.io",
+        ".m.argocd.crossplane.io": "m.argocd.crossplane.io",
+    },
+    secret_producers=(
+        SecretProducer("external-secrets.io", "ExternalSecret", _external_secret_target),
+        SecretProducer("core", "Secret", _secret_object),
     ),
-    SecretProducer(
-        "containerinfra.openstack.m.crossplane.io",
-        "ClusterV1",
-        _connection_secret(frozenset({KUBECONFIG_KEY})),
-    ),
-    SecretProducer("cluster.x-k8s.io", "Cluster", _capi_kubeconfig),
-    SecretProducer("external-secrets.io", "ExternalSecret", _external_secret_target),
-    SecretProducer("core", "Secret", _secret_object),
+    label_named_kinds=frozenset({("core", "Namespace"), ("core", "Service")}),
 )
+"""The rules of the platform every environment runs (not of a cloud)."""
 
 SECRET_REFS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
     (group, "Cluster"): (("spec", "forProvider", "config", "kubeconfigSecretRef"),)
     for group in ("cluster.argocd.crossplane.io", "cluster.m.argocd.crossplane.io")
 }
 """Secret references ``{name, namespace?, key}`` that must point at a produced secret."""
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Every reference rule in force: the platform's and each cloud plug-in's, merged."""
+
+    provider_config_families: dict[str, str]
+    """Managed-resource group suffix -> the group of its ProviderConfig (longest wins)."""
+    field_refs: tuple[FieldRef, ...]
+    object_refs: dict[tuple[str, str], tuple[tuple[str, ...], ...]]
+    """Object references (``{apiVersion|apiGroup, kind, name, namespace?}``) that resolve."""
+    identity_refs: dict[tuple[str, str], tuple[str, str]]
+    """(group, kind) of a cluster object -> (group, kind) its ``spec.identityRef`` names."""
+    identity_kinds: frozenset[tuple[str, str]]
+    identity_consequences: dict[str, str]
+    """Identity kind -> what deleting it while clusters use it does."""
+    secret_producers: dict[tuple[str, str], SecretProducer]
+    label_named_kinds: frozenset[tuple[str, str]]
+    """(group, kind) whose metadata.name must be a DNS-1123 label (at most 63 characters)."""
+
+
+def _build(rules: Sequence[ReferenceRules]) -> Tables:
+    families: dict[str, str] = {}
+    field_refs: list[FieldRef] = []
+    object_refs: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {}
+    identity_refs: dict[tuple[str, str], tuple[str, str]] = {}
+    producers: dict[tuple[str, str], SecretProducer] = {}
+    label_named: set[tuple[str, str]] = set()
+    consequences: dict[str, str] = {}
+    for rule in rules:
+        families.update(rule.provider_config_families)
+        field_refs.extend(rule.field_refs)
+        object_refs.update(rule.object_refs)
+        if rule.identity_kind is not None:
+            consequences[rule.identity_kind[1]] = rule.identity_consequence
+            for kind in rule.identity_ref_kinds:
+                identity_refs[kind] = rule.identity_kind
+        for producer in rule.secret_producers:
+            producers[(producer.group, producer.kind)] = producer
+        label_named.update(rule.label_named_kinds)
+    return Tables(
+        families,
+        tuple(field_refs),
+        object_refs,
+        identity_refs,
+        frozenset(identity_refs.values()),
+        consequences,
+        producers,
+        frozenset(label_named),
+    )
+
+
+_TABLES: list[tuple[object, Tables]] = []
+
+
+def tables() -> Tables:
+    """The rules in force: :data:`PLATFORM_RULES` and every cloud plug-in's (rebuilt only
+    when the set of plug-ins changes)."""
+    plugins = cloud_plugins()
+    if _TABLES and _TABLES[0][0] is plugins:
+        return _TABLES[0][1]
+    built = _build((PLATFORM_RULES, *(plugin.references for _, plugin in plugins)))
+    _TABLES[:] = [(plugins, built)]
+    return built
 
 
 class _Environment:
@@ -206,7 +149,8 @@ class _Environment:
         self.by_identity = {m.identity: m for m in manifests}
         self.by_kind: dict[tuple[str, str], list[Manifest]] = defaultdict(list)
         self.secrets: dict[tuple[str, str], list[frozenset[str] | None]] = defaultdict(list)
-        producers = {(p.group, p.kind): p for p in SECRET_PRODUCERS}
+        self.tables = tables()
+        producers = self.tables.secret_producers
         for m in manifests:
             self.by_kind[(m.group, m.kind)].append(m)
             producer = producers.get((m.group, m.kind))
@@ -217,10 +161,10 @@ class _Environment:
         self._field_values: dict[tuple[int, str], set[Any]] = {}
 
     def field_values(self, rule: int, namespace: str) -> set[Any]:
-        """Values the targets of ``FIELD_REFS[rule]`` (in ``namespace``, if set) can be named by."""
+        """Values the targets of field rule ``rule`` (in ``namespace``, if set) can be named by."""
         key = (rule, namespace)
         if key not in self._field_values:
-            spec = FIELD_REFS[rule]
+            spec = self.tables.field_refs[rule]
             self._field_values[key] = {
                 _get(t.body, match)
                 for t in self.by_kind.get((spec.target_group, spec.target_kind), [])
@@ -232,16 +176,17 @@ class _Environment:
 
 def _provider_config_group(group: str) -> str | None:
     best = ""
-    for suffix in PROVIDER_CONFIG_FAMILIES:
+    families = tables().provider_config_families
+    for suffix in families:
         if group.endswith(suffix) and len(suffix) > len(best):
             best = suffix
-    return PROVIDER_CONFIG_FAMILIES[best] if best else None
+    return families[best] if best else None
 
 
 def provider_config_ref(m: Manifest) -> Identity | None:
     """The identity of the ProviderConfig a Crossplane managed resource uses.
 
-    None for an object outside ``PROVIDER_CONFIG_FAMILIES``, for a ProviderConfig itself,
+    None for an object outside the known provider families, for a ProviderConfig itself,
     and for a ``spec.providerConfigRef`` that is not a map (a schema problem).
     """
     target_group = _provider_config_group(m.group)
@@ -265,16 +210,17 @@ def identity_ref(m: Manifest) -> Identity | None:
     CAPOCI (``GetClusterIdentityFromRef``) gets the OCIClusterIdentity named by
     ``spec.identityRef.name`` in ``spec.identityRef.namespace``, else in the cluster's
     namespace, whatever the ref's ``kind`` and ``apiVersion`` say. None for an object outside
-    ``IDENTITY_REF_KINDS``, without ``spec.identityRef`` (CAPOCI then uses its own
+    a plug-in's ``identity_ref_kinds``, without ``spec.identityRef`` (CAPOCI then uses its own
     credentials) or with one that is not a map (a schema problem).
     """
-    if (m.group, m.kind) not in IDENTITY_REF_KINDS:
+    target = tables().identity_refs.get((m.group, m.kind))
+    if target is None:
         return None
     ref = _get(m.body, ("spec", "identityRef"))
     if not isinstance(ref, dict):
         return None
     namespace = str(ref.get("namespace") or m.namespace)
-    return (*OCI_IDENTITY, namespace, str(ref.get("name", "")))
+    return (*target, namespace, str(ref.get("name", "")))
 
 
 def shared_object_refs(m: Manifest) -> list[Identity]:
@@ -289,12 +235,12 @@ def shared_object_refs(m: Manifest) -> list[Identity]:
 def is_use_known(group: str, kind: str) -> bool:
     """Whether the reference rules know every user of an object of ``group``/``kind``.
 
-    A ProviderConfig of a provider family in ``PROVIDER_CONFIG_FAMILIES``, and the
+    A ProviderConfig of a known provider family, and the identity kinds (the
     OCIClusterIdentity. Who uses any other object is unknown.
     """
     if kind in PROVIDER_CONFIG_KINDS:
-        return group in PROVIDER_CONFIG_FAMILIES.values()
-    return (group, kind) == OCI_IDENTITY
+        return group in tables().provider_config_families.values()
+    return (group, kind) in tables().identity_kinds
 
 
 def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
@@ -310,7 +256,7 @@ def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
 
 
 def _check_field_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
-    for i, rule in enumerate(FIELD_REFS):
+    for i, rule in enumerate(env.tables.field_refs):
         if (rule.group, rule.kind) != (m.group, m.kind):
             continue
         known = env.field_values(i, m.namespace if rule.same_namespace else "")
@@ -329,7 +275,7 @@ def _check_field_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
 
 
 def _check_object_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
-    for path in OBJECT_REFS.get((m.group, m.kind), ()):
+    for path in env.tables.object_refs.get((m.group, m.kind), ()):
         ref = _get(m.body, path)
         if not isinstance(ref, dict):
             continue
@@ -379,7 +325,7 @@ def _check_secret_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
 
 def _check_names(m: Manifest) -> Iterator[Problem]:
     name = m.name
-    if (m.group, m.kind) in LABEL_NAMED_KINDS:
+    if (m.group, m.kind) in tables().label_named_kinds:
         if len(name) > 63 or not _DNS_LABEL.match(name):
             yield Problem.of(
                 m,
@@ -425,4 +371,6 @@ def check_references(manifests: Sequence[Manifest]) -> list[Problem]:
         problems.extend(_check_names(m))
         for check in _CHECKS:
             problems.extend(check(m, envs[m.environment]))
+    # A kind also refers to its CRD: it must be installed in an earlier bootstrap wave.
+    problems.extend(check_waves(manifests))
     return problems

@@ -7,11 +7,13 @@ packages) works with it and never needs to know the cloud.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
+from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
 
+from fleet.core import layout
 from fleet.core.declaration import FleetConstruct, sync_options
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
@@ -22,8 +24,181 @@ from fleet.core.values import PerEnv, SecretKeyRef, resolve
 FLEET_LABEL_PREFIX = "fleet/"
 """The prefix of the labels registration sets from the declaration (argocd/registration.py)."""
 
-PROTECT = ("Prune=false", "Delete=false")
+PROTECT = layout.PROTECT
 """ArgoCD sync options that keep a cluster alive when its definition disappears."""
+
+
+# === Cloud plug-ins ==========================================================================
+# What a cluster kind contributes to the fleet's platform, in ONE place: the components the
+# bootstrap installs for it, Cluster API feature gates, ArgoCD health checks, how ArgoCD must
+# apply and diff its objects, the reference rules the checks apply to its objects, and the
+# kinds whose deletion would cut clusters off. Each FleetCluster subclass names its plug-in
+# (``plugin: ClassVar[CloudPlugin]``); consumers (the bootstrap, checks/references.py,
+# checks/diff.py, views/graph.py) read :func:`cloud_plugins` and never name a cloud.
+
+CROSSPLANE = "crossplane"
+CERT_MANAGER = "cert-manager"
+EXTERNAL_SECRETS = "external-secrets"
+CLUSTER_API_OPERATOR = "cluster-api-operator"
+PROVIDER_OPENSTACK = "provider-openstack"
+PROVIDER_ARGOCD = "provider-argocd"
+CLUSTER_API = "cluster-api"
+CAPOCI = "cluster-api-provider-oci"
+
+COMPONENT_REQUIRES: Mapping[str, tuple[str, ...]] = {
+    CROSSPLANE: (),
+    CERT_MANAGER: (),
+    EXTERNAL_SECRETS: (),
+    # The operator chart holds cert-manager Certificate/Issuer objects for its webhook.
+    CLUSTER_API_OPERATOR: (CERT_MANAGER,),
+    PROVIDER_OPENSTACK: (CROSSPLANE,),
+    PROVIDER_ARGOCD: (CROSSPLANE,),
+    CLUSTER_API: (CLUSTER_API_OPERATOR,),
+    CAPOCI: (CLUSTER_API,),
+}
+"""Platform component -> the components it cannot run without."""
+
+
+def with_requirements(components: Sequence[str]) -> frozenset[str]:
+    """``components`` and everything they need, transitively."""
+    out: set[str] = set()
+    pending = list(components)
+    while pending:
+        name = pending.pop()
+        if name not in out:
+            out.add(name)
+            pending.extend(COMPONENT_REQUIRES.get(name, ()))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """An ArgoCD Lua health check for ``group``/``kind`` (an ``argocd-cm`` key)."""
+
+    group: str
+    kind: str
+    lua: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRef:
+    """A string field of ``kind`` in ``group`` that names an object of ``target_kind``.
+
+    The target matches when any of ``match`` (paths into the target, ``metadata.name``
+    included) equals the value. ``same_namespace`` looks only in the source's namespace.
+    """
+
+    group: str
+    kind: str
+    paths: tuple[tuple[str, ...], ...]
+    target_group: str
+    target_kind: str
+    match: tuple[tuple[str, ...], ...]
+    same_namespace: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SecretProducer:
+    """Objects of ``group``/``kind`` produce a secret: ``secret(manifest) -> (ns, name, keys)``.
+
+    ``keys`` is None when any key may be present.
+    """
+
+    group: str
+    kind: str
+    secret: Callable[[Manifest], tuple[str, str, frozenset[str] | None] | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReferenceRules:
+    """The reference rules of checks/references.py that one cloud (or the platform) adds."""
+
+    provider_config_families: Mapping[str, str] = field(default_factory=dict)
+    """Managed-resource group suffix -> the group of its ProviderConfig."""
+    field_refs: tuple[FieldRef, ...] = ()
+    object_refs: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    """(group, kind) -> paths of object references ``{apiVersion|apiGroup, kind, name}``."""
+    identity_kind: tuple[str, str] | None = None
+    """(group, kind) of a shared credentials object clusters name in ``spec.identityRef``."""
+    identity_ref_kinds: frozenset[tuple[str, str]] = frozenset()
+    """(group, kind) of the objects whose ``spec.identityRef`` names ``identity_kind``."""
+    identity_consequence: str = "the clusters that use it could no longer authenticate"
+    """What deleting the identity while clusters use it does (for ``fleet diff``)."""
+    secret_producers: tuple[SecretProducer, ...] = ()
+    label_named_kinds: frozenset[tuple[str, str]] = frozenset()
+    """(group, kind) whose metadata.name must be a DNS-1123 label."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloudPlugin:
+    """What one cluster kind contributes to the platform (see the block comment above)."""
+
+    components: tuple[str, ...] = ()
+    """Platform components the bootstrap installs where such a cluster is placed."""
+    capi_feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    """Cluster API feature gates the core provider and the cloud's provider turn on."""
+    health_checks: tuple[HealthCheck, ...] = ()
+    """Lua checks for the kinds ArgoCD has no built-in health for."""
+    protected_kinds: tuple[tuple[str, str], ...] = ()
+    """(group, kind) patterns besides the class's bearing kinds whose deletion cuts
+    clusters off (credentials, identities)."""
+    references: ReferenceRules = field(default_factory=ReferenceRules)
+    application_sync_options: tuple[str, ...] = ()
+    """Sync options of the cluster's Application (how ArgoCD applies its objects)."""
+    application_compare_options: tuple[str, ...] = ()
+    """Compare options of the cluster's Application (how ArgoCD diffs its objects)."""
+
+
+BUILTIN_CLOUDS = ("fleet.clouds.magnum.cluster", "fleet.clouds.oci.cluster")
+"""Modules of the clouds that ship with the fleet (a new cloud adds its module here, or is
+imported before the checks run)."""
+
+
+_PLUGINS: list[list[tuple[type[FleetCluster], CloudPlugin]]] = []
+"""The answer of :func:`cloud_plugins`, dropped whenever a FleetCluster subclass is made."""
+
+
+def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
+    """Every FleetCluster subclass that declares a plug-in, with it (stable order); the
+    built-in clouds are loaded first, so that the checks see them without the fleet."""
+    if _PLUGINS:
+        return _PLUGINS[0]
+    for module in BUILTIN_CLOUDS:
+        importlib.import_module(module)
+    found: list[tuple[type[FleetCluster], CloudPlugin]] = []
+    pending: list[type[FleetCluster]] = [FleetCluster]
+    seen: set[type[FleetCluster]] = set()
+    while pending:
+        cls = pending.pop(0)
+        if cls in seen:
+            continue
+        seen.add(cls)
+        pending.extend(cls.__subclasses__())
+        plugin = cls.__dict__.get("plugin")
+        if isinstance(plugin, CloudPlugin) and cls is not FleetCluster:
+            found.append((cls, plugin))
+    out = sorted(found, key=lambda item: item[0].__qualname__)
+    _PLUGINS[:] = [out]
+    return out
+
+
+def ignore_differences(cls: type[FleetCluster]) -> tuple[dict[str, Any], ...]:
+    """ArgoCD ``ignoreDifferences`` entries of a cluster class (its ``ignore_differences``
+    ClassVar: fields the cloud's controller writes into spec), () if it declares none."""
+    return tuple(d.to_dict() for d in cls.ignore_differences)
+
+
+@runtime_checkable
+class NeedsSecrets(Protocol):
+    """A declaration that reads Secrets a person creates (credentials): the bootstrap
+    renders their namespaces first, and the disaster-recovery list names them."""
+
+    def required_secrets(self, environment: str) -> list[tuple[SecretKeyRef, str]]:
+        """(the Secret key, what must be in it) read in ``environment``."""
+        ...
+
+
+# === end of cloud plug-ins ===================================================================
 
 
 IntPerEnv = int | PerEnv[int]
@@ -201,6 +376,8 @@ class FleetCluster(FleetConstruct):
     """Emitted kinds ArgoCD has no built-in health check for (they need Lua checks)."""
     capi_feature_gates: ClassVar[tuple[str, ...]] = ()
     """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
+    plugin: ClassVar[CloudPlugin] = CloudPlugin()
+    """What the cluster kind contributes to the platform (see :class:`CloudPlugin`)."""
     kubeconfig_export_refused: ClassVar[str] = ""
     """Why the cluster's kubeconfig must not be exported to a secret store ("": it may)."""
     force_new_fields: ClassVar[tuple[CreateOnlyField, ...]] = ()
@@ -208,6 +385,10 @@ class FleetCluster(FleetConstruct):
     ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = ()
     """Fields controllers write into the ``spec`` of rendered objects: the cluster's
     Application ignores them (``spec.ignoreDifferences``, ``RespectIgnoreDifferences``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _PLUGINS.clear()  # a new cluster class may bring a plug-in
 
     def __init__(
         self,
@@ -307,7 +488,7 @@ class FleetCluster(FleetConstruct):
 
     def folder(self, environment: str) -> str:
         """The cluster's folder inside ``dist/<environment>/``."""
-        return f"clusters/{self.cluster_name(environment)}"
+        return layout.cluster_folder(self.cluster_name(environment))
 
     def kubernetes_version(self, environment: str) -> str:
         """The Kubernetes version the cluster runs in ``environment`` (``v1.30.1``)."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import jsonpatch
 
+from fleet.core import layout
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope, TreeConstruct, attach, did_you_mean, narrow_environments
@@ -227,5 +228,4 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
 
 def sync_options(options: Iterable[str]) -> dict[str, str]:
     """The ArgoCD sync-options annotation for ``options`` (empty dict when none)."""
-    opts = ",".join(options)
-    return {"argocd.argoproj.io/sync-options": opts} if opts else {}
+    return layout.sync_options(options)

@@ -14,6 +14,7 @@ from fleet.checks.references import check_references
 from fleet.checks.schema import _SCHEMALESS, Problem, validate_manifests
 from fleet.checks.secret_guard import find_secret_material
 from fleet.checks.validation import InvalidObjects, available_crds_dir
+from fleet.core import layout
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
@@ -24,7 +25,7 @@ from fleet.pipeline.progress import Progress
 from fleet.pipeline.writer import diff_tree, write_environment
 from fleet.pipeline.yaml_fast import fast_to_yaml
 
-EXTRA_FOLDER = "extra"
+EXTRA_FOLDER = layout.EXTRA
 JOBS_VAR = "FLEET_JOBS"
 PARALLEL_SOURCE_BYTES = 256 * 1024
 """Declarations larger than this (about 200 clusters) render environments in parallel

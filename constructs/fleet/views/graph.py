@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.clouds.base import FleetCluster, NodePoolSummary
+from fleet.core import layout
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Identity, Manifest
 from fleet.views.inventory import node_totals
 
 ARGO_GROUP = "argoproj.io"
 REGISTRATION_GROUP = "cluster.argocd.crossplane.io"
-SYNC_WAVE = "argocd.argoproj.io/sync-wave"
-CLUSTERS_FOLDER = "clusters/"
+SYNC_WAVE = layout.SYNC_WAVE
+CLUSTERS_FOLDER = layout.CLUSTERS + "/"
 CLUSTER_LABEL = "fleet/cluster"
 
 FORMATS = ("mermaid", "dot")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Unpack
 
 from fleet.clouds.base import (
+    CloudPlugin,
     FleetCluster,
     IntPerEnv,
     Lifecycle,
@@ -16,6 +17,7 @@ from fleet.clouds.base import (
     resolve_counts,
     unique_pools,
 )
+from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
@@ -216,6 +218,7 @@ class MagnumCluster(FleetCluster):
         (API_VERSION, "NodegroupV1"),
     )
     emitted_kinds = bearing_kinds
+    plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
 
     def __init__(
         self,

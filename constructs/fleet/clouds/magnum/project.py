@@ -130,3 +130,17 @@ class OpenStackProject(FleetConstruct):
             },
         }
         return [self._manifest(environment, "platform", body)]
+
+    def required_secrets(self, environment: str) -> list[tuple[SecretKeyRef, str]]:
+        """The credentials Secret a person creates (for the bootstrap's disaster-recovery
+        list): provider-openstack reads it as a JSON object of strings
+        (crossplane-contrib/provider-openstack ``internal/clients/openstack.go``)."""
+        if environment not in self._used_in:
+            return []
+        return [
+            (
+                self.credentials,
+                'a JSON object of strings: {"auth_url", "region", '
+                '"application_credential_id", "application_credential_secret"}',
+            )
+        ]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar, Unpack
 
 from fleet.clouds.base import (
+    CloudPlugin,
     CreateOnlyField,
     FleetCluster,
     IgnoreDifference,
@@ -34,6 +35,7 @@ from fleet.clouds.oci.network import (
     check_ocid,
     parse_cidr,
 )
+from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.clouds.oci.regions import REGION_KEYS, services_cidr_label
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
@@ -424,6 +426,7 @@ class OciManagedCluster(FleetCluster):
         (INFRA_API, "OCIManagedMachinePool"),
     )
     capi_feature_gates: ClassVar[tuple[str, ...]] = ("EXP_MACHINE_POOL",)
+    plugin: ClassVar[CloudPlugin] = OKE_PLUGIN
     kubeconfig_export_refused: ClassVar[str] = (
         "an OKE kubeconfig is not exported: CAPOCI's <cluster>-kubeconfig holds a presigned "
         "token that expires within minutes (refreshed only inside the management cluster); "

@@ -8,6 +8,7 @@ from fleet.core.declaration import FleetConstruct, sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain
+from fleet.core.values import SecretKeyRef
 
 INFRA_API = "infrastructure.cluster.x-k8s.io/v1beta2"
 KIND = "OCIClusterIdentity"
@@ -94,3 +95,14 @@ class OciClusterIdentity(FleetConstruct):
             },
         }
         return [self._manifest(environment, "platform", body)]
+
+    def required_secrets(self, environment: str) -> list[tuple[SecretKeyRef, str]]:
+        """The principal Secret a person creates (for the bootstrap's disaster-recovery
+        list), keys as CAPOCI reads them (oracle/cluster-api-provider-oci
+        ``cloud/util/util.go`` ``GetOrBuildClientFromIdentity``, ``cloud/config/config.go``)."""
+        if not self._namespaces.get(environment):
+            return []
+        ref = SecretKeyRef(
+            name=self.principal_secret, namespace=self.principal_secret_namespace, key="key"
+        )
+        return [(ref, "keys tenancy, user, fingerprint, key (PEM); passphrase, region optional")]

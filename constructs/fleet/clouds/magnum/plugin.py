@@ -1,0 +1,69 @@
+"""What Magnum clusters (Crossplane provider-openstack) contribute to the platform.
+
+Components: Crossplane and provider-openstack (only where an environment holds a Magnum
+cluster). ArgoCD has built-in health for Crossplane managed resources (argo-cd
+``resource_customizations/_.crossplane.io/_/health.lua``, since v3.1), so no Lua. Reference
+rules: a managed resource's ProviderConfig, NodegroupV1 ``clusterId`` -> ClusterV1, and the
+connection secret a ClusterV1 writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleet.clouds.base import (
+    CROSSPLANE,
+    PROVIDER_OPENSTACK,
+    CloudPlugin,
+    FieldRef,
+    ReferenceRules,
+    SecretProducer,
+)
+from fleet.core.manifest import Manifest
+
+EXTERNAL_NAME = "crossplane.io/external-name"
+KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
+CONTAINERINFRA_GROUPS = (
+    "containerinfra.openstack.crossplane.io",
+    "containerinfra.openstack.m.crossplane.io",
+)
+
+
+def _connection_secret(m: Manifest) -> tuple[str, str, frozenset[str] | None] | None:
+    ref: Any = (m.body.get("spec") or {}).get("writeConnectionSecretToRef")
+    if not isinstance(ref, dict) or not ref.get("name"):
+        return None
+    return (str(ref.get("namespace") or m.namespace), str(ref["name"]), frozenset({KUBECONFIG_KEY}))
+
+
+MAGNUM_PLUGIN = CloudPlugin(
+    components=(CROSSPLANE, PROVIDER_OPENSTACK),
+    protected_kinds=(),
+    references=ReferenceRules(
+        provider_config_families={
+            ".openstack.crossplane.io": "openstack.crossplane.io",
+            ".openstack.m.crossplane.io": "openstack.m.crossplane.io",
+        },
+        field_refs=tuple(
+            FieldRef(
+                group,
+                "NodegroupV1",
+                (("spec", "forProvider", "clusterId"), ("spec", "initProvider", "clusterId")),
+                group,
+                "ClusterV1",
+                (
+                    ("spec", "forProvider", "name"),
+                    ("spec", "initProvider", "name"),
+                    ("metadata", "annotations", EXTERNAL_NAME),
+                ),
+                same_namespace=".m." in group,
+            )
+            for group in CONTAINERINFRA_GROUPS
+        ),
+        secret_producers=tuple(
+            SecretProducer(group, "ClusterV1", _connection_secret)
+            for group in CONTAINERINFRA_GROUPS
+        ),
+    ),
+)
+"""The Magnum plug-in (``MagnumCluster.plugin``)."""

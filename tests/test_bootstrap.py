@@ -1,0 +1,776 @@
+"""The one-button bootstrap: what converges on a real management cluster.
+
+Upstream behaviour relied on (read at the pinned tags; see docs/upstream-behaviour.md):
+
+* argoproj/argo-cd v3.5.1 ``gitops-engine/pkg/sync/sync_context.go``: a sync applies wave
+  N+1 only once every object of wave N is Healthy, fails on Degraded, and does not wait
+  after the last wave.
+* kubernetes-sigs/cluster-api-operator v0.28.0 ``hack/charts/cluster-api-operator/Chart.yaml``
+  (no cert-manager dependency since v0.11.0) and ``config/chart/kustomization.yaml`` (the
+  chart renders cert-manager ``Certificate``/``Issuer`` objects).
+* cert-manager/cert-manager v1.21.1 ``deploy/charts/cert-manager/values.yaml``: ``crds.enabled``.
+* crossplane-contrib/provider-argocd v0.14.3 ``pkg/clients/argocd.go`` (``insecure``) and
+  argo-cd ``util/settings/settings.go`` (self-signed certificate by default).
+* argo-cd v3.5.1 ``util/settings/accounts.go`` (``accounts.<name>: apiKey``),
+  ``util/rbac/rbac.go`` (``policy.*.csv``), ``server/cluster/cluster.go`` (``clusters``
+  get/create/update/delete).
+* cluster-api-operator v0.28.0 ``api/v1alpha2/conditions_consts.go`` and
+  ``internal/controller/healthcheck/healthcheck_controller.go`` (provider conditions),
+  ``internal/controller/component_customizer.go`` (``setArgs`` replaces a manager flag).
+* oracle/cluster-api-provider-oci v0.24.0 ``config/manager/manager.yaml`` and ``main.go``
+  (``--init-oci-clients-on-startup``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import cdk8s
+import lupa
+import pytest
+import yaml
+from crd_samples import crds_dir
+from support import REPO
+
+from fleet import (
+    ArgoCd,
+    ClusterTemplate,
+    Fleet,
+    FleetConfig,
+    FleetPackage,
+    GitPath,
+    HelmChart,
+    MagnumCluster,
+    OciClusterIdentity,
+    OciManagedCluster,
+    OkeNodePool,
+    OkeVcn,
+    OpenStackProject,
+    SecretKeyRef,
+    per_env,
+)
+from fleet.argocd.bootstrap import (
+    CAPI_OPERATOR_PROVIDER_HEALTH,
+    PROVIDER_ARGOCD_POLICY,
+    WAVE_CLUSTERS,
+)
+from fleet.checks.crds import read_crd_file
+from fleet.checks.references import check_references
+from fleet.checks.schema import validate_manifests
+from fleet.checks.waves import INSTALLS, NOT_PINNED, check_waves
+from fleet.clouds.base import IgnoreDifference, cloud_plugins
+from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
+from fleet.core.manifest import Manifest
+from fleet.pipeline.synth import check_unique, render_environment
+
+CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
+
+
+def template() -> ClusterTemplate:
+    return ClusterTemplate(
+        name="tpl-boot",
+        kubernetes_version="v1.25.3",
+        base_labels={"kube_tag": "v1.25.3"},
+        uuid="5d1e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+    )
+
+
+def magnum(fleet: Fleet, construct_id: str = "mag", **overrides: Any) -> MagnumCluster:
+    project = OpenStackProject(fleet, f"{construct_id}-project", project_name="P", region="cern")
+    args: dict[str, Any] = {
+        "name": f"{construct_id}-{{env}}",
+        "environments": ["dev"],
+        "project": project,
+        "template": template(),
+        "flavor": "m2.xlarge",
+        "keypair": "k",
+        "node_count": 1,
+    }
+    args.update(overrides)
+    return MagnumCluster(fleet, construct_id, **args)
+
+
+def oke(
+    fleet: Fleet,
+    construct_id: str = "oke",
+    cls: type[OciManagedCluster] = OciManagedCluster,
+    **overrides: Any,
+) -> OciManagedCluster:
+    args: dict[str, Any] = {
+        "name": f"{construct_id}-{{env}}",
+        "environments": ["dev"],
+        "compartment_id": "ocid1.compartment.oc1..aaaaexample",
+        "region": "eu-frankfurt-1",
+        "kubernetes_version": "v1.30.1",
+        "availability_domains": ["BKrI:EU-FRANKFURT-1-AD-1"],
+        "node_image_id": "ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
+        "node_pools": [OkeNodePool(name="general", ocpus=1, node_count=3)],
+        "network": OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
+    }
+    args.update(overrides)
+    if "identity" not in args:
+        args["identity"] = OciClusterIdentity(
+            fleet, f"{construct_id}-identity", principal_secret="oci-user-principal"
+        )
+    return cls(fleet, construct_id, **args)
+
+
+def argocd(fleet: Fleet, **overrides: Any) -> ArgoCd:
+    args: dict[str, Any] = {
+        "server_addr": "argocd-server.argocd.svc:443",
+        "credentials": CREDENTIALS,
+    }
+    args.update(overrides)
+    return ArgoCd(fleet, "argocd", **args)
+
+
+def rendered(fleet: Fleet, environment: str = "dev") -> list[Manifest]:
+    out = render_environment(fleet, environment)
+    check_unique(out)
+    return out
+
+
+def find(manifests: Sequence[Manifest], kind: str, name: str) -> Manifest:
+    found = [m for m in manifests if m.kind == kind and m.name == name]
+    assert len(found) == 1, sorted((m.kind, m.name) for m in manifests)
+    return found[0]
+
+
+def names(manifests: Sequence[Manifest], kind: str) -> set[str]:
+    return {m.name for m in manifests if m.kind == kind}
+
+
+def wave(m: Manifest | dict[str, Any]) -> int:
+    body = m.body if isinstance(m, Manifest) else m
+    return int(body["metadata"].get("annotations", {}).get(SYNC_WAVE, "0"))
+
+
+def hybrid(fleet: Fleet, **argocd_args: Any) -> list[Manifest]:
+    magnum(fleet)
+    oke(fleet)
+    argocd(fleet, **argocd_args)
+    return rendered(fleet)
+
+
+def _retarget(manifests: list[Manifest], kind: str, name: str, **changes: Any) -> list[Manifest]:
+    """A copy of ``manifests`` where the object's annotations are updated with ``changes``."""
+    out = []
+    for m in manifests:
+        if m.kind == kind and m.name == name:
+            body = copy.deepcopy(m.body)
+            body["metadata"].setdefault("annotations", {}).update(changes)
+            m = Manifest(m.environment, body, m.folder, m.source)
+        out.append(m)
+    return out
+
+
+# --- item 1: cert-manager before cluster-api-operator, and the generic wave check -------------
+
+
+def test_cert_manager_is_installed_before_the_operator_chart(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    cert_manager = find(out, "Application", "fleet-dev-cert-manager")
+    source = cert_manager.body["spec"]["source"]
+    assert source["chart"] == "cert-manager"
+    assert source["repoURL"] == "https://charts.jetstack.io"
+    assert source["targetRevision"] == "v1.21.1"  # the chart's versions start with "v"
+    assert source["helm"]["valuesObject"] == {"crds": {"enabled": True, "keep": True}}
+    operator = find(out, "Application", "fleet-dev-cluster-api-operator")
+    # The removed dependency's value did nothing; it must not pretend to install anything.
+    assert "cert-manager" not in operator.body["spec"]["source"]["helm"]["valuesObject"]
+    assert wave(cert_manager) < wave(operator)
+    assert check_waves(out) == []
+
+
+def test_wave_check_fails_on_the_old_ordering(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    same_wave = _retarget(
+        out,
+        "Application",
+        "fleet-dev-cluster-api-operator",
+        **{SYNC_WAVE: str(wave(find(out, "Application", "fleet-dev-cert-manager")))},
+    )
+    problems = [p.line() for p in check_waves(same_wave)]
+    assert any(
+        "fleet-dev-cluster-api-operator" in line
+        and "cert-manager.io/Certificate" in line
+        and "installed in wave 1" in line
+        for line in problems
+    ), problems
+    # The old render had no cert-manager at all.
+    without = [m for m in out if m.name != "fleet-dev-cert-manager"]
+    problems = [p.line() for p in check_waves(without)]
+    assert any("cert-manager, which this environment does not install" in p for p in problems)
+
+
+def test_wave_check_runs_in_synth_and_validate(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    late = _retarget(out, "Application", "fleet-dev-providers", **{SYNC_WAVE: "4"})
+    problems = [p.line() for p in check_references(late)]
+    # platform/ (wave 4) holds ProviderConfigs whose CRDs the providers install.
+    assert any("ProviderConfig" in p and "wave 4" in p for p in problems), problems
+
+
+def test_an_operator_provider_without_health_orders_nothing(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    cm = find(out, "ConfigMap", "argocd-cm")
+    body = copy.deepcopy(cm.body)
+    del body["data"]["resource.customizations.health.operator.cluster.x-k8s.io_CoreProvider"]
+    broken = [Manifest(m.environment, body, m.folder, m.source) if m is cm else m for m in out]
+    problems = [p.line() for p in check_waves(broken)]
+    assert any("cluster.x-k8s.io/Cluster" in p and "cluster-api," in p for p in problems)
+
+
+def _lock() -> list[dict[str, str]]:
+    return yaml.safe_load((REPO / "crds.lock.yaml").read_text())["crds"]
+
+
+def test_installs_table_is_the_pinned_crds() -> None:
+    """The component -> CRD table equals crds.lock.yaml (component = the folder a CRD is
+    pinned under; group and kind read from the pinned file), plus cert-manager's unpinned
+    CRDs (cert-manager v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
+    pinned: dict[str, set[tuple[str, str]]] = {}
+    for entry in _lock():
+        component = entry["path"].split("/", 1)[0]
+        candidates = (crds_dir() / f"{entry['path']}.gz", crds_dir() / entry["path"])
+        crd = yaml.safe_load(read_crd_file(next(p for p in candidates if p.exists())))
+        pinned.setdefault(component, set()).add(
+            (crd["spec"]["group"], crd["spec"]["names"]["kind"])
+        )
+    assert {c: set(k) for c, k in INSTALLS.items() if c not in NOT_PINNED} == pinned
+    assert {"cert-manager"} == NOT_PINNED
+
+
+# --- item 8: one failing cluster holds up nobody else -----------------------------------------
+
+
+def test_clusters_are_the_roots_last_wave(fleet: Fleet) -> None:
+    FleetPackage(fleet, "p", namespace="p", source=GitPath(path="apps/p"))
+    out = hybrid(fleet, export_kubeconfigs=True, kubeconfig_store="store")
+    root_items = [m for m in out if m.folder == "bootstrap" and m.name != "fleet-dev"]
+    cluster_apps = [m for m in root_items if "/clusters/" in str(m.body.get("spec", {}))]
+    assert len(cluster_apps) == 2
+    assert {wave(m) for m in cluster_apps} == {WAVE_CLUSTERS}
+    # Nothing of the root comes after (or with) a per-cluster Application: the root's last
+    # wave is not waited for, so no other step waits on any cluster.
+    others = [m for m in root_items if m not in cluster_apps]
+    assert others and max(wave(m) for m in others) < WAVE_CLUSTERS
+    assert not [m for m in out if m.folder == "registrations"]
+
+
+def test_each_registration_lives_in_its_clusters_folder_after_the_cluster(fleet: Fleet) -> None:
+    out = hybrid(fleet, export_kubeconfigs=True, kubeconfig_store="store")
+    for cluster in ("mag-dev", "oke-dev"):
+        folder = f"clusters/{cluster}"
+        inside = [m for m in out if m.folder == folder]
+        registration = [m for m in inside if m.api_version.startswith("cluster.argocd.")]
+        push = [m for m in inside if m.kind == "PushSecret"]
+        assert [m.name for m in registration] == [cluster]
+        # OKE kubeconfigs are never exported (their token expires within minutes).
+        assert len(push) == (0 if cluster.startswith("oke") else 1)
+        objects = [m for m in inside if m not in registration + push]
+        assert objects and {wave(m) for m in objects} == {0}
+        assert {wave(m) for m in registration + push} == {1}
+        app = find(out, "Application", f"fleet-dev-cluster-{cluster}")
+        assert app.body["spec"]["source"]["path"] == f"dist/dev/{folder}"
+
+
+# --- item 4: provider-argocd can talk to a stock ArgoCD ---------------------------------------
+
+
+def test_provider_argocd_trusts_the_in_cluster_self_signed_certificate(fleet: Fleet) -> None:
+    argocd(
+        fleet,
+        server_addr=per_env(
+            dev="argocd-server.argocd.svc:443",
+            test="argocd.example.org:443",
+            prod="argocd-server:443",
+        ),
+    )
+    spec = find(rendered(fleet), "ProviderConfig", "argocd-provider").body["spec"]
+    assert spec["insecure"] is True
+    assert (
+        "insecure"
+        not in find(rendered(fleet, "test"), "ProviderConfig", "argocd-provider").body["spec"]
+    )
+    assert (
+        find(rendered(fleet, "prod"), "ProviderConfig", "argocd-provider").body["spec"]["insecure"]
+        is True
+    )
+
+
+def test_insecure_can_be_turned_off(tmp_path: Path) -> None:
+    fleet = Fleet(FleetConfig(root=tmp_path))
+    argocd(fleet, insecure=False)
+    assert "insecure" not in find(rendered(fleet), "ProviderConfig", "argocd-provider").body["spec"]
+
+
+def test_provider_argocd_account_and_narrow_rbac(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    cm = find(out, "ConfigMap", "argocd-cm").body
+    assert cm["data"]["accounts.provider-argocd"] == "apiKey"
+    rbac = find(out, "ConfigMap", "argocd-rbac-cm")
+    assert rbac.folder == "bootstrap"
+    annotations = rbac.body["metadata"]["annotations"]
+    assert annotations[SYNC_OPTIONS] == "ServerSideApply=true,Prune=false,Delete=false"
+    assert wave(rbac) == 0
+    # Its own key: ArgoCD appends every policy.<x>.csv to policy.csv; the operator's
+    # policy.csv is left alone.
+    assert set(rbac.body["data"]) == {"policy.fleet.csv"}
+    lines = rbac.body["data"]["policy.fleet.csv"].splitlines()
+    assert lines == PROVIDER_ARGOCD_POLICY.splitlines()
+    grants = {tuple(x.strip() for x in line.split(",")) for line in lines if line.startswith("p,")}
+    assert {g[3] for g in grants} == {"get", "create", "update", "delete"}
+    assert {g[2] for g in grants} == {"clusters"}
+    assert "g, provider-argocd, role:fleet-provider-argocd" in lines
+    assert "role:admin" not in rbac.body["data"]["policy.fleet.csv"]
+
+
+# --- item 14: health of cluster-api-operator providers ---------------------------------------
+
+
+def _lua(script: str, obj: dict[str, Any]) -> dict[str, str]:
+    lua = lupa.LuaRuntime(unpack_returned_tuples=True)
+
+    def to_lua(value: Any) -> Any:
+        if isinstance(value, dict):
+            return lua.table_from({k: to_lua(v) for k, v in value.items()})
+        if isinstance(value, list):
+            return lua.table_from([to_lua(v) for v in value])
+        return value
+
+    lua.globals().obj = to_lua(obj)
+    result = lua.execute(script)
+    return {"status": result["status"], "message": result["message"]}
+
+
+def _provider(conditions: list[dict[str, str]], **status: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"generation": 1},
+        "spec": {"version": "v0.24.0"},
+        "status": {"observedGeneration": 1, "conditions": conditions, **status},
+    }
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        ({"spec": {"version": "v1"}}, "Progressing"),
+        (_provider([]), "Progressing"),
+        (
+            _provider(
+                [
+                    {
+                        "type": "PreflightCheckPassed",
+                        "status": "False",
+                        "reason": "WaitingForCoreProviderReady",
+                    }
+                ]
+            ),
+            "Progressing",
+        ),
+        (
+            _provider(
+                [
+                    {
+                        "type": "PreflightCheckPassed",
+                        "status": "False",
+                        "reason": "UnsupportedProviderDowngradeReason",
+                    }
+                ]
+            ),
+            "Degraded",
+        ),
+        (
+            _provider(
+                [
+                    {
+                        "type": "ProviderInstalled",
+                        "status": "False",
+                        "reason": "ComponentsFetchError",
+                        "message": "404",
+                    }
+                ]
+            ),
+            "Degraded",
+        ),
+        (
+            _provider(
+                [{"type": "ProviderInstalled", "status": "True"}], installedVersion="v0.24.0"
+            ),
+            "Progressing",
+        ),
+        (
+            _provider(
+                [
+                    {"type": "ProviderInstalled", "status": "True"},
+                    {"type": "Ready", "status": "False", "reason": "NoDeploymentAvailable"},
+                ],
+                installedVersion="v0.24.0",
+            ),
+            "Progressing",
+        ),
+        (
+            _provider(
+                [
+                    {"type": "ProviderInstalled", "status": "True"},
+                    {"type": "Ready", "status": "True"},
+                ],
+                installedVersion="v0.23.0",
+            ),
+            "Progressing",
+        ),
+        (
+            _provider(
+                [
+                    {"type": "ProviderInstalled", "status": "True"},
+                    {"type": "Ready", "status": "True"},
+                ],
+                installedVersion="v0.24.0",
+            ),
+            "Healthy",
+        ),
+        (
+            {
+                **_provider(
+                    [
+                        {"type": "Ready", "status": "True"},
+                        {"type": "ProviderInstalled", "status": "True"},
+                    ],
+                    installedVersion="v0.24.0",
+                ),
+                "metadata": {"generation": 2},
+            },
+            "Progressing",
+        ),
+    ],
+)
+def test_operator_provider_health(obj: dict[str, Any], expected: str) -> None:
+    assert _lua(CAPI_OPERATOR_PROVIDER_HEALTH, obj)["status"] == expected
+
+
+def test_operator_provider_health_is_configured_where_cluster_api_is(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    data = find(out, "ConfigMap", "argocd-cm").body["data"]
+    for kind in ("CoreProvider", "InfrastructureProvider"):
+        key = f"resource.customizations.health.operator.cluster.x-k8s.io_{kind}"
+        assert data[key] == CAPI_OPERATOR_PROVIDER_HEALTH
+
+
+# --- item 15: install only what the environment needs -----------------------------------------
+
+
+CAPI_PARTS = {
+    ("Application", "fleet-dev-cert-manager"),
+    ("Application", "fleet-dev-cluster-api-operator"),
+    ("CoreProvider", "cluster-api"),
+    ("InfrastructureProvider", "oci"),
+    ("Namespace", "capoci-system"),
+    ("Namespace", "capi-system"),
+}
+
+
+def _kinds_names(out: Sequence[Manifest]) -> set[tuple[str, str]]:
+    return {(m.kind, m.name) for m in out}
+
+
+def test_magnum_only_environment_installs_no_cluster_api(fleet: Fleet) -> None:
+    magnum(fleet)
+    argocd(fleet)
+    out = rendered(fleet)
+    assert not CAPI_PARTS & _kinds_names(out)
+    assert ("Provider", "provider-openstack") in _kinds_names(out)
+    assert not [k for k in find(out, "ConfigMap", "argocd-cm").body["data"] if "x-k8s" in k]
+    assert "fleet-dev-external-secrets" not in names(out, "Application")
+    assert check_waves(out) == []
+
+
+def test_oke_only_environment_installs_no_provider_openstack(fleet: Fleet) -> None:
+    oke(fleet)
+    argocd(fleet)
+    out = rendered(fleet)
+    assert _kinds_names(out) >= CAPI_PARTS
+    assert ("Provider", "provider-openstack") not in _kinds_names(out)
+    assert ("Provider", "provider-argocd") in _kinds_names(out)
+    assert check_waves(out) == []
+
+
+def test_external_secrets_only_where_kubeconfigs_are_exported(fleet: Fleet) -> None:
+    magnum(fleet, environments=["dev", "prod"])
+    argocd(fleet, export_kubeconfigs=per_env(prod=True, default=False), kubeconfig_store="s")
+    assert "fleet-dev-external-secrets" not in names(rendered(fleet), "Application")
+    assert "fleet-prod-external-secrets" in names(rendered(fleet, "prod"), "Application")
+
+
+def test_capoci_starts_without_credentials_of_its_own(fleet: Fleet) -> None:
+    oke(fleet)
+    argocd(fleet)
+    spec = find(rendered(fleet), "InfrastructureProvider", "oci").body["spec"]
+    assert spec["deployment"]["containers"] == [
+        {"args": {"--init-oci-clients-on-startup": "false"}, "name": "manager"}
+    ]
+    assert spec["manager"]["featureGates"] == {"MachinePool": True}
+    # No config secret by default: every cluster uses its OCIClusterIdentity.
+    assert "configSecret" not in spec
+
+
+def test_capoci_without_credentials_needs_an_identity_on_every_cluster(fleet: Fleet) -> None:
+    from fleet import DefinitionError
+
+    oke(fleet, identity=None)
+    argocd(fleet)
+    with pytest.raises(DefinitionError, match="no identity"):
+        rendered(fleet)
+
+
+def test_capoci_config_secret_can_be_named(fleet: Fleet) -> None:
+    oke(fleet, identity=None)
+    argocd(fleet, capoci_config_secret="capoci-variables")
+    out = rendered(fleet)
+    spec = find(out, "InfrastructureProvider", "oci").body["spec"]
+    assert spec["configSecret"] == {"name": "capoci-variables", "namespace": "capoci-system"}
+    # The manager starts with the default credentials of the secret's variables.
+    assert "deployment" not in spec
+    # The secret's namespace exists from wave 0, before anyone restores the secret.
+    ns = find(out, "Namespace", "capoci-system")
+    assert ns.folder == "bootstrap" and wave(ns) == 0
+
+
+# --- item 16: secrets and namespaces a person creates ----------------------------------------
+
+
+def test_namespaces_of_person_created_secrets_exist_in_wave_0(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    argo = next(c for c in fleet.declarations() if isinstance(c, ArgoCd))
+    secrets = argo.required_secrets("dev")
+    refs = {(ref.namespace, ref.name) for ref, _ in secrets}
+    assert refs == {
+        ("crossplane-system", "argocd-credentials"),
+        ("crossplane-system", "mag-project-openstack-credentials"),
+        ("oke-clusters", "oci-user-principal"),
+    }
+    for namespace in {ns for ns, _ in refs}:
+        m = find(out, "Namespace", namespace)
+        assert m.folder == "bootstrap" and wave(m) == 0
+        assert m.body["metadata"]["annotations"][SYNC_OPTIONS] == "Prune=false,Delete=false"
+
+
+# --- item 7: package sync options -------------------------------------------------------------
+
+
+def _package_options(fleet: Fleet, **kwargs: Any) -> list[str]:
+    FleetPackage(fleet, "pkg", namespace="p", environments=["dev"], **kwargs)
+    body = find(rendered(fleet), "ApplicationSet", "pkg").body
+    options: list[str] = body["spec"]["template"]["spec"]["syncPolicy"]["syncOptions"]
+    return options
+
+
+def test_helm_packages_apply_server_side_by_default(fleet: Fleet) -> None:
+    """Client-side apply keeps the whole object in last-applied-configuration, capped at
+    262,144 bytes (kubernetes/apimachinery ``pkg/api/validation/objectmeta.go``);
+    kube-prometheus-stack 62.7.0's CRDs are up to 773 KB."""
+    chart = HelmChart(repo_url="https://charts.example.org", chart="c", version="1.0.0")
+    assert _package_options(fleet, source=chart) == ["CreateNamespace=true", "ServerSideApply=true"]
+
+
+def test_git_packages_and_explicit_sync_options(tmp_path: Path) -> None:
+    fleet = Fleet(FleetConfig(root=tmp_path))
+    assert _package_options(fleet, source=GitPath(path="apps/p")) == ["CreateNamespace=true"]
+    other = Fleet(FleetConfig(root=tmp_path))
+    chart = HelmChart(repo_url="https://charts.example.org", chart="c", version="1.0.0")
+    options = _package_options(other, source=chart, sync_options=["ServerSideApply=false"])
+    assert options == ["ServerSideApply=false"]
+
+
+def test_fails_malformed_sync_option(fleet: Fleet) -> None:
+    from fleet import DefinitionError
+
+    with pytest.raises(DefinitionError, match="sync_options"):
+        FleetPackage(
+            fleet, "pkg", namespace="p", source=GitPath(path="a"), sync_options=["ServerSideApply"]
+        )
+
+
+# --- item 9: ArgoCD and the ids CAPOCI writes -------------------------------------------------
+
+
+def test_oke_cluster_application_applies_and_diffs_server_side(fleet: Fleet) -> None:
+    out = hybrid(fleet)
+    app = find(out, "Application", "fleet-dev-cluster-oke-dev").body
+    assert app["metadata"]["annotations"][COMPARE_OPTIONS] == "ServerSideDiff=true"
+    assert "ServerSideApply=true" in app["spec"]["syncPolicy"]["syncOptions"]
+    magnum_app = find(out, "Application", "fleet-dev-cluster-mag-dev").body
+    assert COMPARE_OPTIONS not in magnum_app["metadata"]["annotations"]
+
+
+class _IgnoringOke(OciManagedCluster):
+    ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = (
+        IgnoreDifference(
+            "infrastructure.cluster.x-k8s.io",
+            "OCIManagedCluster",
+            (".spec.networkSpec.vcn.subnets[]?.id",),
+        ),
+    )
+
+
+def test_cluster_class_ignore_differences_reach_its_application(fleet: Fleet) -> None:
+    oke(fleet, cls=_IgnoringOke)
+    argocd(fleet)
+    app = find(rendered(fleet), "Application", "fleet-dev-cluster-oke-dev").body
+    assert app["spec"]["ignoreDifferences"] == [
+        {
+            "group": "infrastructure.cluster.x-k8s.io",
+            "jqPathExpressions": [".spec.networkSpec.vcn.subnets[]?.id"],
+            "kind": "OCIManagedCluster",
+        }
+    ]
+    assert "RespectIgnoreDifferences=true" in app["spec"]["syncPolicy"]["syncOptions"]
+
+
+# --- day 2: chart upgrades never prune CRDs -------------------------------------------------
+
+
+def test_platform_charts_never_prune(fleet: Fleet) -> None:
+    out = hybrid(fleet, export_kubeconfigs=True, kubeconfig_store="store")
+    charts = [m for m in out if m.kind == "Application" and "chart" in m.body["spec"]["source"]]
+    assert {m.body["spec"]["source"]["chart"] for m in charts} == {
+        "crossplane",
+        "cert-manager",
+        "external-secrets",
+        "cluster-api-operator",
+    }
+    for m in charts:
+        policy = m.body["spec"]["syncPolicy"]
+        assert policy["automated"]["prune"] is False, m.name
+        assert {"Prune=false", "Delete=false", "ServerSideApply=true"} <= set(policy["syncOptions"])
+        assert m.body["spec"]["source"]["helm"]["skipCrds"] is False
+    eso = find(out, "Application", "fleet-dev-external-secrets").body["spec"]["source"]["helm"]
+    annotations = eso["valuesObject"]["crds"]["annotations"]
+    assert annotations == {
+        SYNC_OPTIONS: "Prune=false,Delete=false",
+        "helm.sh/resource-policy": "keep",
+    }
+
+
+# --- item 17: every folder is synced, for any fleet (extra/ included) ------------------------
+
+
+def _synced_folders(manifests: Sequence[Manifest], environment: str) -> set[str]:
+    """Folders reached from the root Application, following Applications (any depth)."""
+    by_folder: dict[str, list[Manifest]] = {}
+    for m in manifests:
+        by_folder.setdefault(m.folder, []).append(m)
+    reached: set[str] = set()
+    queue = ["bootstrap"]
+    while queue:
+        folder = queue.pop()
+        if folder in reached:
+            continue
+        reached.add(folder)
+        for m in by_folder.get(folder, []):
+            if m.kind == "Application" and "path" in m.body["spec"]["source"]:
+                path = m.body["spec"]["source"]["path"]
+                queue.append(path.split(f"/{environment}/", 1)[1])
+    return reached
+
+
+def _fixture_fleet(tmp_path: Path) -> Fleet:
+    fleet = Fleet(FleetConfig(root=tmp_path))
+    magnum(fleet, environments=["dev", "prod"])
+    oke(fleet, environments=["prod"])
+    argocd(fleet, export_kubeconfigs=per_env(prod=True, default=False), kubeconfig_store="s")
+    FleetPackage(fleet, "p", namespace="p", environments=["prod"], source=GitPath(path="a"))
+    store = cdk8s.ApiObject(
+        fleet.environment("dev"),
+        "store",
+        api_version="external-secrets.io/v1",
+        kind="ClusterSecretStore",
+        metadata={"name": "s"},
+    )
+    store.add_json_patch(cdk8s.JsonPatch.add("/spec", {"provider": {"fake": {"data": []}}}))
+    settings = cdk8s.ApiObject(
+        fleet.environment("prod"),
+        "cm",
+        api_version="v1",
+        kind="ConfigMap",
+        metadata={"name": "team-settings", "namespace": "argocd"},
+    )
+    settings.add_json_patch(cdk8s.JsonPatch.add("/data", {"a": "b"}))
+    return fleet
+
+
+def test_every_folder_of_every_environment_is_synced(tmp_path: Path) -> None:
+    fleet = _fixture_fleet(tmp_path)
+    for env in fleet.environment_names:
+        out = rendered(fleet, env)
+        folders = {m.folder for m in out}
+        assert folders <= _synced_folders(out, env), env
+        if env in ("dev", "prod"):
+            assert "extra" in folders
+
+
+def test_extra_objects_are_checked_like_the_rest(tmp_path: Path) -> None:
+    fleet = _fixture_fleet(tmp_path)
+    dev = rendered(fleet, "dev")
+    # dev exports no kubeconfigs, so no External Secrets: the user's ClusterSecretStore
+    # would never apply, and the check says so.
+    problems = [p.line() for p in check_waves(dev)]
+    assert any("ClusterSecretStore" in p and "external-secrets" in p for p in problems)
+    assert check_waves(rendered(fleet, "prod")) == []
+    assert [
+        p.line() for p in validate_manifests(rendered(fleet, "prod"), crds_dir=crds_dir())
+    ] == []
+
+
+# --- 15.5: clouds as plug-ins -----------------------------------------------------------------
+
+
+def test_every_cloud_contributes_through_its_plugin() -> None:
+    plugins = dict(cloud_plugins())
+    assert set(plugins) >= {MagnumCluster, OciManagedCluster}
+    assert "provider-openstack" in plugins[MagnumCluster].components
+    assert "cluster-api-provider-oci" in plugins[OciManagedCluster].components
+    for cls, plugin in plugins.items():
+        for check in plugin.health_checks:
+            assert (
+                any(
+                    api.split("/")[0] == check.group and kind == check.kind
+                    for api, kind in cls.bearing_kinds
+                )
+                or check.kind == "OCIClusterIdentity"
+            ), (cls, check)
+
+
+# --- 15.6: one job per module, no import cycles -----------------------------------------------
+
+
+def test_argocd_modules_do_not_import_each_other_in_a_cycle() -> None:
+    """The ArgoCd construct imports the bootstrap plan, registrations and packages; none of
+    them imports it back (not even inside a function)."""
+    import ast
+
+    folder = REPO / "constructs" / "fleet" / "argocd"
+    edges: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        module = f"fleet.argocd.{path.stem}"
+        tree = ast.parse(path.read_text())
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module == "fleet.argocd":
+                    targets |= {f"fleet.argocd.{a.name}" for a in node.names}
+                elif node.module.startswith("fleet.argocd."):
+                    targets.add(node.module)
+        edges[module] = targets - {module}
+    assert "fleet.argocd.registration" in edges["fleet.argocd.argo_cd"]
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in edges.get(start, set()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    assert [m for m in edges if reaches(m, m, set())] == []
