@@ -44,9 +44,10 @@ from fleet.clouds.base import (
     with_requirements,
 )
 from fleet.core import layout
-from fleet.core.declaration import FleetConstruct, sync_options
+from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
+from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain

@@ -14,8 +14,9 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
 
 from fleet.core import layout
-from fleet.core.declaration import FleetConstruct, sync_options
+from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
+from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values

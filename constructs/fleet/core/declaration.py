@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import jsonpatch
 
-from fleet.core import layout
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope, TreeConstruct, attach, did_you_mean, narrow_environments
@@ -224,8 +223,3 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
 
     def _manifest(self, environment: str, folder: str, body: dict[str, Any]) -> Manifest:
         return Manifest(environment, body, folder, self.context)
-
-
-def sync_options(options: Iterable[str]) -> dict[str, str]:
-    """The ArgoCD sync-options annotation for ``options`` (empty dict when none)."""
-    return layout.sync_options(options)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fleet.core.declaration import FleetConstruct, sync_options
+from fleet.core.declaration import FleetConstruct
+from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_subdomain
@@ -120,7 +121,7 @@ class OpenStackProject(FleetConstruct):
         annotations = {
             ANNOTATION_PREFIX + key: value for key, value in self._details.items() if value
         }
-        annotations.update(sync_options(("Prune=false", "Delete=false")))
+        annotations.update(sync_options(PROTECT))
         body = {
             "apiVersion": PROVIDER_CONFIG_API,
             "kind": "ProviderConfig",
@@ -129,7 +130,7 @@ class OpenStackProject(FleetConstruct):
                 "credentials": {"source": "Secret", "secretRef": self.credentials.to_dict()},
             },
         }
-        return [self._manifest(environment, "platform", body)]
+        return [self._manifest(environment, PLATFORM, body)]
 
     def required_secrets(self, environment: str) -> list[tuple[SecretKeyRef, str]]:
         """The credentials Secret a person creates (for the bootstrap's disaster-recovery

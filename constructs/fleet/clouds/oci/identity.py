@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fleet.core.declaration import FleetConstruct, sync_options
+from fleet.core.declaration import FleetConstruct
+from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain
@@ -81,7 +82,7 @@ class OciClusterIdentity(FleetConstruct):
             "kind": KIND,
             "metadata": {
                 # Deleting the identity would strand every cluster that uses it.
-                "annotations": sync_options(("Prune=false", "Delete=false")),
+                "annotations": sync_options(PROTECT),
                 "name": self.name,
                 "namespace": self.namespace,
             },
@@ -94,7 +95,7 @@ class OciClusterIdentity(FleetConstruct):
                 "type": "UserPrincipal",
             },
         }
-        return [self._manifest(environment, "platform", body)]
+        return [self._manifest(environment, PLATFORM, body)]
 
     def required_secrets(self, environment: str) -> list[tuple[SecretKeyRef, str]]:
         """The principal Secret a person creates (for the bootstrap's disaster-recovery
