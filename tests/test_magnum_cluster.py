@@ -18,10 +18,10 @@ from fleet import (
     Fleet,
     JsonPatch,
     MagnumCluster,
-    MagnumClusterState,
     ManagementPolicy,
     NodeGroup,
     OpenStackProject,
+    ResolvedMagnum,
     per_env,
 )
 
@@ -430,7 +430,7 @@ def test_fails_bad_deletion_policy(fleet: Fleet) -> None:
 
 
 def test_fails_bad_create_timeout(fleet: Fleet) -> None:
-    with pytest.raises(DefinitionError, match="create_timeout_minutes: must be more than 0"):
+    with pytest.raises(DefinitionError, match="create_timeout_minutes: must be 1 or more, got 0"):
         small_cluster(fleet, create_timeout_minutes=0)
 
 
@@ -540,7 +540,7 @@ def test_autoscaled_cluster_sets_magnum_labels_and_init_node_count(fleet: Fleet)
         1,
         5,
     )
-    assert cluster.state("dev").autoscaled
+    assert cluster.resolved("dev").autoscaled
 
 
 def test_fixed_size_cluster_keeps_node_count_in_for_provider(fleet: Fleet) -> None:
@@ -651,8 +651,8 @@ def test_add_node_group_appends_and_renders(fleet: Fleet) -> None:
 
 def test_resolved_state_is_typed_and_frozen(fleet: Fleet) -> None:
     cluster = small_cluster(fleet, flavor="m2.small", keypair="k")
-    state = cluster.state("dev")
-    assert isinstance(state, MagnumClusterState)
+    state = cluster.resolved("dev")
+    assert isinstance(state, ResolvedMagnum)
     assert (state.flavor, state.master_flavor, state.keypair, state.template_uuid) == (
         "m2.small",
         "m2.small",

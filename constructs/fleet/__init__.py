@@ -11,15 +11,16 @@ from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import (
     DeletionPolicy,
     MagnumCluster,
-    MagnumClusterState,
     ManagementPolicy,
     NodeGroup,
+    ResolvedMagnum,
 )
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate
-from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
+from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
+from fleet.clouds.oci.pool import FaultDomain, OkeNodePool
 from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
@@ -55,7 +56,6 @@ __all__ = [
     "JsonPatch",
     "Lifecycle",
     "MagnumCluster",
-    "MagnumClusterState",
     "ManagementPolicy",
     "Manifest",
     "Node",
@@ -70,6 +70,8 @@ __all__ = [
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
+    "ResolvedMagnum",
+    "ResolvedOke",
     "SecretKeyRef",
     "per_env",
 ]

@@ -11,15 +11,15 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from fleet.core import layout
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
-from fleet.core.validators import check_dns_label, check_label_values
+from fleet.core.options import option
+from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 
 FLEET_LABEL_PREFIX = "fleet/"
@@ -328,25 +328,16 @@ class NodePoolSummary:
 
 
 class Lifecycle(TypedDict, total=False):
-    """How a cluster lives and dies, apart from what it is: every cloud's cluster takes
-    these keywords (``**lifecycle: Unpack[Lifecycle]``), defined once here.
-
-    ``fleet_labels`` (default none) label the cluster's ArgoCD registration;
-    ``deletion_protection`` (default True) keeps the cloud objects when their definition
-    disappears; ``register_in_argocd`` (default True) registers the cluster in the
-    environment's ArgoCd; ``retired`` (default False) retires it everywhere (True) or in
-    the listed environments; ``paused`` (default False, same forms) makes its controllers
-    leave the real cluster alone there.
+    """The lifecycle keywords of every cluster (the fields :class:`FleetCluster` declares),
+    for a wrapper that passes them on: ``def __init__(self, scope, id, *, size: int,
+    **lifecycle: Unpack[Lifecycle])``. The table is FleetCluster's; a test keeps this in step.
     """
 
-    fleet_labels: Mapping[str, str] | None
+    fleet_labels: Mapping[str, str]
     deletion_protection: bool
     register_in_argocd: bool
     retired: bool | Sequence[str]
     paused: bool | Sequence[str]
-
-
-LIFECYCLE_KEYS = frozenset(Lifecycle.__annotations__)
 
 
 class FleetCluster(FleetConstruct):
@@ -356,17 +347,36 @@ class FleetCluster(FleetConstruct):
     ``{env}`` placeholder such as ``"k8s-ais-batch-{env}-multi-v25"``); it names every
     object of the cluster and must never change once the cluster exists.
 
-    ``retired=True`` retires the cluster in every environment it is placed in; a list
-    (``retired=["dev"]``) only in those. Where retired, it renders nothing and nothing
-    registers it; its project's ProviderConfig (OKE: its identity) still renders while the
-    definition is kept, so that goes last. ``paused`` takes the same forms: where paused,
-    the cluster's controller leaves the real cluster alone (Crossplane's
-    ``crossplane.io/paused``, Cluster API's ``spec.paused``). The lifecycle keywords are
-    :class:`Lifecycle`.
+    How a cluster lives, apart from what it is, are the lifecycle fields below, the same
+    for every cloud. ``retired=True`` retires the cluster in every environment it is placed
+    in; a list (``retired=["dev"]``) only in those. Where retired, it renders nothing and
+    nothing registers it; its project's ProviderConfig (OKE: its identity) still renders
+    while the definition is kept, so that goes last. ``paused`` takes the same forms: where
+    paused, the cluster's controller leaves the real cluster alone (Crossplane's
+    ``crossplane.io/paused``, Cluster API's ``spec.paused``).
     """
 
+    name: str | PerEnv[str] = option(
+        doc="The cluster's name (``{env}`` is replaced by the environment); never changes."
+    )
+    fleet_labels: Mapping[str, str] = option(
+        factory=dict, doc="Labels of the cluster's ArgoCD registration (FleetPackage selects)."
+    )
+    deletion_protection: bool = option(
+        default=True, doc="Keep the cloud objects when the definition disappears."
+    )
+    register_in_argocd: bool = option(
+        default=True, doc="Register the cluster in its environment's ArgoCd."
+    )
+    retired: bool | Sequence[str] = option(
+        default=False, doc="Retired everywhere (True) or in the listed environments."
+    )
+    paused: bool | Sequence[str] = option(
+        default=False,
+        doc="Its controllers leave the real cluster alone everywhere (True) or in the list.",
+    )
+
     environments_required = True
-    extra_keywords = LIFECYCLE_KEYS
 
     cloud: ClassVar[str] = ""
     bearing_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
@@ -386,40 +396,23 @@ class FleetCluster(FleetConstruct):
     ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = ()
     """Fields controllers write into the ``spec`` of rendered objects: the cluster's
     Application ignores them (``spec.ignoreDifferences``, ``RespectIgnoreDifferences``)."""
+    rendered_kind: ClassVar[str] = ""
+    """The kind of the object an option's ``render`` path is in, unless it names another."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _PLUGINS.clear()  # a new cluster class may bring a plug-in
 
-    def __init__(
-        self,
-        scope: Scope,
-        construct_id: str,
-        *,
-        name: str | PerEnv[str],
-        environments: Sequence[str] | None = None,
-        **lifecycle: Unpack[Lifecycle],
-    ) -> None:
-        super().__init__(scope, construct_id, environments=environments)
-        unknown = sorted(set(lifecycle) - LIFECYCLE_KEYS)
-        if unknown:
-            raise DefinitionError(
-                f"unknown keyword argument of {type(self).__name__} (lifecycle keywords: "
-                f"{', '.join(sorted(LIFECYCLE_KEYS))})",
-                where=self.context,
-                field=unknown[0],
-            )
+    def __post_init__(self) -> None:
+        """The names per environment and the lifecycle fields, checked."""
+        super().__post_init__()
         self._names: dict[str, str] = {}
         for env in self.environments:
-            value = resolve(name, env, where=self.context, field="name")
-            if isinstance(value, str) and "{env}" in value:
+            value = resolve(self.name, env, where=self.context, field="name")
+            if "{env}" in value:
                 value = value.replace("{env}", env)
             self._names[env] = check_dns_label(value, where=self.context, field="name")
-        self.fleet_labels: Mapping[str, str] = MappingProxyType(
-            check_label_values(
-                lifecycle.get("fleet_labels") or {}, where=self.context, field="fleet_labels"
-            )
-        )
+        self.fleet_labels = MappingProxyType(dict(self.fleet_labels))
         for key in self.fleet_labels:
             if key.startswith(FLEET_LABEL_PREFIX):
                 raise DefinitionError(
@@ -428,14 +421,10 @@ class FleetCluster(FleetConstruct):
                     where=self.context,
                     field="fleet_labels",
                 )
-        self.deletion_protection: bool = lifecycle.get("deletion_protection", True)
-        self.register_in_argocd: bool = lifecycle.get("register_in_argocd", True)
-        self.retired_environments = self._some_environments(
-            lifecycle.get("retired", False), "retired"
-        )
+        self.retired_environments = self._some_environments(self.retired, "retired")
         """The environments the cluster is declared retired in (whether or not the fleet
         is reviving; ask :meth:`is_retired` what renders)."""
-        self.paused_environments = self._some_environments(lifecycle.get("paused", False), "paused")
+        self.paused_environments = self._some_environments(self.paused, "paused")
         """The environments where the cluster's controllers must leave it alone (each
         cloud renders its controller's pause switch; see :meth:`is_paused`)."""
 
@@ -445,12 +434,6 @@ class FleetCluster(FleetConstruct):
             return frozenset(self.environments)
         if value is False:
             return frozenset()
-        if isinstance(value, str) or not isinstance(value, Sequence):
-            raise DefinitionError(
-                f"must be True, False or a list of environments, got {value!r}",
-                where=self.context,
-                field=field,
-            )
         for env in value:
             if env not in self.environments:
                 raise DefinitionError(
