@@ -443,11 +443,15 @@ class ArgumentChecks:
                 checks[name] = _then(check, bound)
             elif check is not None or bound is not None:
                 checks[name] = check or bound  # type: ignore[assignment]
+        walks = {name: _compile_walk(hint) for name, hint in hints.items()}
         fast = {
-            name: frozenset() if name in (bounds or {}) else _fast_types(hint)
+            name: _EVERYTHING
+            if name not in checks and walks[name] is None
+            else frozenset()
+            if name in (bounds or {})
+            else _fast_types(hint)
             for name, hint in hints.items()
         }
-        walks = {name: _compile_walk(hint) for name, hint in hints.items()}
         return cls(
             positional,
             checks,
@@ -519,6 +523,16 @@ class ArgumentChecks:
         label = kwargs.get("name") if isinstance(kwargs.get("name"), str) else None
         noun = getattr(owner, "argument_noun", owner.__name__)  # NodeGroup: "node group"
         return f"{where} ({noun}{' ' + label if label else ''})"
+
+
+class _Everything(frozenset[type]):
+    """The fast-path types of an argument nothing checks: every type."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERYTHING = _Everything()
 
 
 def _then(first: Check, second: Check) -> Check:
@@ -642,8 +656,8 @@ def _compile_walk(hint: Any, depth: int = 0) -> Walk | None:
             return None
 
         def fields(v: Any, path: str) -> Iterator[tuple[str, PerEnv[Any]]]:
-            if isinstance(v, cls):
-                for name, walk in _class_walks(cls):
+            if isinstance(v, cls):  # a subclass's own fields too
+                for name, walk in _class_walks(type(v)):
                     yield from walk(getattr(v, name, None), f"{path}.{name}")
 
         return fields

@@ -431,7 +431,7 @@ class MagnumCluster(FleetCluster):
     def _resolve(self, env: str) -> ResolvedMagnum:
         ctx = self.context
         errors: list[DefinitionError] = []
-        options = resolved_values(self, rendered(MagnumCluster), env, where=ctx)
+        options = resolved_values(self, rendered(type(self)), env, where=ctx)
         chosen = resolve(self.labels, env, where=ctx, field="labels")
         own_labels: dict[str, str] = dict(chosen or {})
         for key in own_labels:
@@ -676,9 +676,8 @@ class MagnumCluster(FleetCluster):
             },
             "spec": cluster_spec,
         }
-        render_values(cluster, rendered(MagnumCluster), r.options)
+        render_values(cluster, rendered(type(self)), r.options)
         out = [self._manifest(environment, folder, cluster)]
-        group_options = rendered(NodeGroup)
         for group, counts in self._groups(environment):
             group_for_provider: dict[str, Any] = {
                 "clusterId": r.external_name,
@@ -711,6 +710,7 @@ class MagnumCluster(FleetCluster):
                 },
                 "spec": group_spec,
             }
+            group_options = rendered(type(group))
             render_values(
                 nodegroup,
                 group_options,

@@ -455,7 +455,7 @@ class OciManagedCluster(FleetCluster):
     def _resolve(self, env: str) -> ResolvedOke:
         ctx = self.context
         errors: list[DefinitionError] = []
-        options = resolved_values(self, rendered(OciManagedCluster), env, where=ctx, errors=errors)
+        options = resolved_values(self, rendered(type(self)), env, where=ctx, errors=errors)
         if options["compartment_id"] is not None:
             try:
                 check_ocid(

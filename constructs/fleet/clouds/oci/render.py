@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fleet.clouds.oci.pool import OkeNodePool, ResolvedPool, check_surge
+from fleet.clouds.oci.pool import ResolvedPool, check_surge
 from fleet.clouds.oci.regions import services_cidr_label
 from fleet.core.options import render_values, rendered, resolved_values
 from fleet.core.validators import positive_number
@@ -167,6 +167,6 @@ def _pool(cluster: OciManagedCluster, environment: str, pool: ResolvedPool) -> l
         "metadata": _metadata(cluster, name, environment),
         "spec": pool_spec,
     }
-    options = rendered(OkeNodePool)
+    options = rendered(type(spec))
     render_values(oci_pool, options, resolved_values(spec, options, environment, where=spec.where))
     return [machine_pool, oci_pool]
