@@ -29,7 +29,6 @@ importer and the checks of the table against the pinned CRDs and provider data.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import sys
 import types
@@ -478,14 +477,20 @@ def argument_table(cls: type) -> ArgumentTable:
 # --- reading the table: resolved values, the render ------------------------------------------
 
 
-@functools.cache
+_RENDERED: dict[tuple[type, str | None], tuple[Option, ...]] = {}
+
+
 def rendered(cls: type, kind: str | None = None) -> tuple[Option, ...]:
     """The options of ``cls`` rendered as they are (into ``kind``'s object, when given)."""
-    return tuple(
-        o
-        for o in options_of(cls).values()
-        if o.render and (kind is None or o.rendered_kind(cls) == kind)
-    )
+    out = _RENDERED.get((cls, kind))
+    if out is None:
+        out = tuple(
+            o
+            for o in options_of(cls).values()
+            if o.render and (kind is None or o.rendered_kind(cls) == kind)
+        )
+        _RENDERED[(cls, kind)] = out
+    return out
 
 
 def resolved_values(
