@@ -27,7 +27,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node
+from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
@@ -73,5 +73,6 @@ __all__ = [
     "ResolvedMagnum",
     "ResolvedOke",
     "SecretKeyRef",
+    "TreeConstruct",
     "per_env",
 ]

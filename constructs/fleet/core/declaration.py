@@ -35,7 +35,7 @@ def _keywords(cls: type) -> frozenset[str] | None:
     return known
 
 
-@dataclass_transform(kw_only_default=True, field_specifiers=(option,))
+@dataclass_transform(eq_default=False, kw_only_default=True, field_specifiers=(option,))
 class _Sealed(type):
     """The metaclass of declarations.
 

@@ -13,11 +13,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import CodeType, FrameType
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 _FLEET_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Frames of these packages sit between a user's declaration and our constructors.
@@ -25,16 +26,16 @@ _LIBRARY_DIRS = (_FLEET_DIR, os.sep + "jsii" + os.sep, os.sep + "typeguard" + os
 
 
 @dataclass(frozen=True)
-class PerEnv(Generic[T]):
+class PerEnv(Generic[T_co]):
     """A value that differs by environment: ``PerEnv({"dev": 1, "prod": 3}, default=2)``.
 
     Without ``default``, every environment the construct is placed in must be listed.
     """
 
-    values: Mapping[str, T]
-    default: T | None = None
+    values: Mapping[str, T_co]
+    default: T_co | None = None
 
-    def get(self, environment: str, *, where: str, field: str) -> T:
+    def get(self, environment: str, *, where: str, field: str) -> T_co:
         """The value for ``environment``, or a DefinitionError naming the field."""
         if environment in self.values:
             return self.values[environment]
@@ -53,15 +54,7 @@ def per_env(default: T | None = None, **values: T) -> PerEnv[T]:
     return PerEnv(values=dict(values), default=default)
 
 
-@overload
-def resolve(value: PerEnv[T], environment: str, *, where: str, field: str) -> T: ...
-
-
-@overload
-def resolve(value: T, environment: str, *, where: str, field: str) -> T: ...
-
-
-def resolve(value: Any, environment: str, *, where: str, field: str) -> Any:
+def resolve(value: T | PerEnv[T], environment: str, *, where: str, field: str) -> T:
     """``value`` itself, or its entry for ``environment`` when it is a :class:`PerEnv`."""
     if isinstance(value, PerEnv):
         return value.get(environment, where=where, field=field)
