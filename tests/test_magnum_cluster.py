@@ -482,6 +482,45 @@ def test_template_uuid_per_region(fleet: Fleet) -> None:
     assert cluster["metadata"]["annotations"]["fleet.openstack/cluster-template"] == "tpl-regions"
 
 
+def test_openstack_region_is_the_clusters_region(fleet: Fleet) -> None:
+    """``openstack_region`` (ClusterV1 ``region``) is where the cluster is: what ``region()``
+    says (registration labels, ``fleet ls``) and where the template's UUID is looked up.
+    terraform-provider-openstack v3.4.0 ``openstack/util.go`` ``GetRegion``: the resource's
+    ``region``, else the provider's (the credentials' region, the project's)."""
+    template = ClusterTemplate(
+        name="tpl-regions",
+        kubernetes_version="v1.29.2",
+        uuid={"cern": TPL_UUID, "wigner": "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"},
+    )
+    cern = OpenStackProject(fleet, "cern", project_name="C", region="cern")
+    cluster = small_cluster(
+        fleet,
+        template=template,
+        project=cern,
+        environments=["dev", "prod"],
+        name="c1-{env}",
+        openstack_region=per_env(prod="wigner", default="cern"),
+    )
+    assert (cluster.region("dev"), cluster.region("prod")) == ("cern", "wigner")
+    for env, uuid in (("dev", TPL_UUID), ("prod", "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a")):
+        for_provider = bodies(fleet, env)[("ClusterV1", f"c1-{env}")]["spec"]["forProvider"]
+        assert for_provider["region"] == cluster.region(env)
+        assert for_provider["clusterTemplateId"] == uuid
+    plain = MagnumCluster(
+        fleet,
+        "c2",
+        name="c2",
+        environments=["dev"],
+        project=cern,
+        template=template,
+        flavor="m2.small",
+        keypair="key",
+        node_count=1,
+    )
+    assert plain.region("dev") == "cern"  # the project's, and nothing rendered
+    assert "region" not in bodies(fleet, "dev")[("ClusterV1", "c2")]["spec"]["forProvider"]
+
+
 def test_fails_template_without_uuid_for_region(fleet: Fleet) -> None:
     template = ClusterTemplate(
         name="tpl-cern-only", kubernetes_version="v1.29.2", uuid={"cern": TPL_UUID}

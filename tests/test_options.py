@@ -254,3 +254,57 @@ def test_required_and_per_env_come_from_the_annotation() -> None:
     assert table["docker_volume_size_gb"].scalar is int
     assert table["template"].name == "_template"  # the normalized value is .template
     assert table["environments"].keyword == "environments"
+
+
+# --- checks that could never fire were removed: the argument checker answers first ---------
+
+
+def _magnum(fleet: Fleet, **kwargs: Any) -> MagnumCluster:
+    args: dict[str, Any] = dict(
+        name="c",
+        environments=["dev"],
+        project=OpenStackProject(fleet, "p", project_name="P"),
+        template=_template(),
+        flavor="m1",
+        keypair="k",
+        node_count=1,
+    )
+    return MagnumCluster(fleet, "c", **{**args, **kwargs})
+
+
+@pytest.mark.parametrize(
+    ("make", "field", "message"),
+    [
+        # MagnumCluster: isinstance(project, OpenStackProject), create_timeout_minutes an int
+        (lambda f: _magnum(f, project="p"), "project", "must be an OpenStackProject, got str"),
+        (lambda f: _magnum(f, create_timeout_minutes="9"), "create_timeout_minutes", "integer"),
+        # MagnumCluster._resolve: label values are strings; check_optional's types
+        (lambda f: _magnum(f, labels={"a": 1}), "labels", "label values are strings"),
+        (lambda f: _magnum(f, docker_volume_size_gb="5"), "docker_volume_size_gb", "integer"),
+        (lambda f: _magnum(f, fixed_network=per_env(dev=3)), "fixed_network[dev]", "a string"),
+        # FleetCluster: retired a string (not a list of environments)
+        (lambda f: _magnum(f, retired="dev"), "retired", "must be True or False or a list"),
+        # NodeGroup: retired a bool, labels strings, the optional arguments' types
+        (lambda f: NodeGroup(name="a", flavor="f", node_count=1, retired="no"), "retired", "True"),
+        (lambda f: NodeGroup(name="a", flavor="f", node_count=1, image_id=5), "image_id", "str"),
+        # OkeNodePool: node_shape a string, boot volume an int, a list not one string
+        (lambda f: OkeNodePool(name="a", node_shape=5, node_count=1), "node_shape", "string"),
+        (
+            lambda f: OkeNodePool(name="a", ocpus=1, node_count=1, boot_volume_size_gb=True),
+            "boot_volume_size_gb",
+            "an integer",
+        ),
+        (
+            lambda f: OkeNodePool(name="a", ocpus=1, node_count=1, nsg_names="worker"),
+            "nsg_names",
+            "a list of str",
+        ),
+    ],
+)
+def test_the_argument_checker_answers_before_the_removed_checks(
+    fleet: Fleet, make: Any, field: str, message: str
+) -> None:
+    with pytest.raises(DefinitionError) as caught:
+        make(fleet)
+    assert caught.value.field == field
+    assert message in caught.value.message

@@ -27,7 +27,8 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, TreeConstruct
+from fleet.core.options import option, value_type
+from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
@@ -72,7 +73,10 @@ __all__ = [
     "PerEnv",
     "ResolvedMagnum",
     "ResolvedOke",
+    "Scope",
     "SecretKeyRef",
     "TreeConstruct",
+    "option",
     "per_env",
+    "value_type",
 ]
