@@ -45,7 +45,7 @@ def upstream(tmp_path: Path) -> Iterator[tuple[Path, str]]:
         server.server_close()
 
 
-def test_crds_pull_into_the_vendored_folder(
+def test_crds_pull_into_the_folder_beside_the_lock(
     upstream: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     served, base = upstream
@@ -58,8 +58,8 @@ def test_crds_pull_into_the_vendored_folder(
         for n, h in (("a", hashlib.sha256(b"a").hexdigest()), ("b", "0" * 64))
     ]
     (project / "crds.lock.yaml").write_text(yaml.safe_dump({"crds": entries}))
-    args = parse(["crds", "pull"])
-    assert args.handler(args, FleetConfig(root=project)) == 1
+    args = parse(["crds", "pull", "--lock", str(project / "crds.lock.yaml")])  # into crds/ beside
+    assert args.handler(args, FleetConfig(root=tmp_path)) == 1
     assert gzip.decompress((project / "crds" / "x" / "a.yaml.gz").read_bytes()) == b"a"
     assert not (project / "crds" / "x" / "b.yaml.gz").exists()
     assert "error: b: sha256 of" in capsys.readouterr().err
