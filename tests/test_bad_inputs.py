@@ -523,7 +523,8 @@ CASES = [
     Case(
         "project-given-as-a-name",
         {"clusters/broken.py": magnum(project='"broken"')},
-        r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject, got str 'broken'$",
+        r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject or a reference to "
+        r"an OpenStackProject, got str 'broken'$",
     ),
     Case(
         "node-group-with-a-list-item-of-the-wrong-type",

@@ -16,6 +16,7 @@ from fleet import (
     Fleet,
     MagnumCluster,
     OpenStackProject,
+    TemplateCatalog,
     testing,
 )
 
@@ -36,13 +37,15 @@ def magnum(scope: Any, construct_id: str, project: OpenStackProject, **kw: Any) 
 
 @pytest.fixture
 def app(tmp_path: Path) -> Fleet:
-    ClusterTemplate(
+    fleet = testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    template = ClusterTemplate(
         name="tpl-bridge",
         kubernetes_version="v1.29.2",
         uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
         base_labels={"k": "v"},
     )
-    return testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    TemplateCatalog.of(fleet).add(template)
+    return fleet
 
 
 def test_a_declaration_in_an_environment_chart_takes_its_environment(app: Fleet) -> None:
@@ -50,8 +53,9 @@ def test_a_declaration_in_an_environment_chart_takes_its_environment(app: Fleet)
     web = magnum(app.environment("prod"), "web", project)
     assert web.environments == ("prod",)
     assert web.node.path == "prod/web"
-    assert app.declaration("prod/web") is web
+    ref = app.declaration("prod/web", MagnumCluster)
     out = testing.synth(app)
+    assert ref.get() is web  # a declaration in a chart is found by its cdk8s path
     assert out.names("ClusterV1", env="prod") == ["web"]
     assert out.names("ClusterV1", env="dev") == []
     # rendered by the fleet as plain dicts, into the cluster's folder (not cdk8s's extra/)
@@ -120,10 +124,13 @@ def test_a_fleet_with_components_never_imports_cdk8s(tmp_path: Path) -> None:
     script = f"""
 import sys
 from pathlib import Path
-from fleet import ClusterTemplate, Component, MagnumCluster, OpenStackProject, testing
+from fleet import (ClusterTemplate, Component, MagnumCluster, OpenStackProject,
+                   TemplateCatalog, testing)
 app = testing.fleet(root=Path({str(tmp_path)!r}))
-ClusterTemplate(name="t", kubernetes_version="v1.29.2", base_labels={{"k": "v"}},
-                uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
+TemplateCatalog.of(app).add(
+    ClusterTemplate(name="t", kubernetes_version="v1.29.2", base_labels={{"k": "v"}},
+                    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
+)
 team = Component(app, "team", environments=["dev"])
 p = OpenStackProject(team, "p", project_name="P")
 MagnumCluster(team, "c", name="c", project=p, template="t", flavor="f", keypair="k",

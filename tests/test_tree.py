@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from fleet import (
     MagnumCluster,
     NodeGroup,
     OpenStackProject,
+    TemplateCatalog,
     testing,
 )
 
@@ -48,8 +50,9 @@ def cluster(scope: Any, construct_id: str = "web", **overrides: Any) -> MagnumCl
 
 @pytest.fixture
 def app(tmp_path: Path) -> Fleet:
-    template()
-    return testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    fleet = testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    TemplateCatalog.of(fleet).add(template())  # clusters name it: template="tpl-tree"
+    return fleet
 
 
 class Team(Component):
@@ -104,7 +107,8 @@ def test_a_duplicate_id_in_one_scope_names_both_places(app: Fleet) -> None:
 def test_errors_name_file_line_and_construct_path(app: Fleet) -> None:
     team = Component(app, "team", environments=["dev"])
     with pytest.raises(DefinitionError) as e:
-        cluster(team, "batch", environments=None, node_count=-1)
+        # a template object: one given by name is looked up, and its inputs checked, later
+        cluster(team, "batch", environments=None, node_count=-1, template=template())
     assert e.value.where.startswith("tests/test_tree.py:") or "test_tree.py:" in e.value.where
     assert e.value.where.endswith("(team/batch)")
 
@@ -126,19 +130,31 @@ def test_the_scope_must_be_a_construct(app: Fleet) -> None:
 
 
 def test_fleet_declaration_finds_by_path_or_unique_id(app: Fleet) -> None:
+    by_path = app.declaration("team-dev/batch", MagnumCluster)  # before it is declared
     dev = Team(app, "team-dev", env="dev")
     Team(app, "team-prod", env="prod")
-    assert app.declaration("team-dev/batch") is dev.cluster
-    with pytest.raises(DefinitionError, match=r"2 declarations have id 'batch'.*'team-dev/batch'"):
-        app.declaration("batch")
+    lookup_line = sys._getframe().f_lineno + 1
+    by_id = app.declaration("project", OpenStackProject)
+    with pytest.raises(DefinitionErrors) as e:
+        app.run_phases()
+    assert by_path.get() is dev.cluster
+    [error] = e.value.errors
+    assert error.message == (
+        "2 declarations have id 'project'; name one by its path ('team-dev/project', "
+        "'team-prod/project')"
+    )
+    assert error.where.endswith(f"test_tree.py:{lookup_line}") and error.field == "id"
+    assert not by_id.is_resolved
 
 
 def test_unknown_declaration_names_the_caller_and_the_nearest_id(app: Fleet) -> None:
     cluster(app, "ais-batch")
-    with pytest.raises(DefinitionError) as e:
-        app.declaration("ais-bacth")
-    assert "test_tree.py:" in e.value.where
-    assert e.value.message == (
+    app.declaration("ais-bacth")
+    with pytest.raises(DefinitionErrors) as e:
+        app.run_phases()
+    [error] = e.value.errors
+    assert "test_tree.py:" in error.where
+    assert error.message == (
         "no declaration with id 'ais-bacth' (did you mean 'ais-batch' or 'ais-batch-project'?)"
     )
 
@@ -172,6 +188,7 @@ def test_assigning_an_input_after_construction_fails(app: Fleet) -> None:
     assert e.value.field == "template"
     assert "MagnumCluster is immutable once constructed" in e.value.message
     assert e.value.where.endswith("(web)") and "test_tree.py:" in e.value.where
+    app.run_phases()  # a template given by name is looked up once every define() ran
     assert c.template.name == "tpl-tree"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
@@ -103,16 +104,22 @@ class OpenStackProject(FleetConstruct):
             "interface": interface,
             "identity-api-version": identity_api_version,
         }
-        self._used_in: set[str] = set()
+        self._used_in: frozenset[str] = frozenset()
 
     @property
     def details(self) -> dict[str, str | None]:
         """The connection parameters as declared (``project-name``, ``project-id``, ...)."""
         return dict(self._details)
 
-    def use_in(self, environment: str) -> None:
-        """Called by a cluster placed in ``environment``: the project renders there."""
-        self._used_in.add(environment)
+    def prepare(self) -> None:
+        """Render in the environments of the clusters that name the project (looked up
+        once every ``define()`` has run, so in any module order)."""
+        self._used_in = self.fleet.catalog(_ProjectUse).environments(self)
+
+    @property
+    def used_in(self) -> frozenset[str]:
+        """The environments where a cluster uses the project (known in the prepare phase)."""
+        return self._used_in
 
     def render(self, environment: str) -> list[Manifest]:
         """The ProviderConfig, in the environments where a cluster uses the project."""
@@ -145,3 +152,20 @@ class OpenStackProject(FleetConstruct):
                 '"application_credential_id", "application_credential_secret"}',
             )
         ]
+
+
+class _ProjectUse:
+    """Which environments each project is used in, found once per fleet (prepare phase)."""
+
+    def __init__(self) -> None:
+        self._by_project: dict[int, frozenset[str]] | None = None
+
+    def environments(self, project: OpenStackProject) -> frozenset[str]:
+        if self._by_project is None:
+            found: dict[int, set[str]] = {}
+            for declaration in project.fleet.declarations():
+                used = getattr(declaration, "project", None)
+                if isinstance(declaration, FleetCluster) and isinstance(used, OpenStackProject):
+                    found.setdefault(id(used), set()).update(declaration.environments)
+            self._by_project = {key: frozenset(envs) for key, envs in found.items()}
+        return self._by_project.get(id(project), frozenset())

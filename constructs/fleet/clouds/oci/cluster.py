@@ -630,9 +630,6 @@ class OciManagedCluster(FleetCluster):
             )
             for env in self.environments
         }
-        if identity is not None:
-            for env in self.environments:
-                identity.use_in(env, self.namespace)
 
     def _check_ad_region(self, ad: str, ctx: str, prefix: str = "") -> None:
         match = _AD.match(ad)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
@@ -58,10 +59,12 @@ class OciClusterIdentity(FleetConstruct):
             principal_secret_namespace or namespace, where=ctx, field="principal_secret_namespace"
         )
         self._namespaces: dict[str, set[str]] = {}
+        """Environment -> the namespaces of the clusters using the identity there."""
 
-    def use_in(self, environment: str, namespace: str) -> None:
-        """Called by a cluster placed in ``environment``: render there, allow ``namespace``."""
-        self._namespaces.setdefault(environment, set()).add(namespace)
+    def prepare(self) -> None:
+        """Render in the environments of the clusters that use the identity, allowing
+        their namespaces (found once every ``define()`` has run: any module order)."""
+        self._namespaces = self.fleet.catalog(_IdentityUse).namespaces(self)
 
     def reference(self) -> dict[str, str]:
         """The ``identityRef`` of an OCIManagedCluster."""
@@ -107,3 +110,25 @@ class OciClusterIdentity(FleetConstruct):
             name=self.principal_secret, namespace=self.principal_secret_namespace, key="key"
         )
         return [(ref, "keys tenancy, user, fingerprint, key (PEM); passphrase, region optional")]
+
+
+class _IdentityUse:
+    """Per identity, the namespaces of the clusters that use it in each environment,
+    found once per fleet (prepare phase)."""
+
+    def __init__(self) -> None:
+        self._by_identity: dict[int, dict[str, set[str]]] | None = None
+
+    def namespaces(self, identity: OciClusterIdentity) -> dict[str, set[str]]:
+        if self._by_identity is None:
+            found: dict[int, dict[str, set[str]]] = {}
+            for declaration in identity.fleet.declarations():
+                used = getattr(declaration, "identity", None)
+                if isinstance(declaration, FleetCluster) and isinstance(used, OciClusterIdentity):
+                    envs = found.setdefault(id(used), {})
+                    for env in declaration.environments:
+                        envs.setdefault(env, set()).add(
+                            getattr(declaration, "namespace", identity.namespace)
+                        )
+            self._by_identity = found
+        return self._by_identity.get(id(identity), {})
