@@ -167,9 +167,14 @@ def article(noun: str) -> str:
     return ("an " if noun[:1] in "AEIOU" else "a ") + noun
 
 
-def target_of(value: D | Ref[D]) -> D:
-    """``value`` itself, or the declaration a reference resolved to."""
-    return value.get() if isinstance(value, Ref) else value
+def target_of(value: D | Ref[D], field: str) -> D:
+    """``value`` itself, or the declaration a reference resolved to (read as ``field``:
+    before the prepare phase, the error names it)."""
+    if not isinstance(value, Ref):
+        return value
+    if value._target is None:
+        raise value._unresolved(field)
+    return value._target
 
 
 def relocate(error: DefinitionError | DefinitionErrors, where: str) -> DefinitionErrors:

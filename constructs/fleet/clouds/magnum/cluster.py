@@ -368,7 +368,7 @@ class MagnumCluster(FleetCluster):
     @property
     def project(self) -> OpenStackProject:
         """The OpenStack project (a reference resolves in the prepare phase)."""
-        return target_of(self._project)
+        return target_of(self._project, "project")
 
     @property
     def template(self) -> ClusterTemplate:
