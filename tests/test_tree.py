@@ -15,9 +15,12 @@ from fleet import (
     DefinitionErrors,
     Fleet,
     FleetCluster,
+    FleetPackage,
+    GitPath,
     JsonPatch,
     MagnumCluster,
     NodeGroup,
+    OciClusterIdentity,
     OpenStackProject,
     TemplateCatalog,
     testing,
@@ -93,6 +96,68 @@ def test_a_declaration_can_be_a_scope(app: Fleet) -> None:
     child = cluster(parent, "web2", environments=None)
     assert child.node.path == "web/web2"
     assert child.environments == parent.environments == ("dev",)
+
+
+# --- names taken from ids -------------------------------------------------------------------
+
+
+class Platform(Component):
+    """A component with objects named by their ids: a project, an identity, a package."""
+
+    def __init__(self, scope: Any, construct_id: str, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, environments=["dev"], **kwargs)
+        self.project = OpenStackProject(self, "project", project_name=f"TEAM {construct_id}")
+        self.cluster = cluster(
+            self, "batch", name=f"{construct_id}-batch", environments=None, project=self.project
+        )
+        self.identity = OciClusterIdentity(self, "oci", principal_secret="principal")
+        self.package = FleetPackage(
+            self, "monitoring", namespace="monitoring", source=GitPath(path="monitoring")
+        )
+
+
+def test_a_component_used_twice_names_its_objects_after_its_id(app: Fleet) -> None:
+    a, b = Platform(app, "team-a"), Platform(app, "team-b")
+    top = OpenStackProject(app, "project", project_name="TOP")  # top level: the id, as before
+    assert (a.project.name, b.project.name, top.name) == (
+        "team-a-project",
+        "team-b-project",
+        "project",
+    )
+    assert (a.identity.name, a.package.name) == ("team-a-oci", "team-a-monitoring")
+    assert a.project.credentials.name == "team-a-project-openstack-credentials"
+    out = testing.synth(app)
+    assert out.names("ProviderConfig", env="dev") == ["team-a-project", "team-b-project"]
+    assert out.get("ClusterV1", "team-b-batch")["spec"]["providerConfigRef"] == {
+        "name": "team-b-project"
+    }
+
+
+def test_names_from_ids_follow_nested_prefixes_and_name_pins_one(app: Fleet) -> None:
+    org = Component(app, "org", environments=["dev"])
+    team = Component(org, "team-a", prefix="a")
+    bare = Component(app, "bare", prefix="")
+    assert OpenStackProject(team, "project", project_name="P").name == "org-a-project"
+    assert OpenStackProject(bare, "project", project_name="P").name == "project"
+    pinned = OpenStackProject(team, "pinned", project_name="P", name="legacy-name")
+    assert pinned.name == "legacy-name"
+    # A declaration used as a scope gives no prefix: only Components do.
+    web = cluster(app, "web")
+    assert OpenStackProject(web, "inner", project_name="P").name == "inner"
+
+
+def test_a_component_id_that_is_no_name_prefix_fails_where_a_name_is_derived(app: Fleet) -> None:
+    team = Component(app, "Team_A", environments=["dev"])
+    assert OpenStackProject(team, "pinned", project_name="P", name="p").name == "p"
+    with pytest.raises(DefinitionError) as e:
+        OpenStackProject(team, "project", project_name="P")
+    assert (e.value.field, e.value.where.endswith("(Team_A/project)")) == ("name", True)
+    assert e.value.message.startswith(
+        "the name taken from the id is prefixed by component 'Team_A', whose id 'Team_A' is no "
+        "valid name prefix: pass name=, or give the component a prefix="
+    )
+    with pytest.raises(DefinitionError, match=r"\(bad\): prefix: must be lower-case letters"):
+        Component(app, "bad", prefix="Bad_")
 
 
 def test_a_duplicate_id_in_one_scope_names_both_places(app: Fleet) -> None:

@@ -6,7 +6,7 @@ from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
+from fleet.core.tree import Scope, name_from_id
 from fleet.core.validators import check_dns_subdomain
 from fleet.core.values import SecretKeyRef
 
@@ -84,11 +84,14 @@ class OpenStackProject(FleetConstruct):
         interface: str | None = None,
         identity_api_version: str | None = None,
     ) -> None:
-        """``name`` (the ProviderConfig's name) defaults to the construct id;
+        """``name`` (the ProviderConfig's name) defaults to the construct id, after the
+        prefixes of the Components it is declared in (:func:`~fleet.core.tree.name_from_id`);
         ``credentials`` default to key ``credentials`` (the JSON object) of Secret
         ``<name>-openstack-credentials`` in ``crossplane-system``."""
         super().__init__(scope, construct_id, environments=None)
-        self.name = check_dns_subdomain(name or construct_id, where=self.context, field="name")
+        self.name = check_dns_subdomain(
+            name or name_from_id(self), where=self.context, field="name"
+        )
         self.project_name = project_name
         self.credentials = credentials or SecretKeyRef(
             name=f"{self.name}-openstack-credentials",

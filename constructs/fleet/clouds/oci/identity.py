@@ -8,7 +8,7 @@ from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
+from fleet.core.tree import Scope, name_from_id
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import SecretKeyRef
 
@@ -45,12 +45,13 @@ class OciClusterIdentity(FleetConstruct):
         namespace: str = "oke-clusters",
         principal_secret_namespace: str | None = None,
     ) -> None:
-        """``name`` defaults to the construct id; ``namespace`` is where the identity
-        lives and the default namespace of its clusters; ``principal_secret_namespace``
-        defaults to ``namespace``."""
+        """``name`` defaults to the construct id, after the prefixes of the Components
+        it is declared in (:func:`~fleet.core.tree.name_from_id`); ``namespace`` is where
+        the identity lives and the default namespace of its clusters;
+        ``principal_secret_namespace`` defaults to ``namespace``."""
         super().__init__(scope, construct_id, environments=None)
         ctx = self.context
-        self.name = check_dns_subdomain(name or construct_id, where=ctx, field="name")
+        self.name = check_dns_subdomain(name or name_from_id(self), where=ctx, field="name")
         self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
         self.principal_secret = check_dns_subdomain(
             principal_secret, where=ctx, field="principal_secret"
