@@ -221,8 +221,8 @@ CASES = [
     Case(
         "duplicate-cluster-name",
         {"clusters/broken.py": magnum(name='"web-{env}"')},
-        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: "
-        r"clusters/base\.py:\d+ \(web\) and clusters/broken\.py:\d+ \(x\)$",
+        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: the other "
+        r"is clusters/base\.py:\d+ \(web\)$",
     ),
     Case(
         "duplicate-construct-id",

@@ -13,6 +13,7 @@ from fleet import (
     ClusterTemplate,
     Component,
     DefinitionError,
+    DefinitionErrors,
     Fleet,
     MagnumCluster,
     OpenStackProject,
@@ -95,6 +96,25 @@ def test_the_id_is_reserved_in_the_cdk8s_tree(app: Fleet) -> None:
     assert e.value.field == "id"
     assert "duplicate declaration 'web' in cdk8s construct 'dev'" in e.value.message
     assert "test_cdk8s_bridge.py:" in e.value.where
+
+
+def test_two_cdk8s_objects_of_one_name_name_their_construct_paths(app: Fleet) -> None:
+    import cdk8s
+    from constructs import Construct
+
+    for team in ("team-a", "team-b"):
+        scope = Construct(app.environment("dev"), team)
+        cdk8s.ApiObject(scope, "ns", api_version="v1", kind="Namespace", metadata={"name": "same"})
+    cdk8s.ApiObject(
+        app.environment("dev"), "other", api_version="v1", kind="Namespace", metadata={"name": "o"}
+    )
+    with pytest.raises(DefinitionErrors) as e:
+        testing.synth(app, ["dev"])
+    [error] = e.value.errors
+    assert error.line() == (
+        "cdk8s dev/team-b/ns: name: two objects Namespace same in dev: the other is "
+        "cdk8s dev/team-a/ns"
+    )
 
 
 def test_an_explicit_environment_must_be_the_charts(app: Fleet) -> None:

@@ -169,6 +169,51 @@ def test_a_duplicate_id_in_one_scope_names_both_places(app: Fleet) -> None:
     assert "test_tree.py:" in e.value.message  # where the first one was declared
 
 
+def test_a_duplicate_id_from_one_line_run_twice_never_points_at_itself(app: Fleet) -> None:
+    def project(scope: Any) -> OpenStackProject:
+        return OpenStackProject(scope, "p", project_name="P")
+
+    project(app)
+    call_line = sys._getframe().f_lineno + 2
+    with pytest.raises(DefinitionError) as e:
+        project(app)
+    assert e.value.message.startswith(
+        "duplicate declaration 'p' (this line ran twice for one scope; again when called from "
+    )
+    assert e.value.message.endswith(f"test_tree.py:{call_line})")
+    assert "first at" not in e.value.message
+
+
+def test_two_objects_of_one_name_from_one_component_line_name_both_paths(app: Fleet) -> None:
+    for team in ("team-a", "team-b"):
+        Platform(app, team)
+    OpenStackProject(app, "again", project_name="P", name="team-a-project")
+    cluster(app, "again-web", project=app.declaration("again", OpenStackProject))
+    with pytest.raises(DefinitionErrors) as e:
+        testing.synth(app, ["dev"])
+    [error] = e.value.errors
+    assert error.where.endswith("(again)")
+    assert error.message.startswith(
+        "two objects ProviderConfig team-a-project in dev: the other is "
+    )
+    assert error.message.endswith("(team-a/project)")
+
+
+def test_two_objects_from_one_declaration_say_so(app: Fleet) -> None:
+    groups = [NodeGroup(name=n, flavor="f", node_count=1) for n in ("a", "b")]
+    web = cluster(app, node_groups=groups)
+    OpenStackProject(app, "proj", project_name="P")
+    web.add_json_patch(JsonPatch.replace("/metadata/name", "same"), kind="NodegroupV1")
+    with pytest.raises(DefinitionErrors) as e:
+        testing.synth(app, ["dev"])
+    [error] = e.value.errors
+    assert error.where.endswith("(web)")
+    assert error.message == (
+        "two objects NodegroupV1 same in dev: both rendered by this declaration (a json patch, "
+        "or a name given twice?)"
+    )
+
+
 def test_errors_name_file_line_and_construct_path(app: Fleet) -> None:
     team = Component(app, "team", environments=["dev"])
     with pytest.raises(DefinitionError) as e:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.manifest import Manifest
 from fleet.core.refs import Ref, relocate
 from fleet.core.tree import Node, TreeConstruct, apply_aspects, did_you_mean
 from fleet.core.values import caller_location
@@ -109,6 +111,24 @@ class Fleet(TreeConstruct):
         self.check_environment(name)
         chart = self._charts.get(name)
         return chart.user_objects() if chart is not None else []
+
+    def user_manifests(self, name: str, folder: str) -> list[Manifest]:
+        """:meth:`user_objects` as manifests in ``folder``, from ``cdk8s chart <name>``;
+        objects that share an identity name their own construct paths, so that the
+        duplicate error tells them apart."""
+        source = f"cdk8s chart {name}"
+        out = [Manifest(name, body, folder, source) for body in self.user_objects(name)]
+        counts = Counter(m.identity for m in out)
+        clashes = {identity for identity, n in counts.items() if n > 1}
+        if not clashes:
+            return out
+        paths = self._charts[name].paths_of(clashes)
+        return [
+            Manifest(name, m.body, folder, f"cdk8s {paths[m.identity].pop(0)}")
+            if paths.get(m.identity)
+            else m
+            for m in out
+        ]
 
     def declarations(self) -> Iterator[FleetConstruct]:
         """Every fleet declaration, in the order they were created (whatever their scope)."""

@@ -175,11 +175,15 @@ class Node:
         if existing is not None:
             first = getattr(existing, "where", "")
             scope = f" in {self._describe()}" if self._parent is not None else ""
+            if first and first == where:  # never "first at" the line this error names
+                outer = caller_location(outer=1)
+                detail = " (this line ran twice for one scope" + (
+                    f"; again when called from {outer})" if outer else ")"
+                )
+            else:
+                detail = f" (first at {first})" if first else ""
             raise DefinitionError(
-                f"duplicate declaration {child_id!r}{scope}"
-                + (f" (first at {first})" if first else ""),
-                where=where,
-                field="id",
+                f"duplicate declaration {child_id!r}{scope}{detail}", where=where, field="id"
             )
         path = key if not self.path else self.path + PATH_SEP + child_id
         node = Node(child, self, child_id, path)
