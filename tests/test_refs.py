@@ -96,6 +96,7 @@ def test_mutators_called_on_references_apply_in_file_order() -> None:
         "clusters/web-prod/clusterv1_containerinfra.openstack.crossplane.io_web-prod.yaml"
     ]
     assert b"labels:\n    tier: b\n" in web  # a_patches adds tier: a, b_patches replaces it
+    assert b"    owner: b\n" in web  # so do their Aspects
     assert (
         "clusters/web-prod/nodegroupv1_containerinfra.openstack.crossplane.io_web-prod-zone-b.yaml"
         in files["prod"]

@@ -13,6 +13,7 @@ the cdk8s bridge (:func:`attach`): cdk8s is only touched when the user already i
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 import sys
@@ -69,6 +70,7 @@ class Node:
     """
 
     __slots__ = (
+        "_aspect_files",
         "_aspects",
         "_children",
         "_locked",
@@ -90,6 +92,7 @@ class Node:
         self._metadata: list[MetadataEntry] | None = None
         self._validations: list[IValidation] | None = None
         self._aspects: list[IAspect] | None = None
+        self._aspect_files: list[str] = []
         self._locked = False
 
     # --- navigation ---------------------------------------------------------------------------
@@ -283,9 +286,15 @@ class Aspects:
                 where=caller_location(),
                 field="aspect",
             )
-        if self._node._aspects is None:
-            self._node._aspects = []
-        self._node._aspects.append(aspect)
+        node = self._node
+        if node._aspects is None:
+            node._aspects = []
+        # In the order of the files that added them, then in the order added: the same
+        # whatever order the modules were loaded in.
+        file = caller_location().rpartition(":")[0]
+        at = bisect.bisect_right(node._aspect_files, file)
+        node._aspect_files.insert(at, file)
+        node._aspects.insert(at, aspect)
 
     @property
     def all(self) -> list[IAspect]:
