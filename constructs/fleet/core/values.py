@@ -114,9 +114,9 @@ def set_location_root(root: str) -> None:
 def caller_location(*, outer: int = 0) -> str:
     """``file:line`` of the first caller outside the fleet package (the user's definition).
 
-    ``outer=1``: the code of the project that called that one (the next frame out in the
-    project's folder, installed packages and the fleet's own left out), to tell two calls
-    of one line apart; ``""`` when there is none.
+    ``outer=1``: the user's code that called that one (the next frame out that is neither
+    the fleet's nor in the Python installation or virtualenv, such as a test runner or the
+    ``fleet`` script), to tell two calls of one line apart; ``""`` when there is none.
     """
     frame = sys._getframe(1)
     while frame.f_back is not None and _is_library(frame.f_code.co_filename):
@@ -124,7 +124,7 @@ def caller_location(*, outer: int = 0) -> str:
     root = _location_root[0] if _location_root else os.getcwd()
     for _ in range(outer):
         caller = frame.f_back
-        while caller is not None and not _in_project(caller.f_code.co_filename, root):
+        while caller is not None and not _is_users(caller.f_code.co_filename):
             caller = caller.f_back
         if caller is None:
             return ""
@@ -133,11 +133,12 @@ def caller_location(*, outer: int = 0) -> str:
     return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
 
 
-def _in_project(filename: str, root: str) -> bool:
-    return (
-        not _is_library(filename)
-        and "site-packages" not in filename
-        and os.path.abspath(filename).startswith(root + os.sep)
+def _is_users(filename: str) -> bool:
+    return not (
+        _is_library(filename)
+        or filename.startswith("<")
+        or filename.startswith((sys.prefix, sys.base_prefix))
+        or "site-packages" in filename
     )
 
 
