@@ -31,6 +31,7 @@ from fleet import (
     JsonPatch,
     MagnumCluster,
     NodeGroup,
+    OciManagedCluster,
     OpenStackProject,
     Ref,
     TemplateCatalog,
@@ -225,6 +226,12 @@ def test_a_deferred_mutators_error_names_the_line_that_called_it(app: Fleet) -> 
     assert (error.field, error.message) == ("node_groups", "duplicate node group name 'zone-a'")
 
 
+def test_every_clouds_pool_mutator_is_recorded_on_a_reference(app: Fleet) -> None:
+    for kind, name in ((MagnumCluster, "add_node_group"), (OciManagedCluster, "add_node_pool")):
+        deferred = getattr(app.declaration("web", kind), name)
+        assert callable(deferred) and deferred.__name__ == "deferred"
+
+
 def test_a_mistyped_mutator_fails_at_once_with_did_you_mean(app: Fleet) -> None:
     with pytest.raises(DefinitionError, match=r"add_node_grup: MagnumCluster has no method "):
         app.declaration("web", MagnumCluster).add_node_grup  # noqa: B018
@@ -284,8 +291,8 @@ def test_type_checkers_see_the_kind(tmp_path: Path) -> None:
         timeout=300,
     )
     out, status = result.stdout, result.returncode
-    lines = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith(str(module))]
-    assert status == 1
+    lines = [line.split(": ", 1)[1] for line in out.splitlines() if "user_fleet.py:" in line]
+    assert status == 1 and len(lines) == 4, (out, result.stderr)
     assert lines == [
         'note: Revealed type is "fleet.core.refs.Ref[fleet.clouds.magnum.cluster.MagnumCluster]"',
         'note: Revealed type is "fleet.clouds.magnum.cluster.MagnumCluster"',
