@@ -271,7 +271,7 @@ def synthesize(
     envs = list(environments or config.environments)
     for env in envs:
         config.check_environment(env)
-    crds_dir = available_crds_dir(config) if validate else None
+    crds_dir = available_crds_dir() if validate else None
     checks = _Checks(
         config=config,
         validate=validate,
