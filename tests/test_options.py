@@ -276,7 +276,7 @@ def _magnum(fleet: Fleet, **kwargs: Any) -> MagnumCluster:
     ("make", "field", "message"),
     [
         # MagnumCluster: isinstance(project, OpenStackProject), create_timeout_minutes an int
-        (lambda f: _magnum(f, project="p"), "project", "must be an OpenStackProject, got str"),
+        (lambda f: _magnum(f, project="p"), "project", "must be an OpenStackProject or a"),
         (lambda f: _magnum(f, create_timeout_minutes="9"), "create_timeout_minutes", "integer"),
         # MagnumCluster._resolve: label values are strings; check_optional's types
         (lambda f: _magnum(f, labels={"a": 1}), "labels", "label values are strings"),

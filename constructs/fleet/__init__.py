@@ -16,7 +16,7 @@ from fleet.clouds.magnum.cluster import (
     ResolvedMagnum,
 )
 from fleet.clouds.magnum.project import OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate
+from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
 from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
@@ -28,6 +28,7 @@ from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
 from fleet.core.options import option, value_type
+from fleet.core.refs import Ref
 from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
@@ -71,10 +72,12 @@ __all__ = [
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
+    "Ref",
     "ResolvedMagnum",
     "ResolvedOke",
     "Scope",
     "SecretKeyRef",
+    "TemplateCatalog",
     "TreeConstruct",
     "option",
     "per_env",

@@ -18,10 +18,11 @@ from fleet.clouds.base import (
 )
 from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
+from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
 from fleet.core.options import option, render_values, rendered, resolved_values, value_type
+from fleet.core.refs import Ref, mutator, target_of
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
@@ -247,7 +248,10 @@ class MagnumCluster(FleetCluster):
     plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
     rendered_kind: ClassVar[str] = "ClusterV1"
 
-    project: OpenStackProject = option(doc="The OpenStack project (its ProviderConfig).")
+    _project: OpenStackProject | Ref[OpenStackProject] = option(
+        alias="project",
+        doc="The OpenStack project (its ProviderConfig), or a reference to one.",
+    )
     _template: ClusterTemplate | str = option(
         alias="template", doc="The cluster template, or its name in the fleet's templates."
     )
@@ -377,11 +381,16 @@ class MagnumCluster(FleetCluster):
         """The cluster's checks, and its values resolved for each environment."""
         super().__post_init__()
         ctx = self.context
-        self.template: ClusterTemplate = (
-            self._template
-            if isinstance(self._template, ClusterTemplate)
-            else catalog().get(self._template, where=ctx)
-        )
+        if isinstance(self._project, Ref) and not issubclass(
+            self._project.target_kind, OpenStackProject
+        ):
+            raise DefinitionError(
+                f"must be an OpenStackProject or a reference to one, got {self._project!r}",
+                where=ctx,
+                field="project",
+            )
+        # A template by name is looked up in the prepare phase, among the fleet's templates.
+        self._template = TemplateCatalog.of(self.fleet).use(self._template, where=ctx)
         chosen_policy = self._deletion_policy or (
             DeletionPolicy.ORPHAN if self.deletion_protection else DeletionPolicy.DELETE
         )
@@ -424,9 +433,32 @@ class MagnumCluster(FleetCluster):
         self.node_groups = unique_pools(
             self.node_groups, NodeGroup, where=ctx, field="node_groups", noun="node group"
         )
+        self._resolved: dict[str, ResolvedMagnum] = {}
+        if isinstance(self._template, ClusterTemplate) and not isinstance(self._project, Ref):
+            self._resolve_all()  # checked now; otherwise in prepare()
+
+    @property
+    def project(self) -> OpenStackProject:
+        """The OpenStack project (a reference resolves in the prepare phase)."""
+        return target_of(self._project, "project")
+
+    @property
+    def template(self) -> ClusterTemplate:
+        """The cluster template (one given by name resolves in the prepare phase)."""
+        if isinstance(self._template, str):
+            raise TemplateCatalog.unresolved(self._template, path=self.node.path)
+        return self._template
+
+    def prepare(self) -> None:
+        """Look up a template given by name, then check the inputs that need the template
+        and the project (when either was not known at construction)."""
+        if isinstance(self._template, str):
+            self._template = TemplateCatalog.of(self.fleet).get(self._template, where=self.context)
+        if not self._resolved:
+            self._resolve_all()
+
+    def _resolve_all(self) -> None:
         self._resolved = {env: self._resolve(env) for env in self.environments}
-        for env in self.environments:
-            self.project.use_in(env)
 
     def _resolve(self, env: str) -> ResolvedMagnum:
         ctx = self.context
@@ -518,6 +550,7 @@ class MagnumCluster(FleetCluster):
         """The cluster's values in ``environment`` (one of its environments)."""
         return self._resolved[environment]
 
+    @mutator
     def add_node_group(self, group: NodeGroup) -> NodeGroup:
         """Append ``group`` to the node groups (checked like those given at construction)."""
         ctx = self.context
@@ -535,6 +568,8 @@ class MagnumCluster(FleetCluster):
         if errors:
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
         self.set_input("node_groups", groups)
+        if not self._resolved:
+            return group  # resolved with the other node groups in prepare()
         for env, counts in added.items():
             state = self._resolved[env]
             self._resolved[env] = replace(state, groups=(*state.groups, (group, counts)))

@@ -42,6 +42,7 @@ from fleet.clouds.oci.regions import REGION_KEYS
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
 from fleet.core.options import option, rendered, resolved_values
+from fleet.core.refs import mutator
 from fleet.core.validators import (
     check_choice,
     check_cidr,
@@ -371,9 +372,6 @@ class OciManagedCluster(FleetCluster):
         self._resolved: dict[str, ResolvedOke] = {
             env: self._resolve(env) for env in self.environments
         }
-        if identity is not None:
-            for env in self.environments:
-                identity.use_in(env, self.namespace)
 
     def _check_ad_region(self, ad: str, ctx: str, prefix: str = "") -> None:
         match = AVAILABILITY_DOMAIN.match(ad)
@@ -432,6 +430,7 @@ class OciManagedCluster(FleetCluster):
                         field=f"node_pools[{pool.name}].{field_name}",
                     )
 
+    @mutator
     def add_node_pool(self, pool: OkeNodePool) -> OkeNodePool:
         """Append ``pool`` after the declaration (checked as if it had been declared)."""
         ctx = self.context
