@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import operator
 import sys
 import types
 import typing
@@ -40,7 +41,7 @@ from typing import Any, Final, TypeVar, Union, dataclass_transform, overload
 from fleet.core.errors import DefinitionError
 from fleet.core.tree import did_you_mean
 from fleet.core.validators import ArgumentChecks, Check, checked_arguments, per_env_values
-from fleet.core.values import PerEnv, argument_location, resolve
+from fleet.core.values import PerEnv, argument_location
 
 T = TypeVar("T")
 C = TypeVar("C", bound=type)
@@ -504,17 +505,21 @@ def resolved_values(
     """Each option's value on ``obj`` for ``environment`` (a ``PerEnv`` resolved), by
     keyword. A value missing for the environment raises, or, given ``errors``, is added
     to them (and None in the result)."""
+    plan = _plan(options)
+    if not plan.per_env:  # nothing to resolve (a node group's options)
+        return {keyword: getattr(obj, name) for keyword, name in plan.names}
     out: dict[str, Any] = {}
-    for o in options:
-        try:
-            out[o.keyword] = resolve(
-                getattr(obj, o.name), environment, where=where, field=o.keyword
-            )
-        except DefinitionError as e:
-            if errors is None:
-                raise
-            errors.append(e)
-            out[o.keyword] = None
+    for keyword, name in plan.names:
+        value = getattr(obj, name)
+        if isinstance(value, PerEnv):
+            try:
+                value = value.get(environment, where=where, field=keyword)
+            except DefinitionError as e:
+                if errors is None:
+                    raise
+                errors.append(e)
+                value = None
+        out[keyword] = value
     return out
 
 
@@ -530,8 +535,87 @@ def render_values(
     body: dict[str, Any], options: tuple[Option, ...], values: Mapping[str, Any]
 ) -> None:
     """Write each option's value (from ``values``, by keyword) at its render path, where
-    set."""
-    for o in options:
-        value = values[o.keyword]
-        if value is not None:
-            put(body, o.render, value)
+    set (the dicts on the way made as needed)."""
+    for parent, leaves in _plan(options).parents:
+        node: dict[str, Any] | None = None
+        for key, keyword in leaves:
+            value = values[keyword]
+            if value is not None:
+                if node is None:
+                    node = body
+                    for step in parent:
+                        node = node.setdefault(step, {})
+                node[key] = value
+
+
+def render_object(
+    body: dict[str, Any], options: tuple[Option, ...], obj: object, environment: str, *, where: str
+) -> None:
+    """Write each option's value on ``obj`` (resolved for ``environment``) at its render
+    path, where set: :func:`render_values` without the dict of values between."""
+    plan = _plan(options)
+    values = plan.getter(obj)
+    if plan.per_env:
+        values = tuple(
+            v.get(environment, where=where, field=keyword) if isinstance(v, PerEnv) else v
+            for (keyword, _), v in zip(plan.names, values, strict=True)
+        )
+    for parent, leaves in plan.indexed:
+        node: dict[str, Any] | None = None
+        for key, index in leaves:
+            value = values[index]
+            if value is not None:
+                if node is None:
+                    node = body
+                    for step in parent:
+                        node = node.setdefault(step, {})
+                node[key] = value
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """``options`` compiled for the render: by parent path, and whether any is per-env."""
+
+    options: tuple[Option, ...]
+    names: tuple[tuple[str, str], ...]
+    """(keyword, attribute) of each option."""
+    parents: tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], ...]
+    """(parent path, ((last key, keyword), ...)) in the options' order."""
+    indexed: tuple[tuple[tuple[str, ...], tuple[tuple[str, int], ...]], ...]
+    """(parent path, ((last key, index in :attr:`names`), ...))."""
+    getter: Callable[[object], tuple[Any, ...]]
+    """The options' values of an object, in :attr:`names`' order."""
+    per_env: bool
+
+
+_PLANS: dict[int, _Plan] = {}
+
+
+def _one(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
+    """An attribute getter that returns a tuple for 0 or 1 names too."""
+    return lambda obj: tuple(getattr(obj, name) for name in names)
+
+
+def _plan(options: tuple[Option, ...]) -> _Plan:
+    plan = _PLANS.get(id(options))
+    if plan is None or plan.options is not options:
+        parents: dict[tuple[str, ...], list[tuple[str, str, int]]] = {}
+        for index, o in enumerate(options):
+            parents.setdefault(o.render[:-1], []).append((o.render[-1], o.keyword, index))
+        names = tuple(o.name for o in options)
+        plan = _Plan(
+            options,
+            tuple((o.keyword, o.name) for o in options),
+            tuple(
+                (parent, tuple((key, keyword) for key, keyword, _ in leaves))
+                for parent, leaves in parents.items()
+            ),
+            tuple(
+                (parent, tuple((key, index) for key, _, index in leaves))
+                for parent, leaves in parents.items()
+            ),
+            operator.attrgetter(*names) if len(names) > 1 else _one(names),
+            any(o.per_env for o in options),
+        )
+        _PLANS[id(options)] = plan
+    return plan

@@ -21,7 +21,14 @@ from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
-from fleet.core.options import option, render_values, rendered, resolved_values, value_type
+from fleet.core.options import (
+    option,
+    render_object,
+    render_values,
+    rendered,
+    resolved_values,
+    value_type,
+)
 from fleet.core.refs import Ref, mutator, target_of
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
@@ -745,11 +752,6 @@ class MagnumCluster(FleetCluster):
                 },
                 "spec": group_spec,
             }
-            group_options = rendered(type(group))
-            render_values(
-                nodegroup,
-                group_options,
-                resolved_values(group, group_options, environment, where=group.where),
-            )
+            render_object(nodegroup, rendered(type(group)), group, environment, where=group.where)
             out.append(self._manifest(environment, folder, nodegroup))
         return out

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from fleet.clouds.oci.pool import ResolvedPool, check_surge
 from fleet.clouds.oci.regions import services_cidr_label
-from fleet.core.options import render_values, rendered, resolved_values
+from fleet.core.options import render_object, render_values, rendered
 from fleet.core.validators import positive_number
 
 if TYPE_CHECKING:
@@ -167,6 +167,5 @@ def _pool(cluster: OciManagedCluster, environment: str, pool: ResolvedPool) -> l
         "metadata": _metadata(cluster, name, environment),
         "spec": pool_spec,
     }
-    options = rendered(type(spec))
-    render_values(oci_pool, options, resolved_values(spec, options, environment, where=spec.where))
+    render_object(oci_pool, rendered(type(spec)), spec, environment, where=spec.where)
     return [machine_pool, oci_pool]
