@@ -309,10 +309,11 @@ def _build_table(cls: type) -> Mapping[str, Option]:
             )
             out[entry.keyword] = entry
         return types.MappingProxyType(out)
+    by_name: dict[str, Option] = {}  # a subclass redeclares a field by its name
     for klass in reversed(cls.__mro__):
-        for _name, annotation, spec in klass.__dict__.get(_OWN, ()):
-            out[spec.keyword] = dataclasses.replace(spec, hint=_evaluate(annotation, klass))
-    return types.MappingProxyType(out)
+        for name, annotation, spec in klass.__dict__.get(_OWN, ()):
+            by_name[name] = dataclasses.replace(spec, hint=_evaluate(annotation, klass))
+    return types.MappingProxyType({o.keyword: o for o in by_name.values()})
 
 
 # --- value types -----------------------------------------------------------------------------
