@@ -113,10 +113,6 @@ class Option:
         plain = {a for a in found if isinstance(a, type)}
         return plain.pop() if len(plain) == 1 and len(found) == 1 else None
 
-    def default_value(self) -> Any:
-        """The value the attribute takes when the argument is left out."""
-        return self.factory() if self.factory is not None else self.default
-
     def rendered_kind(self, owner: type) -> str:
         """The kind of the object the option renders into, for ``owner``'s table."""
         return self.kind or str(getattr(owner, "rendered_kind", ""))

@@ -316,21 +316,16 @@ def _compile_hint(hint: Any) -> Check | None:
             return None
 
         return sequence
-    if origin is not None and getattr(origin, "__name__", "") == "PerEnv":
+    if origin is PerEnv:
         value_check = _compile_hint(args[0]) if args else None
+        inner = per_env_values(value_check) if value_check is not None else None
 
-        def per_env_values(v: Any, f: str) -> str | None:
-            if not isinstance(v, origin):
+        def per_env_value(v: Any, f: str) -> str | None:
+            if not isinstance(v, PerEnv):
                 return f"must be {expected}, got {_shown(v, f)}"
-            if value_check is not None:
-                for env, item in v.values.items():
-                    if (error := value_check(item, f)) is not None:
-                        return f"[{env}]: {error}"
-                if v.default is not None and (error := value_check(v.default, f)) is not None:
-                    return f"[default]: {error}"
-            return None
+            return inner(v, f) if inner is not None else None
 
-        return per_env_values
+        return per_env_value
     if origin is not None and isinstance(origin, type):
         hint = origin
     if callable(hint) and not isinstance(hint, type):  # Callable[...] and the like
