@@ -263,7 +263,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="best of R runs (default 1)")
     parser.add_argument("--skip-naive", action="store_true", help="do not run naive cdk8s")
     args = parser.parse_args()
-    from fleet.core import _node  # noqa: F401  (JSII_NODE for the naive run and the report)
+    from fleet.core import nodejs  # noqa: F401  (JSII_NODE for the naive run and the report)
 
     crds = crds_dir()
     with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:

@@ -20,7 +20,7 @@ from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
-from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
+from fleet.core import nodejs  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError

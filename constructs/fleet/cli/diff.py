@@ -242,7 +242,7 @@ def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Files:
     env.pop("FLEET_ROOT", None)
     if crds_dir is not None:
         env[CRDS_ENV_VAR] = str(crds_dir)
-    # The worktree has no node_modules; fleet._node set JSII_NODE when fleet was imported.
+    # The worktree has no node_modules; fleet.core.nodejs set JSII_NODE when fleet was imported.
     if os.environ.get("JSII_NODE"):
         env["JSII_NODE"] = os.environ["JSII_NODE"]
     # `-c` rather than `-m fleet.cli`: older revisions' cli.py has no __main__ block.
