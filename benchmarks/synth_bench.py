@@ -18,7 +18,7 @@ with N clusters in each environment, then measures:
   ``add_json_patch`` per object, then ``App.synth()`` (file per resource), timed from
   ``import cdk8s`` (Node start included) to the end of synth, in a subprocess;
 * ``floor_s``: the same objects as plain dicts, each dumped with PyYAML's C dumper
-  (``fleet.pipeline.render.to_yaml``) into its own file (building the dicts not timed).
+  (``fleet.pipeline.yaml_canonical.to_yaml``) into its own file (building the dicts not timed).
 
 Wall-clock seconds; with ``--repeat R`` each timing is the best of R runs and the memory
 the largest of them. Prints a table,
@@ -206,7 +206,7 @@ def load_bodies(dist: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
 
 def measure_floor(bodies: dict[str, list[tuple[str, dict[str, Any]]]], out: Path) -> float:
     """Dump every object with PyYAML's C dumper into its own file."""
-    from fleet.pipeline.render import to_yaml
+    from fleet.pipeline.yaml_canonical import to_yaml
 
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()

@@ -64,7 +64,7 @@ from fleet.checks.waves import INSTALLS, NOT_PINNED, check_waves
 from fleet.clouds.base import IgnoreDifference, cloud_plugins
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 from fleet.core.manifest import Manifest
-from fleet.pipeline.synth import check_unique, render_environment
+from fleet.pipeline.render import check_unique, render_environment
 
 CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
 

@@ -106,7 +106,7 @@ def synth(
     ``$FLEET_CRDS_DIR``).
     """
     from fleet.checks.validation import InvalidObjects, available_crds_dir, check_all
-    from fleet.pipeline.synth import check_unique, render_environment
+    from fleet.pipeline.render import check_unique, render_environment
 
     envs = list(environments or app.environment_names)
     out: dict[str, list[Manifest]] = {}

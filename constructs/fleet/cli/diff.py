@@ -55,7 +55,8 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Identity
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import Synth, render_environment, synthesize
+from fleet.pipeline.render import render_environment
+from fleet.pipeline.synth import Synth, synthesize
 from fleet.pipeline.writer import read_tree
 from fleet.views.diff_report import ReportSection, render_markdown, render_text
 

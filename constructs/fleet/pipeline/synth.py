@@ -14,18 +14,17 @@ from fleet.checks.references import check_references
 from fleet.checks.schema import _SCHEMALESS, Problem, validate_manifests
 from fleet.checks.secret_guard import find_secret_material
 from fleet.checks.validation import InvalidObjects, available_crds_dir
-from fleet.core import layout
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
-from fleet.core.manifest import Identity, Manifest
+from fleet.core.manifest import Manifest
 from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
+from fleet.pipeline.render import check_unique, render_environment
 from fleet.pipeline.writer import diff_tree, write_environment
 from fleet.pipeline.yaml_fast import fast_to_yaml
 
-EXTRA_FOLDER = layout.EXTRA
 JOBS_VAR = "FLEET_JOBS"
 PARALLEL_SOURCE_BYTES = 256 * 1024
 """Declarations larger than this (about 200 clusters) render environments in parallel
@@ -51,46 +50,6 @@ class Synth:
     def object_count(self) -> int:
         """How many objects all environments hold together."""
         return sum(len(m) for m in self.manifests.values())
-
-
-def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
-    """Every object of ``environment``: fleet declarations, then user cdk8s constructs.
-
-    Runs the fleet's phases first (once; :meth:`Fleet.run_phases`) if nothing did."""
-    fleet.run_phases()
-    out: list[Manifest] = []
-    for construct in fleet.declarations():
-        out.extend(construct.manifests(environment))
-    for body in fleet.user_objects(environment):
-        out.append(Manifest(environment, body, EXTRA_FOLDER, f"cdk8s chart {environment}"))
-    return out
-
-
-def check_unique(manifests: Sequence[Manifest]) -> None:
-    """Two objects with one identity (or one file) in an environment fail, naming both."""
-    seen: dict[Identity | str, Manifest] = {}
-    errors: list[DefinitionError] = []
-    for m in manifests:
-        for key in (m.identity, m.relpath.lower()):
-            first = seen.get(key)
-            if first is not None:
-                errors.append(
-                    DefinitionError(
-                        f"two objects {m.kind} {m.namespace + '/' if m.namespace else ''}"
-                        f"{m.name} in {m.environment}: {first.source} and {m.source}",
-                        where=m.source,
-                        field="name",
-                    )
-                )
-                break
-            seen[key] = m
-    if errors:
-        raise DefinitionErrors(errors)
-
-
-def to_files(manifests: Sequence[Manifest]) -> dict[str, bytes]:
-    """The files of one environment: relative path -> canonical YAML."""
-    return {m.relpath: fast_to_yaml(m.body) for m in manifests}
 
 
 @dataclass(frozen=True)
