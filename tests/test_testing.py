@@ -8,7 +8,7 @@ import pytest
 from crd_samples import crds_dir
 
 from fleet import ClusterTemplate, Fleet, JsonPatch, MagnumCluster, OpenStackProject, testing
-from fleet.checks.validation import InvalidObjects
+from fleet.checks.problem import InvalidObjects
 
 
 def build(tmp_path: Path) -> Fleet:

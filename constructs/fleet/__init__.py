@@ -7,6 +7,8 @@ from fleet.argocd.argo_cd import ArgoCd
 from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
+from fleet.checks.problem import Problem
+from fleet.checks.registry import Check, CheckContext, Checks
 from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import (
     DeletionPolicy,
@@ -35,6 +37,9 @@ __all__ = [
     "ArgoRegistration",
     "Aspects",
     "BootstrapVersions",
+    "Check",
+    "CheckContext",
+    "Checks",
     "ClusterTemplate",
     "ClusterType",
     "Component",
@@ -70,6 +75,7 @@ __all__ = [
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
+    "Problem",
     "SecretKeyRef",
     "per_env",
 ]

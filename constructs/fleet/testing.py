@@ -105,7 +105,9 @@ def synth(
     ``validate`` InvalidObjects for objects that fail a check (schemas need CRDs:
     ``$FLEET_CRDS_DIR``).
     """
-    from fleet.checks.validation import InvalidObjects, available_crds_dir, check_all
+    from fleet.checks.problem import InvalidObjects
+    from fleet.checks.registry import CheckContext, Checks, check_environments
+    from fleet.checks.schema import available_crds_dir
     from fleet.pipeline.render import check_unique, render_environment
 
     envs = list(environments or app.environment_names)
@@ -116,9 +118,8 @@ def synth(
         check_unique(rendered)
         out[env] = rendered
     if validate:
-        problems = check_all(
-            [m for ms in out.values() for m in ms], crds_dir=available_crds_dir(app.config)
-        )
+        context = CheckContext(app.config, available_crds_dir(app.config))
+        problems = check_environments(Checks.of(app).all, out, context)
         if problems:
-            raise InvalidObjects(problems)
+            raise InvalidObjects(problems, objects=sum(len(ms) for ms in out.values()))
     return SynthOutput(out)

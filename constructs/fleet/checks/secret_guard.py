@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fleet.checks.schema import Problem, format_path
+from fleet.checks.problem import Problem, format_path
 from fleet.core.manifest import Manifest
 
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
