@@ -6,6 +6,7 @@ verdict the synth cache holds, until the object, the check's code or its inputs 
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import subprocess
 from collections import Counter
@@ -308,6 +309,17 @@ def test_run_checks_gives_cacheable_checks_only_the_unchecked_objects(tmp_path: 
     key = verdict_key(checks, context)
     assert verdict_key(checks[1:], context) != key  # another set of cacheable checks
     assert verdict_key([*checks, recorder("environment")], context) == key  # not cacheable
+
+    def limited(limit: int, manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
+        return [Problem.of(m, "", "too long") for m in manifests if len(m.name) > limit]
+
+    def bound(limit: int) -> Check:
+        run = functools.partial(limited, limit)
+        return Check(name="limited", scope="object", run=run, cacheable=True)
+
+    # The arguments a partial binds decide its verdicts, as its code does.
+    assert verdict_key([bound(10)], context) == verdict_key([bound(10)], context)
+    assert verdict_key([bound(10)], context) != verdict_key([bound(20)], context)
 
 
 FUNCTIONS = {

@@ -39,6 +39,7 @@ cannot say so must not be cacheable.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
 import sys
@@ -85,7 +86,7 @@ class Check:
     """One check on rendered objects (see the module docstring for scope and caching)."""
 
     name: str
-    """Unique among the fleet's checks; says which check a problem comes from in the docs."""
+    """Unique among the fleet's checks (the built-in ones and those a fleet adds)."""
     scope: CheckScope
     run: CheckFunction
     cacheable: bool = False
@@ -264,19 +265,25 @@ def check_environments(
     return collect([run_checks(checks, ms, context) for ms in environments.values()])
 
 
-def _code_digest(function: CheckFunction) -> bytes:
-    """The source file of the module that defines ``function`` (else its bytecode)."""
+def _code_digest(function: Callable[..., object]) -> bytes:
+    """The source file of the module that defines ``function`` (else its bytecode); for a
+    ``functools.partial``, that of the function it wraps, and the arguments it binds."""
+    h = hashlib.blake2b(digest_size=16)
+    while isinstance(function, functools.partial):
+        # repr() of an object without its own holds its address: a new value every run,
+        # so never a stale verdict.
+        h.update(repr((function.args, sorted(function.keywords.items()))).encode())
+        function = function.func
     module = sys.modules.get(getattr(function, "__module__", "") or "")
     path = getattr(module, "__file__", None)
-    if path:
-        try:
-            return hashlib.blake2b(Path(path).read_bytes(), digest_size=16).digest()
-        except OSError:
-            pass
-    code = getattr(function, "__code__", None)
-    # repr() holds the object's address: a new value every run, so never a stale hit.
-    data = marshal.dumps(code) if code is not None else repr(function).encode()
-    return hashlib.blake2b(data, digest_size=16).digest()
+    try:
+        h.update(Path(path).read_bytes() if path else b"")
+    except OSError:
+        path = None
+    if not path:
+        code = getattr(function, "__code__", None)
+        h.update(marshal.dumps(code) if code is not None else repr(function).encode())
+    return h.digest()
 
 
 def verdict_key(checks: Sequence[Check], context: CheckContext) -> str:
