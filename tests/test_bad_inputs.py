@@ -44,7 +44,7 @@ SINGLE = ClusterTemplate(
 """
 
 BASE = """\
-from clusters.templates import SINGLE
+from clusters._templates import SINGLE
 from fleet import Fleet, MagnumCluster, NodeGroup, OpenStackProject
 
 
@@ -60,7 +60,7 @@ def define(fleet: Fleet) -> None:
 PRELUDE = """\
 import cdk8s
 
-from clusters.templates import SINGLE
+from clusters._templates import SINGLE
 from fleet import (
     ArgoCd,
     ClusterTemplate,
@@ -167,6 +167,13 @@ class Case:
 
 
 CASES = [
+    Case(
+        "module-without-define",
+        {"clusters/shared.py": magnum().replace("def define(", "def defnie(")},
+        r"clusters/shared\.py:1: no define\(fleet\) function; every module of clusters/ "
+        r"declares with one, and a helper module's name starts with `_` "
+        r"\(rename it to clusters/_shared\.py\)$",
+    ),
     Case(
         "unknown-template",
         {"clusters/broken.py": magnum(template='"kubernetes-1.25.3-33"')},
@@ -619,7 +626,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (root / "clusters").mkdir(parents=True)
     (root / "pyproject.toml").write_text(PYPROJECT)
     (root / "clusters" / "__init__.py").write_text("")
-    (root / "clusters" / "templates.py").write_text(TEMPLATES)
+    (root / "clusters" / "_templates.py").write_text(TEMPLATES)
     (root / "clusters" / "base.py").write_text(BASE)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FLEET_CRDS_DIR", str(crds_dir()))

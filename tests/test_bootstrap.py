@@ -57,7 +57,7 @@ from fleet.argocd.bootstrap import (
     PROVIDER_ARGOCD_POLICY,
     WAVE_CLUSTERS,
 )
-from fleet.checks.crds import read_crd_file
+from fleet.checks.crds import PACKAGED_LOCK, read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.registry import CheckContext, Checks, check_environments
 from fleet.checks.schema import validate_manifests
@@ -230,7 +230,7 @@ def test_an_operator_provider_without_health_orders_nothing(fleet: Fleet) -> Non
 
 
 def _lock() -> list[dict[str, str]]:
-    return yaml.safe_load((REPO / "crds.lock.yaml").read_text())["crds"]
+    return yaml.safe_load(PACKAGED_LOCK.read_text())["crds"]
 
 
 def test_installs_table_is_the_pinned_crds() -> None:

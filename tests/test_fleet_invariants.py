@@ -20,11 +20,11 @@ from fleet import FleetConfig
 from fleet.checks.crds import resolve_crds_dir
 from fleet.checks.diff import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.checks.problem import InvalidObjects
+from fleet.cli.main import drift_report
 from fleet.clouds.base import FleetCluster
 from fleet.clouds.magnum.template import catalog
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import Synth, synthesize
-from fleet.pipeline.writer import read_tree
+from fleet.pipeline.synth import Synth, drift, synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -40,19 +40,20 @@ def fleet_synth() -> Iterator[Synth]:
 
 
 def test_dist_is_what_the_sources_render(fleet_synth: Synth) -> None:
-    """``fleet synth --check``: the committed dist/ is the render of the sources."""
+    """``fleet synth --check``: the committed dist/ is the render of the sources (on failure,
+    the same message: the files that differ and the command that fixes them)."""
     assert sorted(fleet_synth.files) == sorted(CONFIG.environments)
-    on_disk = sorted(p.name for p in CONFIG.dist_dir.iterdir() if not p.name.startswith("."))
-    assert on_disk == sorted(CONFIG.environments), "a dist/ folder no environment renders"
-    for env in CONFIG.environments:
-        assert read_tree(CONFIG.dist_dir / env) == fleet_synth.files[env], env
+    differing = drift(CONFIG, fleet_synth)
+    if differing:
+        pytest.fail(drift_report(CONFIG, differing), pytrace=False)
 
 
 def test_every_object_passes_every_check() -> None:
-    """What ``fleet validate`` runs (every check of the fleet: schemas against the vendored
-    CRDs, references, bootstrap waves, no secret material, the fleet's own), without the cache."""
+    """What ``fleet validate`` runs (every check of the fleet: schemas against the CRDs pinned
+    in the fleet package, references, bootstrap waves, no secret material, the fleet's own),
+    without the cache."""
     try:
-        synthesize(CONFIG, crds_dir=resolve_crds_dir(root=ROOT), use_cache=False)
+        synthesize(CONFIG, crds_dir=resolve_crds_dir(), use_cache=False)
     except InvalidObjects as e:
         pytest.fail("\n".join(p.line() for p in e.problems))
 

@@ -82,6 +82,7 @@ def test_the_guide_has_every_task() -> None:
         "Retire a cluster safely",
         "Recover from a disaster",
         "Starting a fleet repository (fleet init)",
+        "Editor setup",
     ]
     assert len(blocks("mermaid")) == 1
 

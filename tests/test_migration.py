@@ -20,7 +20,7 @@ import yaml
 from support import HYBRID, tree_hash
 
 from fleet import Fleet, FleetConfig, MagnumCluster, NodeGroup, OpenStackProject
-from fleet.checks.crds import read_crd_file
+from fleet.checks.crds import PACKAGED_CRDS, read_crd_file
 from fleet.cli.main import main
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.errors import DefinitionError, DefinitionErrors
@@ -32,7 +32,7 @@ MIGRATION = Path(__file__).parent / "fixtures" / "migration"
 EDH, DATA = MIGRATION / "tfvars" / "edh", MIGRATION / "tfvars" / "data"
 EDH_STATE, DATA_STATE = MIGRATION / "state" / "edh.tfstate", MIGRATION / "state" / "data.json"
 OLD_FIXTURES = Path(__file__).parent / "fixtures" / "tfvars"
-CRDS = Path(__file__).resolve().parents[1] / "crds"
+CRDS = PACKAGED_CRDS
 ProjectFactory = Callable[[dict[str, str]], Path]
 
 
@@ -207,7 +207,7 @@ def project_fleet(make_project: ProjectFactory, project: str) -> Path:
     """A fleet whose ``z_projects.py`` declares one OpenStackProject."""
     return make_project(
         {
-            "clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text(),
+            "clusters/_templates.py": (HYBRID / "clusters" / "_templates.py").read_text(),
             "clusters/z_projects.py": f"""
                 from fleet import Fleet, OpenStackProject
 
@@ -359,7 +359,7 @@ def test_derived_templates_carry_the_uuids_of_the_state(make_project: ProjectFac
         fleet(root, "import", "tfvars", str(EDH), "--state", str(EDH_STATE), "--derive-templates")
         == 0
     )
-    source = (root / "clusters" / "imported_templates.py").read_text()
+    source = (root / "clusters" / "_imported_templates.py").read_text()
     uuid = state_attributes(EDH_STATE)["kubernetes-1.25.3-3"]["id"]
     assert f'uuid={{"cern": "{uuid}"}}' in source
 
@@ -380,7 +380,7 @@ def test_template_uuid_given_twice_must_agree_with_the_state(
     assert uuid in err and "Traceback" not in err
     assert tree_hash(root) == before
     assert fleet(root, *args, f"--template-uuid=kubernetes-1.25.3-3={uuid}") == 0
-    source = (root / "clusters" / "imported_templates.py").read_text()
+    source = (root / "clusters" / "_imported_templates.py").read_text()
     assert f'uuid={{"cern": "{uuid}"}}' in source
 
 
@@ -520,7 +520,7 @@ def test_tfvars_options_are_converted_and_verified(
     path.parent.mkdir(parents=True)
     path.write_text(source.replace('docker_volume_size = "50"', 'docker_volume_size = "5x"'))
     root = make_project(
-        {"clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text()}
+        {"clusters/_templates.py": (HYBRID / "clusters" / "_templates.py").read_text()}
     )
     with pytest.raises(DefinitionErrors) as caught:
         plan_import(FleetConfig.load(root), ImportOptions(paths=[path]))

@@ -48,15 +48,13 @@ import jsonschema_rs
 from fleet.checks.cel import Rule, RuleCompileError, RuleSet
 from fleet.checks.crds import (
     ENV_VAR,
-    VENDOR_DIR,
+    PACKAGED_CRDS,
     CrdIndex,
     index_cache_dir,
     load_crds,
-    project_root,
     resolve_crds_dir,
 )
 from fleet.checks.problem import Problem, format_path
-from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Manifest
 
@@ -149,14 +147,15 @@ def is_schemaless(api_version: str, kind: str) -> bool:
 # --- which CRDs, and what a verdict depends on ------------------------------------------------
 
 
-def available_crds_dir(config: FleetConfig) -> Path | None:
-    """The CRD folder synth validates against: ``$FLEET_CRDS_DIR`` or the vendored ``crds/``.
+def available_crds_dir() -> Path | None:
+    """The CRD folder synth validates against: ``$FLEET_CRDS_DIR``, else the packaged CRDs.
 
-    None when neither exists (synth then runs the other checks and skips the schemas); an
-    explicitly set ``$FLEET_CRDS_DIR`` that does not exist is an error.
+    None when neither exists (a package stripped of its data: synth then runs the other
+    checks and says it skipped the schemas); an explicitly set ``$FLEET_CRDS_DIR`` that
+    does not exist is an error.
     """
-    if os.environ.get(ENV_VAR) or (project_root(config.root) / VENDOR_DIR).is_dir():
-        return resolve_crds_dir(root=config.root)
+    if os.environ.get(ENV_VAR) or PACKAGED_CRDS.is_dir():
+        return resolve_crds_dir()
     return None
 
 

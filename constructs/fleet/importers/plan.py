@@ -48,9 +48,9 @@ from fleet.importers.tfvars import (
     load_clusters,
     module_name,
 )
-from fleet.pipeline.discovery import discover, load_fleet
+from fleet.pipeline.discovery import discover, helper_modules, load_fleet
 
-TEMPLATES_MODULE = "imported_templates"
+TEMPLATES_MODULE = "_imported_templates"
 """The module ``--derive-templates`` writes in the declarations folder."""
 
 
@@ -119,15 +119,15 @@ def project_modules(root: Path, package: str) -> Iterator[None]:
 
 
 def load_catalog(config: FleetConfig) -> Catalog:
-    """Import the declaration modules (without calling ``define``) and read the template
-    catalog they declare at module level."""
+    """Import the helper and declaration modules (without calling ``define``) and read the
+    template catalog they declare at module level."""
     package = config.clusters_dir.name
     catalog().clear()
     refs: dict[str, TemplateRef] = {}
     generated: dict[str, TemplateSpec] = {}
     errors: list[DefinitionError] = []
     with project_modules(config.clusters_dir.parent, package):
-        for path in discover(config):
+        for path in [*helper_modules(config), *discover(config)]:
             name = f"{package}.{path.stem}"
             try:
                 loaded = importlib.import_module(name)

@@ -220,7 +220,7 @@ def synthesize(
     if not validate:
         crds_dir = None
     elif crds_dir is None:
-        crds_dir = available_crds_dir(config)
+        crds_dir = available_crds_dir()
     settings = _Settings(
         config=config,
         validate=validate,

@@ -16,18 +16,12 @@ from fleet.argocd.argo_cd import ArgoCd
 from fleet.clouds.base import FleetCluster, NodePoolSummary
 from fleet.core.fleet import Fleet
 
-COLUMNS = (
-    "environment",
-    "cluster",
-    "cloud",
-    "version",
-    "node_pools",
-    "nodes",
-    "account",
-    "argocd",
-    "protected",
-)
-"""The columns of the table, in order (a retired cluster is marked in its name)."""
+COLUMNS = ("cluster", "cloud", "version", "nodes", "account", "notes")
+"""The columns of the table, in order; its rows are grouped under their environment (the
+node pools, one by one, are in the JSON and the CSV)."""
+
+OCID_TAIL = 10
+"""Characters of an OCI id the table keeps (after ``…``): its unique, random end."""
 
 CSV_COLUMNS = (
     "environment",
@@ -121,16 +115,22 @@ class InventoryRow:
     def cells(self) -> dict[str, str]:
         """The row as the table shows it, keyed by :data:`COLUMNS`."""
         return {
-            "environment": self.environment,
-            "cluster": f"{self.cluster} (retired)" if self.retired else self.cluster,
+            "cluster": self.cluster,
             "cloud": self.cloud,
             "version": self.version,
-            "node_pools": str(len(self.node_pools)),
             "nodes": self.totals.text(),
-            "account": self.account,
-            "argocd": _yes(self.registered_in_argocd),
-            "protected": _yes(self.deletion_protection),
+            "account": short_account(self.account),
+            "notes": ", ".join(self.notes()),
         }
+
+    def notes(self) -> list[str]:
+        """What sets the cluster apart from the usual one (registered, protected, live)."""
+        out = ["retired"] if self.retired else []
+        if not self.registered_in_argocd and not self.retired:
+            out.append("not in ArgoCD")
+        if not self.deletion_protection:
+            out.append("unprotected")
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The row for JSON: every field, node pools in full, counts as numbers."""
@@ -163,8 +163,12 @@ class InventoryRow:
         }
 
 
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
+def short_account(account: str) -> str:
+    """``account`` for the table: an OCI id (``ocid1....``) as ``…`` and its last
+    :data:`OCID_TAIL` characters (the full id is in the JSON and CSV); anything else as is."""
+    if account.startswith("ocid1.") and len(account) > OCID_TAIL + 1:
+        return "…" + account[-OCID_TAIL:]
+    return account
 
 
 def registered(fleet: Fleet, environment: str) -> set[FleetCluster]:
