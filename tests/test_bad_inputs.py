@@ -228,8 +228,8 @@ CASES = [
     Case(
         "duplicate-cluster-name",
         {"clusters/broken.py": magnum(name='"web-{env}"')},
-        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: "
-        r"clusters/base\.py:\d+ \(web\) and clusters/broken\.py:\d+ \(x\)$",
+        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: the other "
+        r"is clusters/base\.py:\d+ \(web\)$",
     ),
     Case(
         "duplicate-construct-id",
@@ -530,7 +530,8 @@ CASES = [
     Case(
         "project-given-as-a-name",
         {"clusters/broken.py": magnum(project='"broken"')},
-        r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject, got str 'broken'$",
+        r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject or a reference to "
+        r"an OpenStackProject, got str 'broken'$",
     ),
     Case(
         "node-group-with-a-list-item-of-the-wrong-type",

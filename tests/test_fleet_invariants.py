@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ from fleet.checks.diff import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.checks.problem import InvalidObjects
 from fleet.cli.main import drift_report
 from fleet.clouds.base import FleetCluster
-from fleet.clouds.magnum.template import catalog
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import Synth, drift, synthesize
 
@@ -32,11 +30,9 @@ CONFIG = FleetConfig.load(ROOT)
 
 
 @pytest.fixture(scope="module")
-def fleet_synth() -> Iterator[Synth]:
+def fleet_synth() -> Synth:
     """The repository's fleet, rendered (and validated: CRDs, references, secrets)."""
-    catalog().clear()
-    yield synthesize(CONFIG)
-    catalog().clear()
+    return synthesize(CONFIG)
 
 
 def test_dist_is_what_the_sources_render(fleet_synth: Synth) -> None:
@@ -83,7 +79,6 @@ def test_every_cluster_bearing_object_is_protected(fleet_synth: Synth) -> None:
     """Every object of a cluster-bearing kind a cluster class declares, and every
     ProviderConfig, carries ArgoCD's ``Prune=false,Delete=false``, unless its cluster opted
     out (``deletion_protection=False``). (ArgoCD registrations are guarded by ``fleet diff``.)"""
-    catalog().clear()
     fleet = load_fleet(CONFIG)
     unprotected = {
         (env, m.identity)
@@ -92,7 +87,6 @@ def test_every_cluster_bearing_object_is_protected(fleet_synth: Synth) -> None:
         for env in CONFIG.environments
         for m in c.render(env)
     }
-    catalog().clear()
     kinds = [k for k in cluster_bearing_kinds() if k not in PLATFORM_BEARING_KINDS]
     kinds.append(("*", "ProviderConfig"))
     for env, manifests in fleet_synth.manifests.items():

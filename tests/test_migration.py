@@ -90,8 +90,8 @@ def test_two_communities_one_after_the_other_into_the_example_fleet(
     assert fleet(root, "synth") == 0
 
     # The project the fleet declares is reused, and the report says where it is.
-    edh = (root / "clusters" / "jeedy_edh_edh.py").read_text()
-    assert 'jeedy_edh = fleet.declaration("jeedy-edh")' in edh
+    edh = (root / "clusters" / "edh.py").read_text()
+    assert 'jeedy_edh = fleet.declaration("jeedy-edh", OpenStackProject)' in edh
     assert "OpenStackProject(" not in edh
     assert "reuses project 'jeedy-edh' (clusters/jeedy_edh.py:" in first
     # Three environments, one declaration; the prod-only archive on its own.
@@ -144,7 +144,7 @@ def test_a_second_import_of_a_community_replaces_its_module_only(
     first = tree_hash(root / "clusters")
     assert fleet(root, "import", "tfvars", str(EDH), "--derive-templates", "--verify") == 0
     assert tree_hash(root / "clusters") == first
-    assert "jeedy_edh_edh.py" in {Path(p).name for p in first}
+    assert "edh.py" in {Path(p).name for p in first}
 
 
 def test_merging_shrinks_the_generated_code(
@@ -232,9 +232,29 @@ def test_a_project_value_the_fleet_lacks_is_left_to_a_person(
         "needs a person: auth_url = 'https://keystone.cern.ch/v3' is not declared on project 'edh'"
         in out
     )
-    # It is placed after the module that declares the project, so it runs after it.
-    assert (root / "clusters" / "z_projects_data.py").is_file()
+    # Named after its community, though it sorts before the module that declares the
+    # project: the project is looked up by reference, resolved after every define().
+    assert (root / "clusters" / "data.py").is_file()
     assert fleet(root, "synth") == 0
+
+
+def test_an_out_module_that_sorts_before_the_reused_project_is_accepted(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project_fleet(
+        make_project, 'OpenStackProject(fleet, "edh", project_name="JEEDY DATA", region="cern")'
+    )
+    out = root / "clusters" / "a_first.py"
+    assert fleet(root, "import", "tfvars", str(DATA), "--out", str(out), "--verify") == 0
+    assert "reuses project 'edh' (clusters/z_projects.py:6)" in capsys.readouterr().out
+    assert 'jeedy_data = fleet.declaration("edh", OpenStackProject)' in out.read_text()
+    assert fleet(root, "synth") == 0
+    provider_config = rendered(root, "dev", "ProviderConfig", "edh")
+    assert provider_config["metadata"]["annotations"]["fleet.openstack/project-name"] == (
+        "JEEDY DATA"
+    )
+    cluster = rendered(root, "dev", "ClusterV1", "k8s-data-lake-dev-multi-v25")
+    assert cluster["spec"]["providerConfigRef"] == {"name": "edh"}
 
 
 def test_fails_project_that_matches_but_disagrees(

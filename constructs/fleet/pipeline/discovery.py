@@ -15,7 +15,6 @@ import sys
 import traceback
 from pathlib import Path
 
-from fleet.clouds.magnum.template import catalog
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
@@ -77,7 +76,6 @@ def load_fleet(config: FleetConfig) -> Fleet:
 
 def _load(config: FleetConfig, package: str) -> Fleet:
     importlib.invalidate_caches()
-    catalog().clear()
     set_location_root(str(config.root))
     fleet = Fleet(config)
     errors: list[DefinitionError] = []

@@ -1,4 +1,4 @@
-"""Rendering: the declarations and user cdk8s constructs of a fleet -> one environment's objects."""
+"""Rendering: a fleet's declarations and cdk8s constructs -> one environment's objects."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from fleet.core import layout
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Identity, Manifest
+from fleet.pipeline.yaml_fast import fast_to_yaml
 
 EXTRA_FOLDER = layout.EXTRA
 """The folder of ``dist/<env>/`` the objects of user cdk8s constructs go to."""
@@ -21,8 +22,7 @@ def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
     out: list[Manifest] = []
     for construct in fleet.declarations():
         out.extend(construct.manifests(environment))
-    for body in fleet.user_objects(environment):
-        out.append(Manifest(environment, body, EXTRA_FOLDER, f"cdk8s chart {environment}"))
+    out.extend(fleet.user_manifests(environment, EXTRA_FOLDER))
     return out
 
 
@@ -34,10 +34,16 @@ def check_unique(manifests: Sequence[Manifest]) -> None:
         for key in (m.identity, m.relpath.lower()):
             first = seen.get(key)
             if first is not None:
+                # The error is located at the second: name the first, never itself again.
+                other = (
+                    f"the other is {first.source}"
+                    if first.source != m.source
+                    else "both rendered by this declaration (a json patch, or a name given twice?)"
+                )
                 errors.append(
                     DefinitionError(
                         f"two objects {m.kind} {m.namespace + '/' if m.namespace else ''}"
-                        f"{m.name} in {m.environment}: {first.source} and {m.source}",
+                        f"{m.name} in {m.environment}: {other}",
                         where=m.source,
                         field="name",
                     )
@@ -46,3 +52,8 @@ def check_unique(manifests: Sequence[Manifest]) -> None:
             seen[key] = m
     if errors:
         raise DefinitionErrors(errors)
+
+
+def to_files(manifests: Sequence[Manifest]) -> dict[str, bytes]:
+    """The files of one environment: relative path -> canonical YAML."""
+    return {m.relpath: fast_to_yaml(m.body) for m in manifests}
