@@ -45,7 +45,7 @@ from fleet.checks.diff import (
     unused_objects,
 )
 from fleet.core.manifest import Manifest
-from fleet.pipeline.render import to_yaml
+from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.diff_report import ReportSection, render_markdown, render_text
 
 MAGNUM = "containerinfra.openstack.crossplane.io"

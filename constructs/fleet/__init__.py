@@ -7,6 +7,8 @@ from fleet.argocd.argo_cd import ArgoCd
 from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
+from fleet.checks.problem import Problem
+from fleet.checks.registry import Check, CheckContext, Checks
 from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import (
     DeletionPolicy,
@@ -21,7 +23,7 @@ from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
 from fleet.clouds.oci.pool import FaultDomain, OkeNodePool
-from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
+from fleet.core import nodejs  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
@@ -38,6 +40,9 @@ __all__ = [
     "ArgoRegistration",
     "Aspects",
     "BootstrapVersions",
+    "Check",
+    "CheckContext",
+    "Checks",
     "ClusterTemplate",
     "ClusterType",
     "Component",
@@ -72,6 +77,7 @@ __all__ = [
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
+    "Problem",
     "Ref",
     "ResolvedMagnum",
     "ResolvedOke",
