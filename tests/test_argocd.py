@@ -46,7 +46,7 @@ from fleet.argocd.bootstrap import (
 )
 from fleet.checks.schema import validate_manifests
 from fleet.clouds.magnum.template import catalog
-from fleet.clouds.oci.plugin import CAPI_HEALTH, IDENTITY_HEALTH
+from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.discovery import load_fleet
@@ -764,7 +764,7 @@ def test_argocd_cm_keys(fleet: Fleet) -> None:
     data = find(rendered(fleet), "ConfigMap", "argocd-cm").body["data"]
     for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool"):
         assert data[f"resource.customizations.health.infrastructure.cluster.x-k8s.io_{kind}"] == (
-            CAPI_HEALTH
+            READY_HEALTH
         )
     key = "resource.customizations.health.infrastructure.cluster.x-k8s.io_OCIClusterIdentity"
     assert data[key] == IDENTITY_HEALTH
@@ -807,7 +807,7 @@ def test_capoci_health(status: dict[str, Any] | None, expected: str) -> None:
     obj: dict[str, Any] = {"kind": "OCIManagedCluster"}
     if status is not None:
         obj["status"] = status
-    assert _lua_health(CAPI_HEALTH, obj)["status"] == expected
+    assert _lua_health(READY_HEALTH, obj)["status"] == expected
 
 
 def test_capoci_identity_health() -> None:

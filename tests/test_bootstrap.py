@@ -37,6 +37,7 @@ from support import REPO
 
 from fleet import (
     ArgoCd,
+    CapociCredentials,
     ClusterTemplate,
     Fleet,
     FleetConfig,
@@ -52,16 +53,14 @@ from fleet import (
     SecretKeyRef,
     per_env,
 )
-from fleet.argocd.bootstrap import (
-    CAPI_OPERATOR_PROVIDER_HEALTH,
-    PROVIDER_ARGOCD_POLICY,
-    WAVE_CLUSTERS,
-)
+from fleet.argocd.bootstrap import PROVIDER_ARGOCD_POLICY, WAVE_CLUSTERS
 from fleet.checks.crds import read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.schema import validate_manifests
-from fleet.checks.waves import INSTALLS, NOT_PINNED, check_waves
+from fleet.checks.waves import check_waves
 from fleet.clouds.base import IgnoreDifference, cloud_plugins
+from fleet.platform.cluster_api import OPERATOR_PROVIDER_HEALTH as CAPI_OPERATOR_PROVIDER_HEALTH
+from fleet.platform.plugins import catalogue
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.synth import check_unique, render_environment
@@ -228,10 +227,10 @@ def _lock() -> list[dict[str, str]]:
     return yaml.safe_load((REPO / "crds.lock.yaml").read_text())["crds"]
 
 
-def test_installs_table_is_the_pinned_crds() -> None:
-    """The component -> CRD table equals crds.lock.yaml (component = the folder a CRD is
-    pinned under; group and kind read from the pinned file), plus cert-manager's unpinned
-    CRDs (cert-manager v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
+def test_owned_crds_of_the_pinned_components_are_the_lock() -> None:
+    """What the components say they own equals crds.lock.yaml (component = the folder a CRD
+    is pinned under; group and kind read from the pinned file); only cert-manager's CRDs
+    are not pinned (cert-manager v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
     pinned: dict[str, set[tuple[str, str]]] = {}
     for entry in _lock():
         component = entry["path"].split("/", 1)[0]
@@ -240,8 +239,9 @@ def test_installs_table_is_the_pinned_crds() -> None:
         pinned.setdefault(component, set()).add(
             (crd["spec"]["group"], crd["spec"]["names"]["kind"])
         )
-    assert {c: set(k) for c, k in INSTALLS.items() if c not in NOT_PINNED} == pinned
-    assert {"cert-manager"} == NOT_PINNED
+    builtin = [c for c in catalogue().components if c.name in pinned or not c.crds_pinned]
+    assert {c.name: set(c.owns) for c in builtin if c.crds_pinned} == pinned
+    assert [c.name for c in builtin if not c.crds_pinned] == ["cert-manager"]
 
 
 # --- item 8: one failing cluster holds up nobody else -----------------------------------------
@@ -528,7 +528,8 @@ def test_capoci_without_credentials_needs_an_identity_on_every_cluster(fleet: Fl
 
 def test_capoci_config_secret_can_be_named(fleet: Fleet) -> None:
     oke(fleet, identity=None)
-    argocd(fleet, capoci_config_secret="capoci-variables")
+    argocd(fleet)
+    CapociCredentials(fleet, "capoci", secret="capoci-variables")
     out = rendered(fleet)
     spec = find(out, "InfrastructureProvider", "oci").body["spec"]
     assert spec["configSecret"] == {"name": "capoci-variables", "namespace": "capoci-system"}
@@ -731,17 +732,12 @@ def test_extra_objects_are_checked_like_the_rest(tmp_path: Path) -> None:
 def test_every_cloud_contributes_through_its_plugin() -> None:
     plugins = dict(cloud_plugins())
     assert set(plugins) >= {MagnumCluster, OciManagedCluster}
-    assert "provider-openstack" in plugins[MagnumCluster].components
-    assert "cluster-api-provider-oci" in plugins[OciManagedCluster].components
-    for cls, plugin in plugins.items():
-        for check in plugin.health_checks:
-            assert (
-                any(
-                    api.split("/")[0] == check.group and kind == check.kind
-                    for api, kind in cls.bearing_kinds
-                )
-                or check.kind == "OCIClusterIdentity"
-            ), (cls, check)
+    assert [c.name for c in plugins[MagnumCluster].components] == ["provider-openstack"]
+    assert [c.name for c in plugins[OciManagedCluster].components] == ["cluster-api-provider-oci"]
+    # A component's health checks are for kinds it owns.
+    for component in catalogue().components:
+        for check in component.health_checks:
+            assert (check.group, check.kind) in component.owns, (component, check)
 
 
 # --- 15.6: one job per module, no import cycles -----------------------------------------------

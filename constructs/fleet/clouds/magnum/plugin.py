@@ -1,7 +1,8 @@
 """What Magnum clusters (Crossplane provider-openstack) contribute to the platform.
 
-Components: Crossplane and provider-openstack (only where an environment holds a Magnum
-cluster). ArgoCD has built-in health for Crossplane managed resources (argo-cd
+Components: provider-openstack v0.9.0 (the release the pinned ``provider-openstack/`` CRDs
+come from), which requires Crossplane; installed only where an environment holds a Magnum
+cluster. ArgoCD has built-in health for Crossplane managed resources (argo-cd
 ``resource_customizations/_.crossplane.io/_/health.lua``, since v3.1), so no Lua. Reference
 rules: a managed resource's ProviderConfig, NodegroupV1 ``clusterId`` -> ClusterV1, and the
 connection secret a ClusterV1 writes.
@@ -11,15 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleet.clouds.base import (
-    CROSSPLANE,
-    PROVIDER_OPENSTACK,
-    CloudPlugin,
-    FieldRef,
-    ReferenceRules,
-    SecretProducer,
-)
+from fleet.clouds.base import CloudPlugin, FieldRef, ReferenceRules, SecretProducer
 from fleet.core.manifest import Manifest
+from fleet.platform.component import PlatformComponent
+from fleet.platform.crossplane import CROSSPLANE, XPKG_CONTRIB, CrossplaneProvider
 
 EXTERNAL_NAME = "crossplane.io/external-name"
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
@@ -27,6 +23,7 @@ CONTAINERINFRA_GROUPS = (
     "containerinfra.openstack.crossplane.io",
     "containerinfra.openstack.m.crossplane.io",
 )
+MAGNUM_KINDS = ("ClusterV1", "NodegroupV1", "ClustertemplateV1")
 
 
 def _connection_secret(m: Manifest) -> tuple[str, str, frozenset[str] | None] | None:
@@ -36,8 +33,26 @@ def _connection_secret(m: Manifest) -> tuple[str, str, frozenset[str] | None] | 
     return (str(ref.get("namespace") or m.namespace), str(ref["name"]), frozenset({KUBECONFIG_KEY}))
 
 
+PROVIDER_OPENSTACK = PlatformComponent(
+    name="provider-openstack",
+    version="v0.9.0",
+    install=CrossplaneProvider(
+        name="provider-openstack", package=f"{XPKG_CONTRIB}/provider-openstack"
+    ),
+    requires=(CROSSPLANE,),
+    owns=frozenset(
+        {
+            *((group, kind) for group in CONTAINERINFRA_GROUPS for kind in MAGNUM_KINDS),
+            ("openstack.crossplane.io", "ProviderConfig"),
+            ("openstack.m.crossplane.io", "ProviderConfig"),
+            ("openstack.m.crossplane.io", "ClusterProviderConfig"),
+        }
+    ),
+)
+"""Crossplane's provider-openstack (a ``Provider`` in ``providers/``)."""
+
 MAGNUM_PLUGIN = CloudPlugin(
-    components=(CROSSPLANE, PROVIDER_OPENSTACK),
+    components=(PROVIDER_OPENSTACK,),
     protected_kinds=(),
     references=ReferenceRules(
         provider_config_families={
