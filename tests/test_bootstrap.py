@@ -59,11 +59,11 @@ from fleet.checks.references import check_references
 from fleet.checks.schema import validate_manifests
 from fleet.checks.waves import check_waves
 from fleet.clouds.base import IgnoreDifference, cloud_plugins
-from fleet.platform.cluster_api import OPERATOR_PROVIDER_HEALTH as CAPI_OPERATOR_PROVIDER_HEALTH
-from fleet.platform.plugins import catalogue
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.synth import check_unique, render_environment
+from fleet.platform.cluster_api import OPERATOR_PROVIDER_HEALTH as CAPI_OPERATOR_PROVIDER_HEALTH
+from fleet.platform.plugins import catalogue
 
 CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
 
