@@ -217,7 +217,6 @@ class MagnumCluster(FleetCluster):
         (API_VERSION, "ClusterV1"),
         (API_VERSION, "NodegroupV1"),
     )
-    emitted_kinds = bearing_kinds
     plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
 
     def __init__(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
@@ -31,8 +29,6 @@ class OciClusterIdentity(FleetConstruct):
 
         tenancy = OciClusterIdentity(fleet, "oci-tenancy", principal_secret="oci-user-principal")
     """
-
-    emitted_kinds: ClassVar[tuple[tuple[str, str], ...]] = ((INFRA_API, KIND),)
 
     def __init__(
         self,
