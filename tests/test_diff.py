@@ -19,31 +19,28 @@ from crd_samples import (
 from syrupy.assertion import SnapshotAssertion
 
 from fleet.checks.crds import load_crds
+from fleet.checks.deletion import (
+    UNUSED_HINT,
+    cluster_bearing_kinds,
+    deletion_guard,
+    is_cluster_bearing,
+    unused_objects,
+)
 from fleet.checks.diff import (
     ABSENT,
-    FORCE_NEW_DATA,
-    UNUSED_HINT,
-    UPJET_REFUSAL,
     FieldChange,
     Files,
     Finding,
     FleetDiff,
-    ImmutableField,
-    cluster_bearing_kinds,
     compare,
     compare_files,
-    deletion_guard,
-    external_name_guard,
     field_changes,
-    force_new_guard,
-    force_new_table,
     format_field_path,
-    immutable_fields,
-    immutable_guard,
-    is_cluster_bearing,
     parse_files,
-    unused_objects,
 )
+from fleet.checks.force_new import UPJET_REFUSAL, external_name_guard, force_new_guard
+from fleet.checks.immutable import ImmutableField, immutable_fields, immutable_guard
+from fleet.clouds.magnum.plugin import FORCE_NEW_DATA, MAGNUM_FORCE_NEW
 from fleet.core.manifest import Manifest
 from fleet.pipeline.render import to_yaml
 from fleet.views.diff_report import ReportSection, render_markdown, render_text
@@ -547,7 +544,7 @@ def test_vendored_force_new_fields_are_crd_fields_and_more_than_the_crd_text_say
     the ForceNew fields the CRD descriptions do not mark (flavor, keypair, masterCount, and
     every NodegroupV1 field)."""
     index = load_crds(crds_dir())
-    table = force_new_table()
+    table = MAGNUM_FORCE_NEW.table()
     for (group, kind), fields in table.kinds.items():
         if group != MAGNUM:
             continue

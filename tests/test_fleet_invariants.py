@@ -18,7 +18,7 @@ import yaml
 
 from fleet import FleetConfig
 from fleet.checks.crds import resolve_crds_dir
-from fleet.checks.diff import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
+from fleet.checks.deletion import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.checks.validation import check_all
 from fleet.clouds.base import FleetCluster
 from fleet.clouds.magnum.template import catalog

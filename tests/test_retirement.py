@@ -27,7 +27,8 @@ from fleet import (
     OpenStackProject,
     SecretKeyRef,
 )
-from fleet.checks.diff import compare_files, deletion_guard, unused_objects
+from fleet.checks.deletion import deletion_guard, unused_objects
+from fleet.checks.diff import compare_files
 from fleet.cli.diff import retired_objects
 from fleet.pipeline.render import to_yaml
 from fleet.pipeline.synth import render_environment

@@ -11,7 +11,7 @@ by object (:mod:`fleet.checks.diff`) and reported as text or Markdown
 (:mod:`fleet.views.diff_report`).
 
 Exit codes: 0 nothing guarded changes; 1 a guard failed (a cluster-bearing object would
-be deleted, a Magnum object's ForceNew field or external name changes, or with ``--strict``
+be deleted, a cloud provider's ForceNew field or an external name changes, or with ``--strict``
 a field another CRD calls immutable changes); 2 bad input (a definition,
 the base revision, or the base's render).
 """
@@ -32,23 +32,19 @@ from pathlib import Path
 
 from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.checks.crds import index_cache_dir, load_crds, resolve_crds_dir
-from fleet.checks.diff import (
-    Files,
-    Finding,
-    FleetDiff,
-    Tree,
+from fleet.checks.deletion import (
     cluster_bearing_kinds,
-    compare_files,
+    deletion_guard,
+    is_cluster_bearing,
+    unused_objects,
+)
+from fleet.checks.diff import Files, Finding, FleetDiff, Tree, compare_files, parse_files
+from fleet.checks.force_new import external_name_guard, force_new_guard
+from fleet.checks.immutable import (
     create_only_guard,
     declared_create_only,
-    deletion_guard,
-    external_name_guard,
-    force_new_guard,
     immutable_fields,
     immutable_guard,
-    is_cluster_bearing,
-    parse_files,
-    unused_objects,
 )
 from fleet.clouds.base import FleetCluster
 from fleet.core.config import FleetConfig
@@ -287,7 +283,7 @@ def retired_objects(
     still uses them, so their ProviderConfigs and OCIClusterIdentities stay in both renders.
     Once the last retired definition is removed, the ProviderConfig (or identity) goes too:
     the guard lets it, as nothing in the base revision uses it
-    (:func:`fleet.checks.diff.unused_objects`).
+    (:func:`fleet.checks.deletion.unused_objects`).
     """
     fleet = load_fleet(config)
     if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
@@ -402,7 +398,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--strict",
         action="store_true",
         help="exit 1 also when a field changes that a CRD's description calls immutable "
-        "(Magnum ForceNew fields always fail)",
+        "(the ForceNew fields of a cloud's provider always fail)",
     )
     p.add_argument(
         "--crds",

@@ -21,6 +21,7 @@ from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.plugins import Plugin, plugins
+from fleet.platform.upjet import ForceNewRules
 
 FLEET_LABEL_PREFIX = "fleet/"
 """The prefix of the labels registration sets from the declaration (argocd/registration.py)."""
@@ -104,6 +105,9 @@ class CloudPlugin(Plugin):
     """Sync options of the cluster's Application (how ArgoCD applies its objects)."""
     application_compare_options: tuple[str, ...] = ()
     """Compare options of the cluster's Application (how ArgoCD diffs its objects)."""
+    force_new: ForceNewRules | None = None
+    """What ``fleet diff`` refuses to change on the cloud's Crossplane managed resources
+    (their upjet provider's ForceNew arguments)."""
 
 
 def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:

@@ -1,0 +1,201 @@
+"""The deletion guard of ``fleet diff``: a change must not delete what bears a cluster.
+
+Removing a cluster's definition makes ArgoCD prune its objects, and with them the real
+cluster (or its registration, its credentials). What counts as cluster-bearing comes from
+the cluster classes and their plug-ins (:func:`cluster_bearing_kinds`); what a retired
+definition or an unused shared object accounts for is a note, the rest an error.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+
+from fleet.checks.diff import Files, Finding, FleetDiff, ObjectRef, parse_files, subject
+from fleet.checks.references import (
+    PROVIDER_CONFIG_KINDS,
+    is_use_known,
+    shared_object_refs,
+    tables,
+)
+from fleet.clouds.base import cloud_plugins
+from fleet.core.manifest import Identity, Manifest
+
+KindPattern = tuple[str, str]
+"""(group, kind) as ``fnmatch`` patterns."""
+
+PLATFORM_BEARING_KINDS: tuple[KindPattern, ...] = (
+    # provider-argocd's Cluster unregisters the cluster from ArgoCD, which prunes every
+    # application on it; a ProviderConfig deleted before its managed resources leaks them,
+    # as an identity deleted before its clusters strands them (see above).
+    ("cluster.argocd.crossplane.io", "Cluster"),
+    ("cluster.m.argocd.crossplane.io", "Cluster"),
+    ("*", "ProviderConfig"),
+)
+"""Cluster-bearing kinds of the platform itself, whatever the clouds."""
+
+
+def cluster_bearing_kinds() -> tuple[KindPattern, ...]:
+    """Every kind whose deletion would delete or cut off a cluster: the single list.
+
+    The ``bearing_kinds`` of every :class:`~fleet.FleetCluster` subclass with a cloud
+    plug-in, the plug-in's ``protected_kinds`` (the same kinds when a user adds them as
+    plain objects, and the cloud's identities), plus :data:`PLATFORM_BEARING_KINDS`.
+    """
+    found: list[KindPattern] = []
+    extra: list[KindPattern] = []
+    for cls, plugin in cloud_plugins():
+        for api_version, kind in cls.bearing_kinds:
+            group = api_version.rpartition("/")[0] or "core"
+            if (group, kind) not in found:
+                found.append((group, kind))
+        extra.extend(k for k in plugin.protected_kinds if k not in extra)
+    platform = [k for k in (*extra, *PLATFORM_BEARING_KINDS) if k not in found]
+    return (*sorted(found), *platform)
+
+
+def is_cluster_bearing(ref: ObjectRef, kinds: Sequence[KindPattern]) -> bool:
+    """Whether ``ref`` is of one of ``kinds``."""
+    return any(
+        fnmatch.fnmatchcase(ref.group, group) and fnmatch.fnmatchcase(ref.kind, kind)
+        for group, kind in kinds
+    )
+
+
+RETIRE_HINT = (
+    "to delete it on purpose, keep its definition and mark it retired=True in one change, "
+    "then remove the definition in a later one"
+)
+UNUSED_HINT = (
+    "it can only go once nothing uses it: mark every cluster that uses it retired=True in "
+    "one change, then remove their definitions in a later one"
+)
+_CONSEQUENCES: dict[str, str] = {
+    "ProviderConfig": "the managed resources that use it could no longer be updated or deleted",
+    "Cluster": "ArgoCD would prune it, deleting or unregistering the cluster",
+}
+_DEFAULT_CONSEQUENCE = "ArgoCD would prune it, which can delete the real cluster or its nodes"
+
+
+def deletion_guard(
+    diff: FleetDiff,
+    *,
+    retired: Mapping[tuple[str, Identity], str],
+    kinds: Sequence[KindPattern] | None = None,
+    unused: Collection[tuple[str, Identity]] = frozenset(),
+) -> list[Finding]:
+    """An error for every removed cluster-bearing object no retired definition covers.
+
+    ``retired`` maps (environment, identity) of what retired definitions would render to
+    where each is defined; those removals become notes. So do those in ``unused``: the
+    ProviderConfigs and OCIClusterIdentities nothing in the base revision uses
+    (:func:`unused_objects`).
+    A rename is a removal plus an addition, so it is caught the same way ("renamed?"
+    names the likely new object).
+    """
+    kinds = cluster_bearing_kinds() if kinds is None else kinds
+    rules = tables()
+    hints = {kind: UNUSED_HINT for kind in PROVIDER_CONFIG_KINDS}
+    hints.update({kind: UNUSED_HINT for _, kind in rules.identity_kinds})
+    consequences = {**_CONSEQUENCES, **rules.identity_consequences}
+    out: list[Finding] = []
+    for env in diff.environments:
+        added_by_kind: dict[tuple[str, str], list[ObjectRef]] = defaultdict(list)
+        removed_by_kind: dict[tuple[str, str], int] = defaultdict(int)
+        for ref in env.added:
+            added_by_kind[(ref.group, ref.kind)].append(ref)
+        for ref in env.removed:
+            removed_by_kind[(ref.group, ref.kind)] += 1
+        for ref in env.removed:
+            if not is_cluster_bearing(ref, kinds):
+                continue
+            where = retired.get((env.environment, ref.identity))
+            if where is not None:
+                out.append(
+                    Finding("note", env.environment, subject(ref), f"deleted, retired at {where}")
+                )
+                continue
+            if (env.environment, ref.identity) in unused:
+                out.append(
+                    Finding(
+                        "note",
+                        env.environment,
+                        subject(ref),
+                        "deleted, unused: nothing in the base revision references it",
+                    )
+                )
+                continue
+            successor = _successor(ref, added_by_kind[(ref.group, ref.kind)], removed_by_kind)
+            renamed = f" (renamed to {successor.name}?)" if successor else ""
+            out.append(
+                Finding(
+                    "error",
+                    env.environment,
+                    subject(ref),
+                    f"would be deleted{renamed}; "
+                    f"{consequences.get(ref.kind, _DEFAULT_CONSEQUENCE)}; "
+                    f"{hints.get(ref.kind, RETIRE_HINT)}",
+                )
+            )
+    return out
+
+
+def unused_objects(diff: FleetDiff, base: Files) -> frozenset[tuple[str, Identity]]:
+    """(environment, identity) of every removed shared object no object of ``base`` uses.
+
+    Shared objects are those many clusters use: ProviderConfigs and OCIClusterIdentities.
+    ``base`` is the base revision's whole render. An object uses what its references name
+    (:func:`fleet.checks.references.shared_object_refs`): the ProviderConfig of its
+    ``spec.providerConfigRef`` (a managed resource without one uses ``default``), the
+    OCIClusterIdentity of its ``spec.identityRef`` (in the ref's namespace, else the
+    object's). That is the ProviderConfig or identity left once every cluster that used it
+    was retired, whose removal then follows removing their definitions: retired clusters
+    render nothing, so nothing in the base uses it. An object whose users the reference
+    rules do not know (a ProviderConfig of a provider family outside
+    :data:`~fleet.checks.references.PROVIDER_CONFIG_FAMILIES`) is never taken as unused. A
+    reference that resolves to no namespace uses the name in every namespace.
+
+    Only the files of the base that spell a removed object's name out are parsed (a
+    reference has to), every file of the environment for the ProviderConfig ``default``.
+    """
+    out: set[tuple[str, Identity]] = set()
+    for env in diff.environments:
+        removed = [r for r in env.removed if is_use_known(r.group, r.kind)]
+        if not removed:
+            continue
+        files = base.get(env.environment, {})
+        needles = [r.name.encode() for r in removed]
+        every = any(r.name == "default" and r.kind in PROVIDER_CONFIG_KINDS for r in removed)
+        candidates = {
+            relpath: data
+            for relpath, data in files.items()
+            if every or any(n in data for n in needles)
+        }
+        used: set[Identity] = set()
+        for relpath, body in parse_files({env.environment: candidates})[env.environment].items():
+            if not body.get("kind"):
+                continue
+            manifest = Manifest(env.environment, dict(body), posixpath.dirname(relpath), relpath)
+            used.update(shared_object_refs(manifest))
+        anywhere = {(g, k, name) for g, k, ns, name in used if not ns}
+        out.update(
+            (env.environment, r.identity)
+            for r in removed
+            if r.identity not in used and (r.group, r.kind, r.name) not in anywhere
+        )
+    return frozenset(out)
+
+
+def _successor(
+    ref: ObjectRef, added: Sequence[ObjectRef], removed_by_kind: Mapping[tuple[str, str], int]
+) -> ObjectRef | None:
+    """The added object of the same kind that most likely replaces ``ref``."""
+    same_folder = [a for a in added if a.folder == ref.folder]
+    if same_folder:
+        return same_folder[0]
+    # One removed and one added of a kind: a rename that moved the cluster's folder too.
+    if len(added) == 1 and removed_by_kind[(ref.group, ref.kind)] == 1:
+        return added[0]
+    return None
