@@ -2,7 +2,8 @@
 
 The rules are data, not code per construct: the platform's own (provider-argocd, External
 Secrets, core) below, plus what each cloud plug-in declares
-(:class:`fleet.clouds.base.ReferenceRules` on the cluster class's ``plugin``):
+(:class:`fleet.platform.references.ReferenceRules` on each platform component and on the
+cluster class's ``plugin``):
 
 * provider-config families: a Crossplane managed resource's ``spec.providerConfigRef``
   must name a ProviderConfig of its provider family (``*.openstack.crossplane.io`` ->
@@ -27,8 +28,10 @@ from typing import Any
 
 from fleet.checks.schema import Problem, format_path
 from fleet.checks.waves import check_waves
-from fleet.clouds.base import FieldRef, ReferenceRules, SecretProducer, cloud_plugins
+from fleet.clouds.base import cloud_plugins
 from fleet.core.manifest import Identity, Manifest
+from fleet.platform.plugins import catalogue
+from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -132,13 +135,19 @@ _TABLES: list[tuple[object, Tables]] = []
 
 
 def tables() -> Tables:
-    """The rules in force: :data:`PLATFORM_RULES` and every cloud plug-in's (rebuilt only
-    when the set of plug-ins changes)."""
-    plugins = cloud_plugins()
-    if _TABLES and _TABLES[0][0] is plugins:
+    """The rules in force: :data:`PLATFORM_RULES`, every platform component's (once each)
+    and every cloud plug-in's (rebuilt only when the set of plug-ins changes)."""
+    components = catalogue()
+    if _TABLES and _TABLES[0][0] is components:
         return _TABLES[0][1]
-    built = _build((PLATFORM_RULES, *(plugin.references for _, plugin in plugins)))
-    _TABLES[:] = [(plugins, built)]
+    built = _build(
+        (
+            PLATFORM_RULES,
+            *(c.references for c in components.components),
+            *(plugin.references for _, plugin in cloud_plugins()),
+        )
+    )
+    _TABLES[:] = [(components, built)]
     return built
 
 

@@ -7,7 +7,7 @@ packages) works with it and never needs to know the cloud.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
@@ -21,6 +21,7 @@ from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.plugins import Plugin, plugins
+from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
 
 FLEET_LABEL_PREFIX = "fleet/"
@@ -38,55 +39,6 @@ PROTECT = layout.PROTECT
 # Each FleetCluster subclass names its plug-in (``plugin: ClassVar[CloudPlugin]``);
 # consumers (the bootstrap, checks/references.py, checks/waves.py, the diff guards,
 # views/graph.py) read :func:`cloud_plugins` and never name a cloud.
-
-
-@dataclass(frozen=True, slots=True)
-class FieldRef:
-    """A string field of ``kind`` in ``group`` that names an object of ``target_kind``.
-
-    The target matches when any of ``match`` (paths into the target, ``metadata.name``
-    included) equals the value. ``same_namespace`` looks only in the source's namespace.
-    """
-
-    group: str
-    kind: str
-    paths: tuple[tuple[str, ...], ...]
-    target_group: str
-    target_kind: str
-    match: tuple[tuple[str, ...], ...]
-    same_namespace: bool
-
-
-@dataclass(frozen=True, slots=True)
-class SecretProducer:
-    """Objects of ``group``/``kind`` produce a secret: ``secret(manifest) -> (ns, name, keys)``.
-
-    ``keys`` is None when any key may be present.
-    """
-
-    group: str
-    kind: str
-    secret: Callable[[Manifest], tuple[str, str, frozenset[str] | None] | None]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReferenceRules:
-    """The reference rules of checks/references.py that one cloud (or the platform) adds."""
-
-    provider_config_families: Mapping[str, str] = field(default_factory=dict)
-    """Managed-resource group suffix -> the group of its ProviderConfig."""
-    field_refs: tuple[FieldRef, ...] = ()
-    object_refs: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    """(group, kind) -> paths of object references ``{apiVersion|apiGroup, kind, name}``."""
-    identity_kind: tuple[str, str] | None = None
-    """(group, kind) of a shared credentials object clusters name in ``spec.identityRef``."""
-    identity_ref_kinds: frozenset[tuple[str, str]] = frozenset()
-    """(group, kind) of the objects whose ``spec.identityRef`` names ``identity_kind``."""
-    identity_consequence: str = "the clusters that use it could no longer authenticate"
-    """What deleting the identity while clusters use it does (for ``fleet diff``)."""
-    secret_producers: tuple[SecretProducer, ...] = ()
-    label_named_kinds: frozenset[tuple[str, str]] = frozenset()
-    """(group, kind) whose metadata.name must be a DNS-1123 label."""
 
 
 @dataclass(frozen=True, kw_only=True)

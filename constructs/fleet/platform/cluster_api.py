@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.core.layout import PROTECT, sync_options
+from fleet.core.manifest import Manifest
 from fleet.platform.cert_manager import CERT_MANAGER
 from fleet.platform.component import (
     ChartInstall,
@@ -30,6 +31,7 @@ from fleet.platform.component import (
     ObjectsInstall,
     PlatformComponent,
 )
+from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 
 OPERATOR_GROUP = "operator.cluster.x-k8s.io"
 OPERATOR_API = f"{OPERATOR_GROUP}/v1alpha2"
@@ -262,6 +264,40 @@ def provider_namespace(name: str) -> dict[str, Any]:
     }
 
 
+def _kubeconfig(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
+    """Cluster API writes a workload cluster's kubeconfig to ``<cluster>-kubeconfig``, key
+    ``value`` (cluster-api ``util/secret``)."""
+    return (m.namespace, f"{m.name}-kubeconfig", frozenset({"value"}))
+
+
+CLUSTER_API_REFERENCES = ReferenceRules(
+    field_refs=(
+        FieldRef(
+            CAPI_GROUP,
+            "MachinePool",
+            (("spec", "clusterName"), ("spec", "template", "spec", "clusterName")),
+            CAPI_GROUP,
+            "Cluster",
+            (("metadata", "name"),),
+            same_namespace=True,
+        ),
+    ),
+    object_refs={
+        (CAPI_GROUP, "Cluster"): (
+            ("spec", "infrastructureRef"),
+            ("spec", "controlPlaneRef"),
+        ),
+        (CAPI_GROUP, "MachinePool"): (
+            ("spec", "template", "spec", "infrastructureRef"),
+            ("spec", "template", "spec", "bootstrap", "configRef"),
+        ),
+    },
+    secret_producers=(SecretProducer(CAPI_GROUP, "Cluster", _kubeconfig),),
+    # Cluster API puts the cluster name in the cluster.x-k8s.io/cluster-name label.
+    label_named_kinds=frozenset({(CAPI_GROUP, "Cluster")}),
+)
+"""What the Cluster API core's kinds refer to: every cloud built on Cluster API gets them."""
+
 CLUSTER_API = PlatformComponent(
     name="cluster-api",
     version="v1.12.11",
@@ -274,6 +310,7 @@ CLUSTER_API = PlatformComponent(
             (CAPI_GROUP, "ClusterClass"),
         }
     ),
+    references=CLUSTER_API_REFERENCES,
 )
 """The Cluster API core (a ``CoreProvider``). ArgoCD has built-in health for ``Cluster`` and
 ``MachinePool`` (argo-cd ``resource_customizations/cluster.x-k8s.io/``)."""

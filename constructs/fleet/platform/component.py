@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fleet.core.errors import FleetError
+from fleet.platform.references import ReferenceRules
 
 if TYPE_CHECKING:
     from fleet.core.fleet import Fleet
@@ -134,7 +135,8 @@ class PlatformComponent:
     for. ``feature_gates``: Cluster API feature gates it needs, turned on in the Cluster API
     core and in its own manager. ``wave``: its root sync wave when installed by a bootstrap
     Application; left out, one after the latest of what it requires and of the owners of
-    the kinds its install applies.
+    the kinds its install applies. ``references``: the reference rules of the kinds it owns
+    (every cloud that requires it gets them, once).
     """
 
     name: str
@@ -147,6 +149,7 @@ class PlatformComponent:
     health_checks: tuple[HealthCheck, ...] = ()
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     wave: int | None = None
+    references: ReferenceRules = field(default_factory=ReferenceRules)
 
     def __repr__(self) -> str:
         return f"PlatformComponent({self.name!r})"

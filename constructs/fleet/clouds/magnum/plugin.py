@@ -15,11 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.base import CloudPlugin, FieldRef, ReferenceRules, SecretProducer
+from fleet.clouds.base import CloudPlugin
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.manifest import Manifest
 from fleet.platform.component import PlatformComponent
 from fleet.platform.crossplane import CROSSPLANE, XPKG_CONTRIB, CrossplaneProvider
+from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules, Level
 
 EXTERNAL_NAME = "crossplane.io/external-name"

@@ -21,10 +21,9 @@ server-side apply ArgoCD owns only the fields it sends and CAPOCI's ids stay CAP
 
 from __future__ import annotations
 
-from fleet.clouds.base import CloudPlugin, FieldRef, FleetCluster, ReferenceRules, SecretProducer
+from fleet.clouds.base import CloudPlugin, FleetCluster
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
 from fleet.core.errors import DefinitionError
-from fleet.core.manifest import Manifest
 from fleet.platform.cluster_api import (
     CAPI_GROUP,
     INFRASTRUCTURE_GROUP,
@@ -33,6 +32,7 @@ from fleet.platform.cluster_api import (
     ready_health,
 )
 from fleet.platform.component import HealthCheck, InstallContext
+from fleet.platform.references import ReferenceRules
 
 INFRA_GROUP = INFRASTRUCTURE_GROUP
 IDENTITY = (INFRA_GROUP, "OCIClusterIdentity")
@@ -120,10 +120,6 @@ CAPOCI = infrastructure_provider(
 """CAPOCI (an ``InfrastructureProvider`` named ``oci``)."""
 
 
-def _capi_kubeconfig(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
-    return (m.namespace, f"{m.name}-kubeconfig", frozenset({"value"}))
-
-
 OKE_PLUGIN = CloudPlugin(
     components=(CAPOCI,),
     protected_kinds=(
@@ -137,29 +133,9 @@ OKE_PLUGIN = CloudPlugin(
         # CAPOCI's credentials for the clusters whose spec.identityRef names it.
         IDENTITY,
     ),
+    # The Cluster API core's references come with its component (CLUSTER_API).
     references=ReferenceRules(
-        field_refs=(
-            FieldRef(
-                CAPI_GROUP,
-                "MachinePool",
-                (("spec", "clusterName"), ("spec", "template", "spec", "clusterName")),
-                CAPI_GROUP,
-                "Cluster",
-                (("metadata", "name"),),
-                same_namespace=True,
-            ),
-        ),
-        object_refs={
-            (CAPI_GROUP, "Cluster"): (
-                ("spec", "infrastructureRef"),
-                ("spec", "controlPlaneRef"),
-            ),
-            (CAPI_GROUP, "MachinePool"): (
-                ("spec", "template", "spec", "infrastructureRef"),
-                ("spec", "template", "spec", "bootstrap", "configRef"),
-            ),
-            (INFRA_GROUP, "OCIManagedCluster"): (("spec", "identityRef"),),
-        },
+        object_refs={(INFRA_GROUP, "OCIManagedCluster"): (("spec", "identityRef"),)},
         identity_kind=IDENTITY,
         identity_consequence="CAPOCI could no longer authenticate for the OKE clusters that use it",
         identity_ref_kinds=frozenset(
@@ -170,9 +146,6 @@ OKE_PLUGIN = CloudPlugin(
                 (INFRA_GROUP, "OCICluster"),
             }
         ),
-        secret_producers=(SecretProducer(CAPI_GROUP, "Cluster", _capi_kubeconfig),),
-        # Cluster API puts the cluster name in the cluster.x-k8s.io/cluster-name label.
-        label_named_kinds=frozenset({(CAPI_GROUP, "Cluster")}),
     ),
     application_sync_options=("ServerSideApply=true",),
     application_compare_options=("ServerSideDiff=true",),
