@@ -281,13 +281,16 @@ def compare_files(base: Files, head: Files, *, order: Sequence[str] = ()) -> Fle
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """A guard's verdict on one object: ``error`` fails the diff, ``note`` only informs."""
+    """A guard's verdict on one object (or on a group of them, one line per object in
+    ``details``): ``error`` fails the diff, ``note`` only informs."""
 
     level: Level
     environment: str
     subject: str
-    """``Kind namespace/name (group)``."""
+    """``Kind namespace/name (group)``, or what the group shares (a definition module)."""
     message: str
+    details: tuple[str, ...] = ()
+    """One line per object of a grouped finding (``fleet diff --verbose``, Markdown)."""
 
     def line(self) -> str:
         """``<level>: <env>: <subject>: <message>`` (empty parts left out)."""
