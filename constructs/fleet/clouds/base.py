@@ -38,7 +38,7 @@ PROTECT = layout.PROTECT
 # kinds whose deletion would cut clusters off, and what ``fleet diff`` must refuse to change.
 # Each FleetCluster subclass names its plug-in (``plugin: ClassVar[CloudPlugin]``);
 # consumers (the bootstrap, checks/references.py, checks/waves.py, the diff guards,
-# views/graph.py) read :func:`cloud_plugins` and never name a cloud.
+# views/graph/) read :func:`cloud_plugins` and never name a cloud.
 
 
 @dataclass(frozen=True, kw_only=True)
