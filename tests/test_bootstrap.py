@@ -547,6 +547,28 @@ def test_capoci_config_secret_can_be_named(fleet: Fleet) -> None:
     assert ns.folder == "bootstrap" and wave(ns) == 0
 
 
+def test_versions_pin_another_version_of_a_component(fleet: Fleet) -> None:
+    out = hybrid(fleet, versions={"cluster-api": "v1.12.12", "crossplane": "2.3.5"})
+    assert find(out, "CoreProvider", "cluster-api").body["spec"]["version"] == "v1.12.12"
+    crossplane = find(out, "Application", "fleet-dev-crossplane").body["spec"]["source"]
+    assert crossplane["targetRevision"] == "2.3.5"
+    # The others keep their pins.
+    assert find(out, "InfrastructureProvider", "oci").body["spec"]["version"] == "v0.24.0"
+
+
+def test_fails_a_version_for_an_unknown_component(fleet: Fleet) -> None:
+    from fleet import FleetError
+
+    magnum(fleet)
+    argocd(fleet, versions={"cluster-api-operater": "0.29.0"})
+    with pytest.raises(FleetError) as raised:
+        rendered(fleet)
+    assert (
+        "(argocd): versions: no platform component is called 'cluster-api-operater' "
+        "(did you mean 'cluster-api-operator'"
+    ) in str(raised.value)
+
+
 # --- item 16: secrets and namespaces a person creates ----------------------------------------
 
 
