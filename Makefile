@@ -1,7 +1,8 @@
 # Two commands on a fresh machine: `make synth` and `make test`.
 # Both create (or refresh) the virtualenv and the Node tooling when missing or stale.
-# The pinned upstream CRDs are vendored in crds/ (checked against crds.lock.yaml): nothing
-# outside the repository is needed. FLEET_CRDS_DIR=DIR validates against another folder.
+# The pinned upstream CRDs ship inside the package (constructs/fleet/data/crds, checked
+# against crds.lock.yaml beside them): nothing outside the repository is needed.
+# FLEET_CRDS_DIR=DIR validates against another folder.
 
 PYTHON ?= python3
 VENV := .venv
@@ -12,9 +13,9 @@ PY_STAMP := $(VENV)/.installed
 # Rewritten only when that part changes, so its mtime tracks it.
 DEPS_STAMP := .fleet/install-inputs.json
 NODE_STAMP := node_modules/.installed
-export CDK8S_CHECK_UPGRADE := false
+WHEELS := build/wheels
 
-.PHONY: setup synth test lint typecheck unit bench clean FORCE
+.PHONY: setup synth test lint fmt typecheck unit bench wheel clean FORCE
 
 setup: $(PY_STAMP) $(NODE_STAMP)
 
@@ -44,6 +45,10 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+fmt: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
 typecheck: setup
 	$(BIN)/mypy
 
@@ -51,6 +56,10 @@ unit: setup
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# The distribution (fleet-as-code) as a wheel in build/wheels/, to publish to a package index.
+wheel: setup
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $(WHEELS) .
 
 bench: setup
 	$(BIN)/python benchmarks/synth_bench.py --clusters 1000

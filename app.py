@@ -13,10 +13,15 @@ if __name__ == "__main__":
     from fleet.cli.main import main
 
     status = main(["--root", str(ROOT), "synth", *sys.argv[1:]])
-    if status == 0 and os.environ.get("CDK8S_OUTDIR"):
-        # cdk8s-cli checks that the app created its output folder and lists the YAML files
-        # in it ("No manifests synthesized" when there are none): say where they went.
-        out = Path(os.environ["CDK8S_OUTDIR"])
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "fleet.yaml").write_text("# the manifests are in dist/<environment>/\n")
+    outdir = os.environ.get("CDK8S_OUTDIR")
+    if outdir and not Path(outdir).exists():
+        # Run by `npx cdk8s synth`. cdk8s-cli prints a Node stack trace for an app that
+        # exits non-zero; for one that exits 0 without creating the output folder it says
+        # "synthesis failed" and exits 1. fleet's own error lines are on stderr already.
+        if status == 0:
+            # cdk8s-cli lists the YAML files of its output folder ("No manifests
+            # synthesized" when there are none): say where the manifests went.
+            Path(outdir).mkdir(parents=True)
+            (Path(outdir) / "fleet.yaml").write_text("# the manifests are in dist/<environment>/\n")
+        sys.exit(0)
     sys.exit(status)

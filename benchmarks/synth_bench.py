@@ -9,7 +9,7 @@ with N clusters in each environment, then measures:
 
 * ``full_s``: ``fleet synth`` (the real command line, in a subprocess) into an empty
   ``dist/`` with an empty cache, in a freshly generated project; validation included when
-  CRDs are available (``$FLEET_CRDS_DIR``, else the repository's vendored ``crds/``);
+  CRDs are available (``$FLEET_CRDS_DIR``, else the CRDs pinned in the package);
 * ``incremental_s``: ``fleet synth`` again after one cluster's node count changed;
 * ``novalidate_s``: the cold synth with validation off (for the validation overhead);
 * ``peak_rss_mb``: the largest sum of the resident memory of the synth process and all
@@ -90,12 +90,13 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 
 
 def crds_dir() -> Path | None:
-    """The CRDs the synth validates against: ``$FLEET_CRDS_DIR``, else the vendored crds/."""
+    """The CRDs the synth validates against: ``$FLEET_CRDS_DIR``, else the packaged ones."""
+    from fleet.checks.crds import PACKAGED_CRDS
+
     explicit = os.environ.get("FLEET_CRDS_DIR")
     if explicit:
         return Path(explicit).resolve()
-    vendored = REPO / "crds"
-    return vendored if vendored.is_dir() else None
+    return PACKAGED_CRDS if PACKAGED_CRDS.is_dir() else None
 
 
 def _children(pid: int) -> list[int]:
@@ -171,7 +172,6 @@ def measure_synth(
     project = work / "project"
     shutil.rmtree(project, ignore_errors=True)
     fleet_gen.write_project(project, clusters=clusters, envs=envs)
-    shutil.copy(REPO / "crds.lock.yaml", project / "crds.lock.yaml")  # a project like ours
     env = _env(crds, jobs)
     cmd = [sys.executable, "-c", SYNTH, "--root", str(project), "synth"]
     full, rss_full, _ = run_measured(cmd, env=env)
@@ -181,7 +181,6 @@ def measure_synth(
     bare = work / "bare"
     shutil.rmtree(bare, ignore_errors=True)
     fleet_gen.write_project(bare, clusters=clusters, envs=envs)
-    shutil.copy(REPO / "crds.lock.yaml", bare / "crds.lock.yaml")
     novalidate, _, _ = run_measured([sys.executable, "-c", SYNTH_NO_VALIDATE, str(bare)], env=env)
     return {
         "full_s": full,

@@ -39,7 +39,6 @@ from fleet import (
     NodeGroup,
     OpenStackProject,
 )
-from fleet.clouds.magnum.template import catalog
 from fleet.core.tree import TreeConstruct
 
 
@@ -85,9 +84,8 @@ def time_projects(root: Path, nodes: int) -> float:
 
 
 def time_clusters(root: Path, nodes: int) -> float:
-    catalog().clear()
     fleet = new_fleet(root)
-    ClusterTemplate(
+    template = ClusterTemplate(
         name="tpl",
         kubernetes_version="v1.29.2",
         uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
@@ -103,7 +101,7 @@ def time_clusters(root: Path, nodes: int) -> float:
             name=f"c-{i}",
             environments=["dev", "prod"],
             project=project,
-            template="tpl",
+            template=template,
             flavor="m2.small",
             keypair="k",
             node_count=1,

@@ -5,7 +5,7 @@ disaster-recovery site, with nodes spread across the three availability domains 
 their fault domains (seed Figure 16).
 """
 
-from clusters.templates import SINGLE_1_25_3
+from clusters._templates import SINGLE_1_25_3
 from fleet import (
     Fleet,
     MagnumCluster,

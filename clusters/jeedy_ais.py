@@ -1,6 +1,6 @@
 """Clusters of the AIS community (OpenStack project "JEEDY AIS")."""
 
-from clusters.templates import MULTI_1_25_3, SINGLE_1_25_3
+from clusters._templates import MULTI_1_25_3, SINGLE_1_25_3
 from fleet import Fleet, MagnumCluster, NodeGroup, OpenStackProject, per_env
 
 

@@ -4,29 +4,18 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from support import HYBRID
 
 from fleet import Fleet, FleetConfig
-from fleet.clouds.magnum.template import catalog
 
 PYPROJECT = """\
 [tool.fleet]
 environments = ["dev", "test", "prod"]
 """
-
-
-@pytest.fixture(autouse=True)
-def fresh_template_catalog() -> Iterator[None]:
-    """Templates register in a process-wide catalog: a fleet loaded by one test (the
-    example's ``kubernetes-1.25.3-3-multi``) must not clash with a template of the
-    same name that another test declares."""
-    catalog().clear()
-    yield
-    catalog().clear()
 
 
 @pytest.fixture
@@ -75,7 +64,6 @@ def hybrid_rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = copy_fleet(HYBRID, tmp_path_factory.mktemp("hybrid") / "project")
     assert main(["--root", str(root), "synth", "--no-cache"]) == 0
-    catalog().clear()
     return root
 
 

@@ -2,7 +2,7 @@
 
 ClusterV1/NodegroupV1/provider-argocd Cluster are the seed report's Figures 12-14; the
 Cluster API objects are CAPOCI's ``cluster-template-managed.yaml`` with the variables
-filled in. The CRDs themselves are the repository's vendored ``crds/`` (or ``$FLEET_CRDS_DIR``).
+filled in. The CRDs themselves are the package's pinned ones (or ``$FLEET_CRDS_DIR``).
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+from fleet.checks.crds import PACKAGED_CRDS
 from fleet.core.manifest import Manifest
 
 
 def crds_dir() -> Path:
-    """The pinned upstream CRDs: ``$FLEET_CRDS_DIR``, else the vendored ``<repo>/crds``."""
+    """The pinned upstream CRDs: ``$FLEET_CRDS_DIR``, else the package's ``fleet/data/crds``."""
     env = os.environ.get("FLEET_CRDS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / "crds"
+    return PACKAGED_CRDS
 
 
 # Figure 12 of the seed report (labels of the tfvars in Figure 10), transcribed.

@@ -45,7 +45,6 @@ from fleet.argocd.bootstrap import (
     WAVE_PROVIDERS,
 )
 from fleet.checks.schema import validate_manifests
-from fleet.clouds.magnum.template import catalog
 from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
@@ -75,7 +74,6 @@ spec:
 
 
 def template() -> ClusterTemplate:
-    # Not the example fleet's template name: the catalog is process-wide.
     return ClusterTemplate(
         name="tpl-1.25.3-multi",
         kubernetes_version="v1.25.3",
@@ -267,7 +265,11 @@ def test_fails_second_registration_of_a_cluster(fleet: Fleet) -> None:
 
 
 def test_fails_registration_of_a_non_cluster(fleet: Fleet) -> None:
-    with pytest.raises(DefinitionError, match="cluster: must be a FleetCluster or a string"):
+    with pytest.raises(
+        DefinitionError,
+        match="cluster: must be a FleetCluster or a reference to a FleetCluster or a string, "
+        "got int 42",
+    ):
         ArgoRegistration(fleet, "reg", cluster=42)  # type: ignore[arg-type]
 
 
@@ -500,7 +502,7 @@ def test_fails_package_source_of_the_wrong_type(fleet: Fleet) -> None:
 @contextmanager
 def _isolated() -> Iterator[None]:
     """Loading the example fleet touches process-wide state (``sys.path``, the ``clusters``
-    modules, the template catalog): put it back for the tests that follow."""
+    modules): put it back for the tests that follow."""
     path = list(sys.path)
     modules = {k: v for k, v in sys.modules.items() if k == "clusters" or k.startswith("clusters.")}
     try:
@@ -510,7 +512,6 @@ def _isolated() -> Iterator[None]:
         for name in [k for k in sys.modules if k == "clusters" or k.startswith("clusters.")]:
             del sys.modules[name]
         sys.modules.update(modules)
-        catalog().clear()
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,7 @@ SINGLE = ClusterTemplate(
 """
 
 BASE = """\
-from clusters.templates import SINGLE
+from clusters._templates import SINGLE
 from fleet import Fleet, MagnumCluster, NodeGroup, OpenStackProject
 
 
@@ -60,7 +60,7 @@ def define(fleet: Fleet) -> None:
 PRELUDE = """\
 import cdk8s
 
-from clusters.templates import SINGLE
+from clusters._templates import SINGLE
 from fleet import (
     ArgoCd,
     ClusterTemplate,
@@ -168,6 +168,13 @@ class Case:
 
 CASES = [
     Case(
+        "module-without-define",
+        {"clusters/shared.py": magnum().replace("def define(", "def defnie(")},
+        r"clusters/shared\.py:1: no define\(fleet\) function; every module of clusters/ "
+        r"declares with one, and a helper module's name starts with `_` "
+        r"\(rename it to clusters/_shared\.py\)$",
+    ),
+    Case(
         "unknown-template",
         {"clusters/broken.py": magnum(template='"kubernetes-1.25.3-33"')},
         r"clusters/broken\.py:\d+ \(x\): template: unknown cluster template "
@@ -221,8 +228,8 @@ CASES = [
     Case(
         "duplicate-cluster-name",
         {"clusters/broken.py": magnum(name='"web-{env}"')},
-        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: "
-        r"clusters/base\.py:\d+ \(web\) and clusters/broken\.py:\d+ \(x\)$",
+        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: the other "
+        r"is clusters/base\.py:\d+ \(web\)$",
     ),
     Case(
         "duplicate-construct-id",
@@ -523,7 +530,8 @@ CASES = [
     Case(
         "project-given-as-a-name",
         {"clusters/broken.py": magnum(project='"broken"')},
-        r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject, got str 'broken'$",
+        r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject or a reference to "
+        r"an OpenStackProject, got str 'broken'$",
     ),
     Case(
         "node-group-with-a-list-item-of-the-wrong-type",
@@ -619,7 +627,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (root / "clusters").mkdir(parents=True)
     (root / "pyproject.toml").write_text(PYPROJECT)
     (root / "clusters" / "__init__.py").write_text("")
-    (root / "clusters" / "templates.py").write_text(TEMPLATES)
+    (root / "clusters" / "_templates.py").write_text(TEMPLATES)
     (root / "clusters" / "base.py").write_text(BASE)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FLEET_CRDS_DIR", str(crds_dir()))

@@ -54,7 +54,7 @@ from fleet import (
     per_env,
 )
 from fleet.argocd.bootstrap import PROVIDER_ARGOCD_POLICY, WAVE_CLUSTERS
-from fleet.checks.crds import read_crd_file
+from fleet.checks.crds import PACKAGED_LOCK, read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.schema import validate_manifests
 from fleet.checks.waves import check_waves
@@ -225,7 +225,7 @@ def test_an_operator_provider_without_health_orders_nothing(fleet: Fleet) -> Non
 
 
 def _lock() -> list[dict[str, str]]:
-    return yaml.safe_load((REPO / "crds.lock.yaml").read_text())["crds"]
+    return yaml.safe_load(PACKAGED_LOCK.read_text())["crds"]
 
 
 def test_owned_crds_of_the_pinned_components_are_the_lock() -> None:

@@ -13,9 +13,11 @@ from fleet import (
     ClusterTemplate,
     Component,
     DefinitionError,
+    DefinitionErrors,
     Fleet,
     MagnumCluster,
     OpenStackProject,
+    TemplateCatalog,
     testing,
 )
 
@@ -36,13 +38,15 @@ def magnum(scope: Any, construct_id: str, project: OpenStackProject, **kw: Any) 
 
 @pytest.fixture
 def app(tmp_path: Path) -> Fleet:
-    ClusterTemplate(
+    fleet = testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    template = ClusterTemplate(
         name="tpl-bridge",
         kubernetes_version="v1.29.2",
         uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
         base_labels={"k": "v"},
     )
-    return testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    TemplateCatalog.of(fleet).add(template)
+    return fleet
 
 
 def test_a_declaration_in_an_environment_chart_takes_its_environment(app: Fleet) -> None:
@@ -50,8 +54,9 @@ def test_a_declaration_in_an_environment_chart_takes_its_environment(app: Fleet)
     web = magnum(app.environment("prod"), "web", project)
     assert web.environments == ("prod",)
     assert web.node.path == "prod/web"
-    assert app.declaration("prod/web") is web
+    ref = app.declaration("prod/web", MagnumCluster)
     out = testing.synth(app)
+    assert ref.get() is web  # a declaration in a chart is found by its cdk8s path
     assert out.names("ClusterV1", env="prod") == ["web"]
     assert out.names("ClusterV1", env="dev") == []
     # rendered by the fleet as plain dicts, into the cluster's folder (not cdk8s's extra/)
@@ -93,6 +98,25 @@ def test_the_id_is_reserved_in_the_cdk8s_tree(app: Fleet) -> None:
     assert "test_cdk8s_bridge.py:" in e.value.where
 
 
+def test_two_cdk8s_objects_of_one_name_name_their_construct_paths(app: Fleet) -> None:
+    import cdk8s
+    from constructs import Construct
+
+    for team in ("team-a", "team-b"):
+        scope = Construct(app.environment("dev"), team)
+        cdk8s.ApiObject(scope, "ns", api_version="v1", kind="Namespace", metadata={"name": "same"})
+    cdk8s.ApiObject(
+        app.environment("dev"), "other", api_version="v1", kind="Namespace", metadata={"name": "o"}
+    )
+    with pytest.raises(DefinitionErrors) as e:
+        testing.synth(app, ["dev"])
+    [error] = e.value.errors
+    assert error.line() == (
+        "cdk8s dev/team-b/ns: name: two objects Namespace same in dev: the other is "
+        "cdk8s dev/team-a/ns"
+    )
+
+
 def test_an_explicit_environment_must_be_the_charts(app: Fleet) -> None:
     project = OpenStackProject(app, "proj", project_name="P")
     with pytest.raises(DefinitionError, match="environments: 'dev' is not one of the scope"):
@@ -120,10 +144,13 @@ def test_a_fleet_with_components_never_imports_cdk8s(tmp_path: Path) -> None:
     script = f"""
 import sys
 from pathlib import Path
-from fleet import ClusterTemplate, Component, MagnumCluster, OpenStackProject, testing
+from fleet import (ClusterTemplate, Component, MagnumCluster, OpenStackProject,
+                   TemplateCatalog, testing)
 app = testing.fleet(root=Path({str(tmp_path)!r}))
-ClusterTemplate(name="t", kubernetes_version="v1.29.2", base_labels={{"k": "v"}},
-                uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
+TemplateCatalog.of(app).add(
+    ClusterTemplate(name="t", kubernetes_version="v1.29.2", base_labels={{"k": "v"}},
+                    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
+)
 team = Component(app, "team", environments=["dev"])
 p = OpenStackProject(team, "p", project_name="P")
 MagnumCluster(team, "c", name="c", project=p, template="t", flavor="f", keypair="k",

@@ -19,6 +19,7 @@ import pytest
 from crd_samples import crds_dir
 from support import REPO
 
+from fleet.checks import crds as crds_module
 from fleet.cli.diff import _crds_dir
 from fleet.cli.main import main
 from fleet.core.config import FleetConfig
@@ -302,6 +303,7 @@ def test_missing_crds_skip_the_immutable_guard_unless_strict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("FLEET_CRDS_DIR", raising=False)
+    monkeypatch.setattr(crds_module, "PACKAGED_CRDS", tmp_path / "stripped")  # no package data
     config = FleetConfig(root=tmp_path)
     assert _crds_dir(argparse.Namespace(crds=None, strict=False), config) is None
     with pytest.raises(Exception, match="does not exist; run `fleet crds pull`"):

@@ -15,6 +15,8 @@ import pytest
 import yaml
 from crd_samples import argocd_application, crds_dir, manifest, nodegroup_v1
 
+from fleet.checks.crds import PACKAGED_CRDS, PACKAGED_LOCK, PullResult
+from fleet.cli import validate as validate_module
 from fleet.cli.validate import add_parsers, check_all
 from fleet.core.config import FleetConfig
 
@@ -45,7 +47,7 @@ def upstream(tmp_path: Path) -> Iterator[tuple[Path, str]]:
         server.server_close()
 
 
-def test_crds_pull_into_the_vendored_folder(
+def test_crds_pull_into_the_folder_beside_the_lock(
     upstream: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     served, base = upstream
@@ -58,11 +60,31 @@ def test_crds_pull_into_the_vendored_folder(
         for n, h in (("a", hashlib.sha256(b"a").hexdigest()), ("b", "0" * 64))
     ]
     (project / "crds.lock.yaml").write_text(yaml.safe_dump({"crds": entries}))
-    args = parse(["crds", "pull"])
-    assert args.handler(args, FleetConfig(root=project)) == 1
+    args = parse(["crds", "pull", "--lock", str(project / "crds.lock.yaml")])  # into crds/ beside
+    assert args.handler(args, FleetConfig(root=tmp_path)) == 1
     assert gzip.decompress((project / "crds" / "x" / "a.yaml.gz").read_bytes()) == b"a"
     assert not (project / "crds" / "x" / "b.yaml.gz").exists()
     assert "error: b: sha256 of" in capsys.readouterr().err
+
+
+def test_crds_pull_defaults_to_the_packages_own_lock_and_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pulled: list[tuple[Path, Path]] = []
+
+    def fake_pull(lock: Path, into: Path) -> PullResult:
+        pulled.append((lock, into))
+        return PullResult([], [], [])
+
+    monkeypatch.setattr(validate_module, "pull", fake_pull)
+    args = parse(["crds", "pull"])
+    assert args.handler(args, FleetConfig(root=tmp_path)) == 0
+    args = parse(["crds", "pull", "--lock", str(tmp_path / "my.lock.yaml")])
+    assert args.handler(args, FleetConfig(root=tmp_path)) == 0
+    assert pulled == [
+        (PACKAGED_LOCK, PACKAGED_CRDS),
+        (tmp_path / "my.lock.yaml", tmp_path / "crds"),
+    ]
 
 
 def test_check_all_runs_every_check() -> None:

@@ -17,9 +17,12 @@ import pytest
 import yaml
 from crd_samples import crds_dir
 
+import fleet
 from fleet.checks.crds import (
     CACHE_HOME_VAR,
     ENV_VAR,
+    PACKAGED_CRDS,
+    PACKAGED_LOCK,
     CrdPullError,
     compress,
     crd_files,
@@ -31,8 +34,6 @@ from fleet.checks.crds import (
     verify_vendored,
 )
 from fleet.core.errors import FleetError
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_load_indexes_served_versions_with_scope() -> None:
@@ -134,22 +135,25 @@ def test_duplicate_definitions_are_an_error(tmp_path: Path) -> None:
 
 
 def test_resolve_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    explicit, env, root = tmp_path / "explicit", tmp_path / "env", tmp_path / "project"
-    for folder in (explicit, env, root / "crds"):
+    """--crds, else $FLEET_CRDS_DIR, else the package's own; wherever the command runs."""
+    explicit, env, project = tmp_path / "explicit", tmp_path / "env", tmp_path / "project"
+    for folder in (explicit, env, project / "crds"):
         folder.mkdir(parents=True)
-    (root / "crds.lock.yaml").write_text("crds: []\n")
+    (project / "crds.lock.yaml").write_text("crds: []\n")  # a project's own: not looked for
+    monkeypatch.chdir(project)
     monkeypatch.setenv(ENV_VAR, str(env))
-    assert resolve_crds_dir(explicit, root=root) == explicit
-    assert resolve_crds_dir(None, root=root) == env
+    assert resolve_crds_dir(explicit) == explicit
+    assert resolve_crds_dir(None) == env
     monkeypatch.delenv(ENV_VAR)
-    assert resolve_crds_dir(None, root=root / "sub") == (root / "crds").resolve()
+    assert resolve_crds_dir(None) == PACKAGED_CRDS
+    assert PACKAGED_CRDS.parent == Path(fleet.__file__).resolve().parent / "data"
     with pytest.raises(FleetError, match="run `fleet crds pull`"):
         resolve_crds_dir(tmp_path / "missing")
 
 
-def test_the_vendored_crds_are_the_locked_upstream_files() -> None:
-    vendored = REPO / "crds"
-    entries = read_lock(REPO / "crds.lock.yaml")
+def test_the_packaged_crds_are_the_locked_upstream_files() -> None:
+    vendored = PACKAGED_CRDS
+    entries = read_lock(PACKAGED_LOCK)
     assert len(entries) == len({e.path for e in entries}) > 0
     files = sorted(p.relative_to(vendored).as_posix() for p in crd_files(vendored))
     assert files == sorted(f"{e.path}.gz" for e in entries)
@@ -158,7 +162,7 @@ def test_the_vendored_crds_are_the_locked_upstream_files() -> None:
         raw = (vendored / f"{entry.path}.gz").read_bytes()
         assert hashlib.sha256(gzip.decompress(raw)).hexdigest() == entry.sha256, entry.name
         assert compress(gzip.decompress(raw)) == raw, f"{entry.name}: not reproducibly gzipped"
-    verify_vendored(vendored, REPO / "crds.lock.yaml")  # what every load does
+    verify_vendored(vendored, PACKAGED_LOCK)  # what every load does
 
 
 def _vendored_project(tmp_path: Path) -> tuple[Path, Path]:

@@ -334,6 +334,16 @@ def test_deletion_findings_of_a_rename_name_the_new_objects_module() -> None:
     )
 
 
+def test_a_shared_object_removed_in_several_environments_is_named_once() -> None:
+    base = {**tree("dev", provider_config("demo")), **tree("prod", provider_config("demo"))}
+    [finding] = grouped_by_source(deletions(compare(base, {}), retired={}))
+    assert finding.message.startswith(
+        "ProviderConfig demo removed (2 objects in dev, prod); what uses them could no longer "
+        "be updated, deleted or authenticate; they can only go once nothing uses them"
+    )
+    assert len(finding.details) == 2
+
+
 def test_retired_deletions_are_one_note_per_module() -> None:
     diff = compare(_removed(**{"r-dev": _cluster("r-dev", "a")}), {})
     retired = {("dev", ref.identity): "clusters/r.py:4 (r)" for ref in diff.environments[0].removed}

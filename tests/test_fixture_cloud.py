@@ -18,6 +18,7 @@ import yaml
 from support import REPO
 
 from fleet import ArgoCd, Fleet, SecretKeyRef, testing
+from fleet.checks.crds import PACKAGED_CRDS
 from fleet.checks.waves import check_waves
 from fleet.cli.main import main
 from fleet.core.layout import SYNC_WAVE
@@ -78,7 +79,7 @@ def _crds(root: Path) -> Path:
     """The pinned CRDs plus the fixture's own (CAPO's OpenStackCluster), so that the synth
     validates every object, the CAPO ones included."""
     crds = root / "crds"
-    shutil.copytree(REPO / "crds", crds, ignore=shutil.ignore_patterns("*.md"))
+    shutil.copytree(PACKAGED_CRDS, crds, ignore=shutil.ignore_patterns("*.md"))
     shutil.copytree(FIXTURE_CLOUDS / "capo" / "crds", crds / "cluster-api-provider-openstack")
     return crds
 

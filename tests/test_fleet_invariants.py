@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,11 +19,10 @@ from fleet import FleetConfig
 from fleet.checks.crds import resolve_crds_dir
 from fleet.checks.deletion import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.checks.validation import check_all
+from fleet.cli.main import drift_report
 from fleet.clouds.base import FleetCluster
-from fleet.clouds.magnum.template import catalog
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import Synth, synthesize
-from fleet.pipeline.writer import read_tree
+from fleet.pipeline.synth import Synth, drift, synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -32,26 +30,24 @@ CONFIG = FleetConfig.load(ROOT)
 
 
 @pytest.fixture(scope="module")
-def fleet_synth() -> Iterator[Synth]:
+def fleet_synth() -> Synth:
     """The repository's fleet, rendered (and validated: CRDs, references, secrets)."""
-    catalog().clear()
-    yield synthesize(CONFIG)
-    catalog().clear()
+    return synthesize(CONFIG)
 
 
 def test_dist_is_what_the_sources_render(fleet_synth: Synth) -> None:
-    """``fleet synth --check``: the committed dist/ is the render of the sources."""
+    """``fleet synth --check``: the committed dist/ is the render of the sources (on failure,
+    the same message: the files that differ and the command that fixes them)."""
     assert sorted(fleet_synth.files) == sorted(CONFIG.environments)
-    on_disk = sorted(p.name for p in CONFIG.dist_dir.iterdir() if not p.name.startswith("."))
-    assert on_disk == sorted(CONFIG.environments), "a dist/ folder no environment renders"
-    for env in CONFIG.environments:
-        assert read_tree(CONFIG.dist_dir / env) == fleet_synth.files[env], env
+    differing = drift(CONFIG, fleet_synth)
+    if differing:
+        pytest.fail(drift_report(CONFIG, differing), pytrace=False)
 
 
 def test_every_object_is_valid_and_every_reference_resolves(fleet_synth: Synth) -> None:
-    """Schemas (the vendored CRDs), references between objects, and no secret material."""
+    """Schemas (the CRDs pinned in the fleet package), references, and no secret material."""
     manifests = [m for ms in fleet_synth.manifests.values() for m in ms]
-    crds = resolve_crds_dir(root=ROOT)
+    crds = resolve_crds_dir()
     assert [p.line() for p in check_all(manifests, crds_dir=crds)] == []
 
 
@@ -80,7 +76,6 @@ def test_every_cluster_bearing_object_is_protected(fleet_synth: Synth) -> None:
     """Every object of a cluster-bearing kind a cluster class declares, and every
     ProviderConfig, carries ArgoCD's ``Prune=false,Delete=false``, unless its cluster opted
     out (``deletion_protection=False``). (ArgoCD registrations are guarded by ``fleet diff``.)"""
-    catalog().clear()
     fleet = load_fleet(CONFIG)
     unprotected = {
         (env, m.identity)
@@ -89,7 +84,6 @@ def test_every_cluster_bearing_object_is_protected(fleet_synth: Synth) -> None:
         for env in CONFIG.environments
         for m in c.render(env)
     }
-    catalog().clear()
     kinds = [k for k in cluster_bearing_kinds() if k not in PLATFORM_BEARING_KINDS]
     kinds.append(("*", "ProviderConfig"))
     for env, manifests in fleet_synth.manifests.items():

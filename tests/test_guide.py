@@ -82,6 +82,7 @@ def test_the_guide_has_every_task() -> None:
         "Retire a cluster safely",
         "Recover from a disaster",
         "Starting a fleet repository (fleet init)",
+        "Editor setup",
     ]
     assert len(blocks("mermaid")) == 1
 
@@ -256,7 +257,7 @@ def test_migration_from_terraform(
         assert main(["--root", str(root), *args]) == 0
     assert main(["--root", str(root), "synth"]) == 0
     assert "fleet synth" in section
-    for module in ("jeedy_edh_edh.py", "data.py"):
+    for module in ("edh.py", "data.py"):
         assert 'management_policies=["Observe"]' in (root / "clusters" / module).read_text()
     assert main(["--root", str(root), "ls", "--format", "json"]) == 0
     out = capsys.readouterr().out

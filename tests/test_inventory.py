@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import fcntl
 import io
 import json
 import os
 import pty
+import re
 import shutil
 import struct
 import subprocess
@@ -33,8 +35,16 @@ from fleet import (
 )
 from fleet.cli.ls import default_format, render_table
 from fleet.cli.main import main
+from fleet.clouds.oci.plugin import short_ocid
 from fleet.pipeline.discovery import load_fleet
-from fleet.views.inventory import NodeTotals, clusters, inventory, node_totals, to_csv, to_json
+from fleet.views.inventory import (
+    NodeTotals,
+    clusters,
+    inventory,
+    node_totals,
+    to_csv,
+    to_json,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATE = ClusterTemplate(
@@ -135,51 +145,46 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
     ]
     assert [r.cells() for r in rows] == [
         {
-            "environment": "dev",
             "cluster": "web-dev",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "3",
             "nodes": "2 (2-7)",
             "account": "PROJ",
-            "argocd": "yes",
-            "protected": "yes",
+            "notes": "",
         },
         {
-            "environment": "dev",
             "cluster": "lab",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "2",
             "nodes": "3",
             "account": "PROJ",
-            "argocd": "no",
-            "protected": "no",
+            "notes": "not in ArgoCD, unprotected",
         },
         {
-            "environment": "prod",
             "cluster": "web-prod",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "3",
             "nodes": "4 (4-9)",
             "account": "PROJ",
-            "argocd": "no",
-            "protected": "yes",
+            "notes": "not in ArgoCD",  # no ArgoCd in prod
         },
         {
-            "environment": "prod",
-            "cluster": "old (retired)",
+            "cluster": "old",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "node_pools": "1",
             "nodes": "1",
             "account": "PROJ",
-            # retired: renders nothing, so nothing registers it
-            "argocd": "no",
-            "protected": "yes",
+            "notes": "retired",  # renders nothing, so nothing registers it: not repeated
         },
     ]
+
+
+def test_the_table_shows_oci_ids_by_their_unique_end() -> None:
+    """The OKE plug-in's ``short_account`` (the views name no cloud)."""
+    ocid = "ocid1.compartment.oc1..aaaaaaaa" + "q" * 50 + "x7w2kd9pzm"
+    assert short_ocid(ocid) == "…x7w2kd9pzm"
+    assert short_ocid("JEEDY AIS") == "JEEDY AIS"
+    assert short_ocid("ocid1.x") == "ocid1.x"
 
 
 def test_rows_for_one_environment(tmp_path: Path) -> None:
@@ -250,35 +255,43 @@ def test_csv_exact(tmp_path: Path) -> None:
     )
 
 
-def test_table_shows_every_row(tmp_path: Path) -> None:
+def test_table_shows_every_row_under_its_environment(tmp_path: Path) -> None:
     out = io.StringIO()
-    render_table(inventory(_tiny(tmp_path)), stream=out, width=200)
+    render_table(inventory(_tiny(tmp_path)), stream=out, width=100)
     lines = out.getvalue().splitlines()
-    assert lines[0].split() == [
-        "env",
-        "cluster",
-        "cloud",
-        "template/version",
-        "pools",
-        "nodes",
-        "project/compartment",
-        "argocd",
-        "protected",
-    ]
-    assert lines[1].split() == [
-        "dev",
-        "web-dev",
-        "magnum",
-        "k8s-1.30",
-        "3",
-        "2",
-        "(2-7)",
-        "PROJ",
-        "yes",
-        "yes",
-    ]
-    assert lines[4].split()[:3] == ["prod", "old", "(retired)"]
-    assert len(lines) == 5
+    assert lines[0].split() == ["cluster", "cloud", "template/version", "nodes", "account", "notes"]
+    assert lines[1].strip() == "dev: 2 clusters"
+    assert lines[2].split() == ["web-dev", "magnum", "k8s-1.30", "2", "(2-7)", "PROJ"]
+    assert lines[3].split()[:5] == ["lab", "magnum", "k8s-1.30", "3", "PROJ"]
+    assert lines[3].endswith("  not in ArgoCD, unprotected")
+    assert lines[4].strip() == "prod: 2 clusters"
+    assert lines[6].split() == ["old", "magnum", "k8s-1.30", "1", "PROJ", "retired"]
+    assert len(lines) == 7
+
+
+def test_table_fits_100_columns_without_cutting_a_name(example: Path) -> None:
+    """The fixture fleet (OKE compartments, autoscaled pools) on a 100-column terminal:
+    every name whole, and every line within 100 columns."""
+    out = io.StringIO()
+    rows = inventory(load_fleet(FleetConfig.load(example)))
+    render_table(rows, stream=out, width=100)
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert len(lines) == 1 + len({r.environment for r in rows}) + len(rows)  # none wraps
+    for row in rows:
+        line = next(line for line in lines if line.startswith(row.cluster + " "))
+        for cell in (row.cluster, row.version, row.totals.text(), row.account_label):
+            assert f" {cell} " in f" {line} ", (cell, line)
+    assert text.count("…") == sum(1 for r in rows if r.account.startswith("ocid1."))
+
+
+def test_table_wider_than_the_terminal_rather_than_cut(tmp_path: Path) -> None:
+    rows = inventory(_tiny(tmp_path))
+    long = "k8s-" + "very-long-cluster-name-" * 4 + "prod"
+    out = io.StringIO()
+    render_table([dataclasses.replace(rows[0], cluster=long)], stream=out, width=60)
+    assert long in out.getvalue()
 
 
 def test_default_format_is_table_only_on_a_terminal() -> None:
@@ -338,8 +351,8 @@ def test_cli_unknown_environment_is_bad_input(
 def test_cli_on_a_terminal_prints_a_table(example: Path) -> None:
     """A real pseudo-terminal: no --format gives the rich table, not JSON."""
     master, slave = pty.openpty()
-    # a wide terminal, so that no column is cut
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+    # a terminal of 100 columns: the table fits, nothing is cut
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 100, 0, 0))
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "fleet"), "--root", str(example), "ls", "--env", "prod"],
         stdout=slave,
@@ -358,10 +371,11 @@ def test_cli_on_a_terminal_prints_a_table(example: Path) -> None:
         chunks.append(chunk)
     os.close(master)
     assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
-    text = b"".join(chunks).decode()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode())  # colours and bold
     assert not text.lstrip().startswith("[")
     assert "template/version" in text
     assert "k8s-ais-batch-prod-multi-v25" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
 
 
 def test_argocd_column_is_true_to_what_renders() -> None:

@@ -31,8 +31,9 @@ FLOORS = {
 FACADE = PACKAGE / "__init__.py"
 """``fleet/__init__.py`` only re-exports the public API (every cloud's constructs too)."""
 
-CLOUD_WORDS = frozenset({"openstack", "magnum", "capoci", "capo", "oci", "oke"})
-"""Words that name a cloud, its provider or its kinds (``OCIManagedCluster``: ``oci``)."""
+CLOUD_WORDS = frozenset({"openstack", "magnum", "capoci", "capo", "oci", "ocid", "ocid1", "oke"})
+"""Words that name a cloud, its provider, its kinds or its ids (``OCIManagedCluster``:
+``oci``; ``ocid1.``)."""
 
 
 def _modules() -> list[Path]:

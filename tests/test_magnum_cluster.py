@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,12 +17,14 @@ from fleet import (
     DefinitionErrors,
     DeletionPolicy,
     Fleet,
+    FleetConfig,
     JsonPatch,
     MagnumCluster,
     MagnumClusterState,
     ManagementPolicy,
     NodeGroup,
     OpenStackProject,
+    TemplateCatalog,
     per_env,
 )
 
@@ -41,7 +44,12 @@ def small_template(name: str = "tpl-small") -> ClusterTemplate:
 
 
 def small_cluster(fleet: Fleet, **overrides: Any) -> MagnumCluster:
-    project = overrides.pop("project", None) or OpenStackProject(fleet, "proj", project_name="P")
+    construct_id = overrides.pop("id", "c1")
+    project = (
+        overrides.pop("project", None)
+        or fleet.node.try_find_child("proj")
+        or OpenStackProject(fleet, "proj", project_name="P")
+    )
     args: dict[str, Any] = {
         "name": "c1",
         "environments": ["dev"],
@@ -52,10 +60,11 @@ def small_cluster(fleet: Fleet, **overrides: Any) -> MagnumCluster:
         "node_count": 1,
     }
     args.update(overrides)
-    return MagnumCluster(fleet, "c1", **args)
+    return MagnumCluster(fleet, construct_id, **args)
 
 
 def bodies(fleet: Fleet, environment: str) -> dict[tuple[str, str], dict[str, Any]]:
+    fleet.run_phases()  # projects find their clusters in the prepare phase
     return {
         (m.kind, m.name): m.body for c in fleet.declarations() for m in c.manifests(environment)
     }
@@ -313,22 +322,68 @@ def test_json_patch_escape_hatch(fleet: Fleet) -> None:
     assert "dockerVolumeSize" not in str(bodies(fleet, "dev")[("ProviderConfig", "proj")])
 
 
-def test_template_by_name_from_catalog(fleet: Fleet) -> None:
-    small_template("tpl-by-name")
-    cluster = small_cluster(fleet, template="tpl-by-name")
+def test_template_by_name_from_the_fleets_catalog(fleet: Fleet) -> None:
+    cluster = small_cluster(fleet, template="tpl-by-name")  # before the template is added
+    TemplateCatalog.of(fleet).add(small_template("tpl-by-name"))
+    fleet.run_phases()
     assert cluster.template.name == "tpl-by-name"
+    assert bodies(fleet, "dev")[("ClusterV1", "c1")]["spec"]["forProvider"]["labels"] == {
+        "kube_tag": "v1.29.2",
+        "manila_enabled": "false",
+    }
+
+
+def test_a_template_a_cluster_uses_is_known_by_name(fleet: Fleet) -> None:
+    small_cluster(fleet, template=small_template("tpl-used"))
+    by_name = small_cluster(fleet, id="c2", name="c2", template="tpl-used")
+    fleet.run_phases()
+    assert by_name.template.name == "tpl-used"
+
+
+def test_two_fleets_never_see_each_others_templates(tmp_path: Path) -> None:
+    one, two = Fleet(FleetConfig(root=tmp_path)), Fleet(FleetConfig(root=tmp_path))
+    TemplateCatalog.of(one).add(small_template("tpl-shared-name"))
+    # the same name, other content: no clash, the fleets are apart
+    TemplateCatalog.of(two).add(
+        ClusterTemplate(name="tpl-shared-name", kubernetes_version="v1.30.1", uuid=TPL_UUID)
+    )
+    small_cluster(one, template="tpl-shared-name")
+    small_cluster(two, template="tpl-shared-name")
+    small_cluster(two, id="c2", name="c2", template="tpl-only-in-one")
+    TemplateCatalog.of(one).add(small_template("tpl-only-in-one"))
+    one.run_phases()
+    with pytest.raises(DefinitionErrors) as e:
+        two.run_phases()
+    assert [(x.field, x.message) for x in e.value.errors] == [
+        (
+            "template",
+            "unknown cluster template 'tpl-only-in-one' (the fleet knows the templates its "
+            "clusters use and those added with TemplateCatalog.of(fleet).add(...))",
+        )
+    ]
+    assert TemplateCatalog.of(one).names() == ["tpl-only-in-one", "tpl-shared-name"]
+    assert TemplateCatalog.of(two).names() == ["tpl-shared-name"]
 
 
 # --- one failing test per validation rule -------------------------------------------
 
 
-def test_fails_unknown_template(fleet: Fleet) -> None:
-    small_template("kubernetes-1.29.2-1")
+def test_fails_unknown_template_in_prepare_naming_the_cluster(fleet: Fleet) -> None:
+    TemplateCatalog.of(fleet).add(small_template("kubernetes-1.29.2-1"))
+    small_cluster(fleet, template="kubernetes-1.29.2-2")
     with pytest.raises(
-        DefinitionError,
-        match=r"unknown cluster template 'kubernetes-1.29.2-2'.*did you mean 'kubernetes-1.29.2-1'",
+        DefinitionErrors,
+        match=r"test_magnum_cluster\.py:\d+ \(c1\): template: unknown cluster template "
+        r"'kubernetes-1.29.2-2'; did you mean 'kubernetes-1.29.2-1'\?$",
     ):
-        small_cluster(fleet, template="kubernetes-1.29.2-2")
+        fleet.run_phases()
+
+
+def test_fails_reading_a_template_given_by_name_before_prepare(fleet: Fleet) -> None:
+    TemplateCatalog.of(fleet).add(small_template("tpl-later"))
+    cluster = small_cluster(fleet, template="tpl-later")
+    with pytest.raises(DefinitionError, match=r"\(c1\): template: template 'tpl-later' is "):
+        cluster.template.name  # noqa: B018
 
 
 def test_fails_label_typo_with_hint(fleet: Fleet) -> None:
@@ -439,10 +494,14 @@ def test_fails_bad_kubernetes_version() -> None:
         ClusterTemplate(name="t", kubernetes_version="latest")
 
 
-def test_fails_template_redeclared_differently() -> None:
-    small_template("tpl-twice")
-    with pytest.raises(DefinitionError, match="declared twice with different content"):
-        ClusterTemplate(name="tpl-twice", kubernetes_version="v1.30.0")
+def test_fails_template_redeclared_differently_in_one_fleet(fleet: Fleet) -> None:
+    small_cluster(fleet, template=small_template("tpl-twice"))
+    other = ClusterTemplate(name="tpl-twice", kubernetes_version="v1.30.0")
+    with pytest.raises(DefinitionError, match="declared twice with different content") as e:
+        small_cluster(fleet, id="c2", name="c2", template=other)
+    assert e.value.where == other.where
+    assert re.search(r"\(first at (tests/)?test_magnum_cluster\.py:\d+\)$", e.value.message)
+    TemplateCatalog.of(fleet).add(small_template("tpl-twice"))  # the same content: one template
 
 
 def test_fails_changing_label_outside_base() -> None:
@@ -641,12 +700,12 @@ def test_add_node_group_appends_and_renders(fleet: Fleet) -> None:
     cluster.add_node_group(NodeGroup(name="b", flavor="g", node_count=2))
     assert [g.name for g in cluster.node_groups] == ["a", "b"]
     assert [p.name for p in cluster.node_pools("dev")] == ["default-worker", "a", "b"]
-    assert bodies(fleet, "dev")[("NodegroupV1", "c1-b")]["spec"]["forProvider"]["nodeCount"] == 2
     with pytest.raises(DefinitionError, match="duplicate node group name 'a'"):
         cluster.add_node_group(NodeGroup(name="a", flavor="f", node_count=1))
     with pytest.raises(DefinitionError, match=r"node_groups\[c\]\.node_count: must be 0 or more"):
         cluster.add_node_group(NodeGroup(name="c", flavor="f", node_count=-1))
     assert [g.name for g in cluster.node_groups] == ["a", "b"]
+    assert bodies(fleet, "dev")[("NodegroupV1", "c1-b")]["spec"]["forProvider"]["nodeCount"] == 2
 
 
 def test_resolved_state_is_typed_and_frozen(fleet: Fleet) -> None:

@@ -20,7 +20,7 @@ import yaml
 from support import HYBRID, tree_hash
 
 from fleet import Fleet, FleetConfig, MagnumCluster, NodeGroup, OpenStackProject
-from fleet.checks.crds import read_crd_file
+from fleet.checks.crds import PACKAGED_CRDS, read_crd_file
 from fleet.cli.main import main
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.errors import DefinitionError, DefinitionErrors
@@ -32,7 +32,7 @@ MIGRATION = Path(__file__).parent / "fixtures" / "migration"
 EDH, DATA = MIGRATION / "tfvars" / "edh", MIGRATION / "tfvars" / "data"
 EDH_STATE, DATA_STATE = MIGRATION / "state" / "edh.tfstate", MIGRATION / "state" / "data.json"
 OLD_FIXTURES = Path(__file__).parent / "fixtures" / "tfvars"
-CRDS = Path(__file__).resolve().parents[1] / "crds"
+CRDS = PACKAGED_CRDS
 ProjectFactory = Callable[[dict[str, str]], Path]
 
 
@@ -90,8 +90,8 @@ def test_two_communities_one_after_the_other_into_the_example_fleet(
     assert fleet(root, "synth") == 0
 
     # The project the fleet declares is reused, and the report says where it is.
-    edh = (root / "clusters" / "jeedy_edh_edh.py").read_text()
-    assert 'jeedy_edh = fleet.declaration("jeedy-edh")' in edh
+    edh = (root / "clusters" / "edh.py").read_text()
+    assert 'jeedy_edh = fleet.declaration("jeedy-edh", OpenStackProject)' in edh
     assert "OpenStackProject(" not in edh
     assert "reuses project 'jeedy-edh' (clusters/jeedy_edh.py:" in first
     # Three environments, one declaration; the prod-only archive on its own.
@@ -144,7 +144,7 @@ def test_a_second_import_of_a_community_replaces_its_module_only(
     first = tree_hash(root / "clusters")
     assert fleet(root, "import", "tfvars", str(EDH), "--derive-templates", "--verify") == 0
     assert tree_hash(root / "clusters") == first
-    assert "jeedy_edh_edh.py" in {Path(p).name for p in first}
+    assert "edh.py" in {Path(p).name for p in first}
 
 
 def test_merging_shrinks_the_generated_code(
@@ -207,7 +207,7 @@ def project_fleet(make_project: ProjectFactory, project: str) -> Path:
     """A fleet whose ``z_projects.py`` declares one OpenStackProject."""
     return make_project(
         {
-            "clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text(),
+            "clusters/_templates.py": (HYBRID / "clusters" / "_templates.py").read_text(),
             "clusters/z_projects.py": f"""
                 from fleet import Fleet, OpenStackProject
 
@@ -232,9 +232,29 @@ def test_a_project_value_the_fleet_lacks_is_left_to_a_person(
         "needs a person: auth_url = 'https://keystone.cern.ch/v3' is not declared on project 'edh'"
         in out
     )
-    # It is placed after the module that declares the project, so it runs after it.
-    assert (root / "clusters" / "z_projects_data.py").is_file()
+    # Named after its community, though it sorts before the module that declares the
+    # project: the project is looked up by reference, resolved after every define().
+    assert (root / "clusters" / "data.py").is_file()
     assert fleet(root, "synth") == 0
+
+
+def test_an_out_module_that_sorts_before_the_reused_project_is_accepted(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project_fleet(
+        make_project, 'OpenStackProject(fleet, "edh", project_name="JEEDY DATA", region="cern")'
+    )
+    out = root / "clusters" / "a_first.py"
+    assert fleet(root, "import", "tfvars", str(DATA), "--out", str(out), "--verify") == 0
+    assert "reuses project 'edh' (clusters/z_projects.py:6)" in capsys.readouterr().out
+    assert 'jeedy_data = fleet.declaration("edh", OpenStackProject)' in out.read_text()
+    assert fleet(root, "synth") == 0
+    provider_config = rendered(root, "dev", "ProviderConfig", "edh")
+    assert provider_config["metadata"]["annotations"]["fleet.openstack/project-name"] == (
+        "JEEDY DATA"
+    )
+    cluster = rendered(root, "dev", "ClusterV1", "k8s-data-lake-dev-multi-v25")
+    assert cluster["spec"]["providerConfigRef"] == {"name": "edh"}
 
 
 def test_fails_project_that_matches_but_disagrees(
@@ -359,7 +379,7 @@ def test_derived_templates_carry_the_uuids_of_the_state(make_project: ProjectFac
         fleet(root, "import", "tfvars", str(EDH), "--state", str(EDH_STATE), "--derive-templates")
         == 0
     )
-    source = (root / "clusters" / "imported_templates.py").read_text()
+    source = (root / "clusters" / "_imported_templates.py").read_text()
     uuid = state_attributes(EDH_STATE)["kubernetes-1.25.3-3"]["id"]
     assert f'uuid={{"cern": "{uuid}"}}' in source
 
@@ -380,7 +400,7 @@ def test_template_uuid_given_twice_must_agree_with_the_state(
     assert uuid in err and "Traceback" not in err
     assert tree_hash(root) == before
     assert fleet(root, *args, f"--template-uuid=kubernetes-1.25.3-3={uuid}") == 0
-    source = (root / "clusters" / "imported_templates.py").read_text()
+    source = (root / "clusters" / "_imported_templates.py").read_text()
     assert f'uuid={{"cern": "{uuid}"}}' in source
 
 
@@ -520,7 +540,7 @@ def test_tfvars_options_are_converted_and_verified(
     path.parent.mkdir(parents=True)
     path.write_text(source.replace('docker_volume_size = "50"', 'docker_volume_size = "5x"'))
     root = make_project(
-        {"clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text()}
+        {"clusters/_templates.py": (HYBRID / "clusters" / "_templates.py").read_text()}
     )
     with pytest.raises(DefinitionErrors) as caught:
         plan_import(FleetConfig.load(root), ImportOptions(paths=[path]))

@@ -81,6 +81,7 @@ def oke(fleet: Fleet, **overrides: Any) -> OciManagedCluster:
 
 
 def bodies(fleet: Fleet, environment: str = "dev") -> list[dict[str, Any]]:
+    fleet.run_phases()  # identities find their clusters in the prepare phase
     return [m.body for c in fleet.declarations() for m in c.manifests(environment)]
 
 
@@ -1066,14 +1067,14 @@ def test_paused_renders_cluster_spec_paused(fleet: Fleet) -> None:
 def test_add_node_pool_appends_and_checks(fleet: Fleet) -> None:
     cluster = oke(fleet)
     cluster.add_node_pool(pool(name="extra", node_count=2))
-    names = [b["metadata"]["name"] for b in bodies(fleet) if b["kind"] == "MachinePool"]
-    assert names == ["oke-dev-mp-0", "oke-dev-extra"]
-    assert [p.name for p in cluster.node_pools("dev")] == ["mp-0", "extra"]
     with fails(r"name: duplicate node pool name 'extra'"):
         cluster.add_node_pool(pool(name="extra"))
     with fails(r"node_pools\[late\]\.subnet_name: 'nowhere' is not a subnet"):
         cluster.add_node_pool(pool(name="late", subnet_name="nowhere"))
     assert len(cluster.node_pools("dev")) == 2
+    names = [b["metadata"]["name"] for b in bodies(fleet) if b["kind"] == "MachinePool"]
+    assert names == ["oke-dev-mp-0", "oke-dev-extra"]
+    assert [p.name for p in cluster.node_pools("dev")] == ["mp-0", "extra"]
 
 
 # --- fleet diff: what a live OKE cluster cannot change -------------------------------------

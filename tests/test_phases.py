@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from fleet import (
+    ArgoRegistration,
     Aspects,
     ClusterTemplate,
     Component,
@@ -19,6 +20,7 @@ from fleet import (
     JsonPatch,
     MagnumCluster,
     OpenStackProject,
+    TemplateCatalog,
     testing,
 )
 from fleet.core.tree import TreeConstruct
@@ -27,15 +29,17 @@ from fleet.pipeline.synth import synthesize
 
 PRELUDE = """\
 from fleet import (ArgoCd, ArgoRegistration, Aspects, ClusterTemplate, Component, Fleet,
-                   MagnumCluster, OpenStackProject, SecretKeyRef)
+                   MagnumCluster, OpenStackProject, SecretKeyRef, TemplateCatalog)
 """
 
 CLUSTERS = (
     PRELUDE
     + """
 def define(fleet: Fleet) -> None:
-    ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"},
-                    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
+    TemplateCatalog.of(fleet).add(
+        ClusterTemplate(name="tpl", kubernetes_version="v1.29.2", base_labels={"kube_tag": "v1"},
+                        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
+    )
     p = OpenStackProject(fleet, "proj", project_name="P")
     for env in ("dev", "prod"):
         MagnumCluster(fleet, f"zeta-{env}", name=f"zeta-{env}", environments=[env], project=p,
@@ -80,7 +84,7 @@ def test_a_module_loaded_first_sees_clusters_of_a_later_module(
         }
     )
     fleet = load_fleet(FleetConfig.load(root))
-    reg = fleet.declaration("zeta-dev-reg")
+    reg = fleet.declaration("zeta-dev-reg", ArgoRegistration).get()
     assert reg.environments == ("dev",)
     out = testing.synth(fleet)
     body = out.get("Cluster", "zeta-dev", env="dev")
@@ -125,8 +129,6 @@ def test_parallel_workers_run_the_same_phases(
 
 def test_registration_of_an_unknown_id_fails_in_prepare_with_did_you_mean(tmp_path: Path) -> None:
     app = build(tmp_path)
-    from fleet import ArgoRegistration
-
     ArgoRegistration(app, "reg", cluster="wbe")
     with pytest.raises(DefinitionErrors) as e:
         testing.synth(app)
@@ -138,21 +140,20 @@ def test_registration_of_an_unknown_id_fails_in_prepare_with_did_you_mean(tmp_pa
 
 def test_registration_by_id_of_a_project_is_refused(tmp_path: Path) -> None:
     app = build(tmp_path)
-    from fleet import ArgoRegistration
-
     ArgoRegistration(app, "reg", cluster="proj")
-    with pytest.raises(DefinitionErrors, match="'proj' is a OpenStackProject, not a FleetCluster"):
+    with pytest.raises(DefinitionErrors, match="'proj' is an OpenStackProject, not a FleetCluster"):
         testing.synth(app)
 
 
 def build(tmp_path: Path) -> Fleet:
     app = testing.fleet(environments=["dev", "prod"], root=tmp_path)
-    ClusterTemplate(
+    template = ClusterTemplate(
         name="tpl-ph",
         kubernetes_version="v1.29.2",
         uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
         base_labels={"kube_tag": "v1"},
     )
+    TemplateCatalog.of(app).add(template)
     p = OpenStackProject(app, "proj", project_name="P")
     MagnumCluster(
         app,
@@ -190,7 +191,7 @@ def test_aspects_apply_to_their_scope_and_below_parents_first(tmp_path: Path) ->
         team,
         "batch",
         name="batch",
-        project=app.declaration("proj"),  # type: ignore[arg-type]
+        project=app.declaration("proj", OpenStackProject),
         template="tpl-ph",
         flavor="m2.small",
         keypair="k",
@@ -215,7 +216,7 @@ def test_a_validation_object_reports_each_message_at_its_declaration(tmp_path: P
         def validate(self) -> list[str]:
             return ["node_count must be 2 or more", "and a second problem"]
 
-    app.declaration("web").node.add_validation(NeedsTwoNodes())
+    app.declaration("web").defer(lambda web: web.node.add_validation(NeedsTwoNodes()))
     with pytest.raises(DefinitionErrors) as e:
         testing.synth(app)
     lines = [x.line() for x in e.value.errors]

@@ -7,17 +7,27 @@ from pathlib import Path
 import pytest
 from crd_samples import crds_dir
 
-from fleet import ClusterTemplate, Fleet, JsonPatch, MagnumCluster, OpenStackProject, testing
+from fleet import (
+    ClusterTemplate,
+    Fleet,
+    JsonPatch,
+    MagnumCluster,
+    OpenStackProject,
+    TemplateCatalog,
+    testing,
+)
 from fleet.checks.validation import InvalidObjects
 
 
 def build(tmp_path: Path) -> Fleet:
     app = testing.fleet(environments=["dev", "prod"], root=tmp_path)
-    ClusterTemplate(
-        name="tpl-t",
-        kubernetes_version="v1.29.2",
-        uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
-        base_labels={"kube_tag": "v1"},
+    TemplateCatalog.of(app).add(
+        ClusterTemplate(
+            name="tpl-t",
+            kubernetes_version="v1.29.2",
+            uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
+            base_labels={"kube_tag": "v1"},
+        )
     )
     project = OpenStackProject(app, "proj", project_name="P")
     MagnumCluster(

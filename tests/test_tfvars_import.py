@@ -52,7 +52,7 @@ DERIVE = ("--derive-templates", *(f"--template-uuid={n}={u}" for n, u in UUIDS.i
 
 def project(make_project: ProjectFactory, *, catalog: bool = False) -> Path:
     """A minimal project; with ``catalog``, a copy of the example fleet's templates."""
-    files = {"clusters/templates.py": (HYBRID / "clusters" / "templates.py").read_text()}
+    files = {"clusters/_templates.py": (HYBRID / "clusters" / "_templates.py").read_text()}
     return make_project(files if catalog else {})
 
 
@@ -113,7 +113,7 @@ def test_figure_10_becomes_the_model() -> None:
         ("zone-c-xlarge", "m2.xlarge", 2, True, {"availability_zone": "cern-geneva-c"}),
     ]
     templates: dict[str, Any] = {}
-    exec((HYBRID / "clusters" / "templates.py").read_text(), templates)  # the seed's labels
+    exec((HYBRID / "clusters" / "_templates.py").read_text(), templates)  # the seed's labels
     assert cluster.labels == templates["_BASE_1_25_3"]
     assert cluster.connection.provider_config_name == "jeedy-ais"
     assert (cluster.connection.auth_url, cluster.connection.region) == ("<auth_url>", "cern")
@@ -236,7 +236,7 @@ def test_generated_modules_snapshot(
     edh = (root / "clusters" / "edh.py").read_text()
     assert 'role="worker"' in edh  # nodegroup_v1's role, kept
     assert "docker_volume_size_gb=50" in edh  # cluster_v1's docker_volume_size, kept
-    for name in ("ais.py", "edh.py", "imported_templates.py"):
+    for name in ("ais.py", "edh.py", "_imported_templates.py"):
         assert (root / "clusters" / name).read_text() == snapshot(name=name)
 
 
@@ -275,11 +275,11 @@ def test_out_puts_every_cluster_in_one_module(make_project: ProjectFactory) -> N
     )
     assert sorted(p.name for p in (root / "clusters").glob("*.py")) == [
         "__init__.py",
+        "_templates.py",
         "migrated.py",
-        "templates.py",
     ]
     source = (root / "clusters" / "migrated.py").read_text()
-    assert "from clusters.templates import MULTI_1_25_3, SINGLE_1_25_3" in source
+    assert "from clusters._templates import MULTI_1_25_3, SINGLE_1_25_3" in source
     assert source.count("MagnumCluster(") == len(ALL_FIXTURES)
 
 
@@ -532,7 +532,8 @@ def test_fails_cluster_lacks_a_base_label_of_its_catalog_template(
 def test_fails_module_written_by_hand(
     make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_project({"clusters/ais.py": '"""Written by a person."""\n'})
+    by_hand = '"""Written by a person."""\n\n\ndef define(fleet):\n    pass\n'
+    root = make_project({"clusters/ais.py": by_hand})
     err = fails(root, capsys, str(FIGURE_10), *DERIVE)
     assert "ais.py: exists and was not written by `fleet import tfvars`" in err
 
@@ -571,7 +572,7 @@ def test_a_later_import_extends_the_derived_templates_without_changing_their_bas
 ) -> None:
     root = project(make_project)
     assert run(root, *map(str, sorted((FIXTURES / "ais").glob("*/*.tfvars"))), *DERIVE) == 0
-    catalog = root / "clusters" / "imported_templates.py"
+    catalog = root / "clusters" / "_imported_templates.py"
     first = catalog.read_text()
     edh = map(str, sorted((FIXTURES / "edh").glob("*/*.tfvars")))
     assert run(root, *edh, *DERIVE, "--verify") == 0

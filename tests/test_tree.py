@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,14 @@ from fleet import (
     DefinitionErrors,
     Fleet,
     FleetCluster,
+    FleetPackage,
+    GitPath,
     JsonPatch,
     MagnumCluster,
     NodeGroup,
+    OciClusterIdentity,
     OpenStackProject,
+    TemplateCatalog,
     testing,
 )
 
@@ -48,8 +53,9 @@ def cluster(scope: Any, construct_id: str = "web", **overrides: Any) -> MagnumCl
 
 @pytest.fixture
 def app(tmp_path: Path) -> Fleet:
-    template()
-    return testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    fleet = testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    TemplateCatalog.of(fleet).add(template())  # clusters name it: template="tpl-tree"
+    return fleet
 
 
 class Team(Component):
@@ -92,6 +98,68 @@ def test_a_declaration_can_be_a_scope(app: Fleet) -> None:
     assert child.environments == parent.environments == ("dev",)
 
 
+# --- names taken from ids -------------------------------------------------------------------
+
+
+class Platform(Component):
+    """A component with objects named by their ids: a project, an identity, a package."""
+
+    def __init__(self, scope: Any, construct_id: str, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, environments=["dev"], **kwargs)
+        self.project = OpenStackProject(self, "project", project_name=f"TEAM {construct_id}")
+        self.cluster = cluster(
+            self, "batch", name=f"{construct_id}-batch", environments=None, project=self.project
+        )
+        self.identity = OciClusterIdentity(self, "oci", principal_secret="principal")
+        self.package = FleetPackage(
+            self, "monitoring", namespace="monitoring", source=GitPath(path="monitoring")
+        )
+
+
+def test_a_component_used_twice_names_its_objects_after_its_id(app: Fleet) -> None:
+    a, b = Platform(app, "team-a"), Platform(app, "team-b")
+    top = OpenStackProject(app, "project", project_name="TOP")  # top level: the id, as before
+    assert (a.project.name, b.project.name, top.name) == (
+        "team-a-project",
+        "team-b-project",
+        "project",
+    )
+    assert (a.identity.name, a.package.name) == ("team-a-oci", "team-a-monitoring")
+    assert a.project.credentials.name == "team-a-project-openstack-credentials"
+    out = testing.synth(app)
+    assert out.names("ProviderConfig", env="dev") == ["team-a-project", "team-b-project"]
+    assert out.get("ClusterV1", "team-b-batch")["spec"]["providerConfigRef"] == {
+        "name": "team-b-project"
+    }
+
+
+def test_names_from_ids_follow_nested_prefixes_and_name_pins_one(app: Fleet) -> None:
+    org = Component(app, "org", environments=["dev"])
+    team = Component(org, "team-a", prefix="a")
+    bare = Component(app, "bare", prefix="")
+    assert OpenStackProject(team, "project", project_name="P").name == "org-a-project"
+    assert OpenStackProject(bare, "project", project_name="P").name == "project"
+    pinned = OpenStackProject(team, "pinned", project_name="P", name="legacy-name")
+    assert pinned.name == "legacy-name"
+    # A declaration used as a scope gives no prefix: only Components do.
+    web = cluster(app, "web")
+    assert OpenStackProject(web, "inner", project_name="P").name == "inner"
+
+
+def test_a_component_id_that_is_no_name_prefix_fails_where_a_name_is_derived(app: Fleet) -> None:
+    team = Component(app, "Team_A", environments=["dev"])
+    assert OpenStackProject(team, "pinned", project_name="P", name="p").name == "p"
+    with pytest.raises(DefinitionError) as e:
+        OpenStackProject(team, "project", project_name="P")
+    assert (e.value.field, e.value.where.endswith("(Team_A/project)")) == ("name", True)
+    assert e.value.message.startswith(
+        "the name taken from the id is prefixed by component 'Team_A', whose id 'Team_A' is no "
+        "valid name prefix: pass name=, or give the component a prefix="
+    )
+    with pytest.raises(DefinitionError, match=r"\(bad\): prefix: must be lower-case letters"):
+        Component(app, "bad", prefix="Bad_")
+
+
 def test_a_duplicate_id_in_one_scope_names_both_places(app: Fleet) -> None:
     team = Team(app, "team", env="dev")
     with pytest.raises(DefinitionError) as e:
@@ -101,10 +169,56 @@ def test_a_duplicate_id_in_one_scope_names_both_places(app: Fleet) -> None:
     assert "test_tree.py:" in e.value.message  # where the first one was declared
 
 
+def test_a_duplicate_id_from_one_line_run_twice_never_points_at_itself(app: Fleet) -> None:
+    def project(scope: Any) -> OpenStackProject:
+        return OpenStackProject(scope, "p", project_name="P")
+
+    project(app)
+    call_line = sys._getframe().f_lineno + 2
+    with pytest.raises(DefinitionError) as e:
+        project(app)
+    assert e.value.message.startswith(
+        "duplicate declaration 'p' (this line ran twice for one scope; again when called from "
+    )
+    assert e.value.message.endswith(f"test_tree.py:{call_line})")
+    assert "first at" not in e.value.message
+
+
+def test_two_objects_of_one_name_from_one_component_line_name_both_paths(app: Fleet) -> None:
+    for team in ("team-a", "team-b"):
+        Platform(app, team)
+    OpenStackProject(app, "again", project_name="P", name="team-a-project")
+    cluster(app, "again-web", project=app.declaration("again", OpenStackProject))
+    with pytest.raises(DefinitionErrors) as e:
+        testing.synth(app, ["dev"])
+    [error] = e.value.errors
+    assert error.where.endswith("(again)")
+    assert error.message.startswith(
+        "two objects ProviderConfig team-a-project in dev: the other is "
+    )
+    assert error.message.endswith("(team-a/project)")
+
+
+def test_two_objects_from_one_declaration_say_so(app: Fleet) -> None:
+    groups = [NodeGroup(name=n, flavor="f", node_count=1) for n in ("a", "b")]
+    web = cluster(app, node_groups=groups)
+    OpenStackProject(app, "proj", project_name="P")
+    web.add_json_patch(JsonPatch.replace("/metadata/name", "same"), kind="NodegroupV1")
+    with pytest.raises(DefinitionErrors) as e:
+        testing.synth(app, ["dev"])
+    [error] = e.value.errors
+    assert error.where.endswith("(web)")
+    assert error.message == (
+        "two objects NodegroupV1 same in dev: both rendered by this declaration (a json patch, "
+        "or a name given twice?)"
+    )
+
+
 def test_errors_name_file_line_and_construct_path(app: Fleet) -> None:
     team = Component(app, "team", environments=["dev"])
     with pytest.raises(DefinitionError) as e:
-        cluster(team, "batch", environments=None, node_count=-1)
+        # a template object: one given by name is looked up, and its inputs checked, later
+        cluster(team, "batch", environments=None, node_count=-1, template=template())
     assert e.value.where.startswith("tests/test_tree.py:") or "test_tree.py:" in e.value.where
     assert e.value.where.endswith("(team/batch)")
 
@@ -126,19 +240,31 @@ def test_the_scope_must_be_a_construct(app: Fleet) -> None:
 
 
 def test_fleet_declaration_finds_by_path_or_unique_id(app: Fleet) -> None:
+    by_path = app.declaration("team-dev/batch", MagnumCluster)  # before it is declared
     dev = Team(app, "team-dev", env="dev")
     Team(app, "team-prod", env="prod")
-    assert app.declaration("team-dev/batch") is dev.cluster
-    with pytest.raises(DefinitionError, match=r"2 declarations have id 'batch'.*'team-dev/batch'"):
-        app.declaration("batch")
+    lookup_line = sys._getframe().f_lineno + 1
+    by_id = app.declaration("project", OpenStackProject)
+    with pytest.raises(DefinitionErrors) as e:
+        app.run_phases()
+    assert by_path.get() is dev.cluster
+    [error] = e.value.errors
+    assert error.message == (
+        "2 declarations have id 'project'; name one by its path ('team-dev/project', "
+        "'team-prod/project')"
+    )
+    assert error.where.endswith(f"test_tree.py:{lookup_line}") and error.field == "id"
+    assert not by_id.is_resolved
 
 
 def test_unknown_declaration_names_the_caller_and_the_nearest_id(app: Fleet) -> None:
     cluster(app, "ais-batch")
-    with pytest.raises(DefinitionError) as e:
-        app.declaration("ais-bacth")
-    assert "test_tree.py:" in e.value.where
-    assert e.value.message == (
+    app.declaration("ais-bacth")
+    with pytest.raises(DefinitionErrors) as e:
+        app.run_phases()
+    [error] = e.value.errors
+    assert "test_tree.py:" in error.where
+    assert error.message == (
         "no declaration with id 'ais-bacth' (did you mean 'ais-batch' or 'ais-batch-project'?)"
     )
 
@@ -172,6 +298,7 @@ def test_assigning_an_input_after_construction_fails(app: Fleet) -> None:
     assert e.value.field == "template"
     assert "MagnumCluster is immutable once constructed" in e.value.message
     assert e.value.where.endswith("(web)") and "test_tree.py:" in e.value.where
+    app.run_phases()  # a template given by name is looked up once every define() ran
     assert c.template.name == "tpl-tree"
 
 

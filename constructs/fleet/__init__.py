@@ -15,7 +15,7 @@ from fleet.clouds.magnum.cluster import (
     NodeGroup,
 )
 from fleet.clouds.magnum.project import OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate
+from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
 from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
 from fleet.clouds.oci.credentials import CapociCredentials
 from fleet.clouds.oci.identity import OciClusterIdentity
@@ -26,6 +26,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.refs import Ref
 from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
@@ -70,6 +71,8 @@ __all__ = [
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
+    "Ref",
     "SecretKeyRef",
+    "TemplateCatalog",
     "per_env",
 ]

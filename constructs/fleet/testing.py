@@ -116,9 +116,7 @@ def synth(
         check_unique(rendered)
         out[env] = rendered
     if validate:
-        problems = check_all(
-            [m for ms in out.values() for m in ms], crds_dir=available_crds_dir(app.config)
-        )
+        problems = check_all([m for ms in out.values() for m in ms], crds_dir=available_crds_dir())
         if problems:
             raise InvalidObjects(problems)
     return SynthOutput(out)

@@ -29,7 +29,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import PACKAGES
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
+from fleet.core.tree import Scope, name_from_id
 from fleet.core.validators import check_dns_label, check_dns_subdomain, checked_arguments
 
 DEFAULT_SYNC_OPTIONS = ("CreateNamespace=true",)
@@ -80,8 +80,9 @@ class FleetPackage(FleetConstruct):
 
     Left out: ``environments`` is every environment; ``match_labels`` selects every
     registered cluster of the environment; ``name`` (of the ApplicationSet and the prefix of
-    its Applications) is the construct id; ``project`` is ``default``; ``argocd_namespace``
-    is ``argocd``; ``sync_options`` (of the generated Applications) are
+    its Applications) is the construct id, after the prefixes of the Components it is
+    declared in (:func:`~fleet.core.tree.name_from_id`); ``project`` is ``default``;
+    ``argocd_namespace`` is ``argocd``; ``sync_options`` (of the generated Applications) are
     ``CreateNamespace=true`` plus, for a Helm chart, ``ServerSideApply=true``: charts carry
     CRDs, and a client-side apply stores the whole object in the
     ``last-applied-configuration`` annotation, which the API server caps at 262,144 bytes
@@ -141,7 +142,9 @@ class FleetPackage(FleetConstruct):
                 field="match_labels",
             )
         # The Applications are named <name>-<cluster>: leave room for a cluster name.
-        self.name = check_dns_label(name or construct_id, where=ctx, field="name", max_length=63)
+        self.name = check_dns_label(
+            name or name_from_id(self), where=ctx, field="name", max_length=63
+        )
         self.project = check_dns_subdomain(project, where=ctx, field="project")
         self.allow_empty = allow_empty
         self.argocd_namespace = check_dns_label(

@@ -56,6 +56,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
+from fleet.core.refs import Ref, article
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import PerEnv, caller_location, resolve
@@ -132,8 +133,9 @@ class ArgoRegistration(FleetConstruct):
         ArgoRegistration(fleet, "ais-batch-argocd", cluster=ais_batch,
                          project="ais", labels={"tier": "gold"})
 
-    ``cluster`` may be the cluster's id (or path) instead: it is looked up once every
-    module's ``define()`` ran, so the cluster may be declared in any module.
+    ``cluster`` may be a reference (``fleet.declaration("web", MagnumCluster)``) or the
+    cluster's id (or path): it is looked up once every module's ``define()`` ran, so the
+    cluster may be declared in any module.
 
     Left out: ``argocd`` is the environment's :class:`~fleet.ArgoCd` (which renders the
     registration); ``labels`` adds none;
@@ -150,7 +152,7 @@ class ArgoRegistration(FleetConstruct):
         scope: Scope,
         construct_id: str,
         *,
-        cluster: FleetCluster | str,
+        cluster: FleetCluster | Ref[FleetCluster] | str,
         argocd: Registrar | None = None,
         labels: Mapping[str, str] | None = None,
         project: str | None = None,
@@ -158,19 +160,26 @@ class ArgoRegistration(FleetConstruct):
         shard: int | None = None,
         export_kubeconfig: bool | PerEnv[bool] | None = None,
     ) -> None:
-        if not isinstance(cluster, (FleetCluster, str)):
+        if not isinstance(cluster, (FleetCluster, Ref, str)):
             raise DefinitionError(
-                f"must be a FleetCluster or its id, got {type(cluster).__name__}",
+                f"must be a FleetCluster, a reference to one or its id, got "
+                f"{type(cluster).__name__}",
                 where=caller_location(),
                 field="cluster",
             )
-        # A cluster given by id (or path) may be declared in a module loaded later: it is
-        # looked up, and the registration placed in its environments, in prepare().
-        envs = () if isinstance(cluster, str) else cluster.environments
+        # A cluster given by reference or id may be declared in a module loaded later: the
+        # registration takes its environments in prepare().
+        envs = cluster.environments if isinstance(cluster, FleetCluster) else ()
         super().__init__(scope, construct_id, environments=envs)
         ctx = self.context
-        self._cluster_ref = cluster if isinstance(cluster, str) else None
-        if not isinstance(cluster, str):
+        self._cluster_ref: Ref[FleetConstruct] | None = None
+        if isinstance(cluster, str):
+            self._cluster_ref = self.fleet.reference(
+                cluster, FleetConstruct, where=ctx, field="cluster"
+            )
+        elif isinstance(cluster, Ref):
+            self._cluster_ref = cluster
+        else:
             self._check_cluster(cluster)
             self.cluster = cluster
         self.argocd = argocd
@@ -201,7 +210,7 @@ class ArgoRegistration(FleetConstruct):
             raise DefinitionError(f"must be 0 or more, got {shard}", where=ctx, field="shard")
         self.shard = shard
         self.export_kubeconfig = export_kubeconfig
-        if not isinstance(cluster, str):
+        if isinstance(cluster, FleetCluster):
             self._check_export(cluster)
 
     def _check_export(self, cluster: FleetCluster) -> None:
@@ -230,16 +239,15 @@ class ArgoRegistration(FleetConstruct):
                 )
 
     def prepare(self) -> None:
-        """A cluster given by id: look it up (any module order) and take its environments."""
+        """A cluster given by reference or id (resolved whatever the module order): take
+        its environments."""
         if self._cluster_ref is None:
             return
-        try:
-            cluster = self.fleet.declaration(self._cluster_ref)
-        except DefinitionError as e:
-            raise DefinitionError(e.message, where=self.context, field="cluster") from None
+        cluster = self._cluster_ref.get()
         if not isinstance(cluster, FleetCluster):
             raise DefinitionError(
-                f"{self._cluster_ref!r} is a {type(cluster).__name__}, not a FleetCluster",
+                f"{self._cluster_ref.target_path!r} is {article(type(cluster).__name__)}, "
+                "not a FleetCluster",
                 where=self.context,
                 field="cluster",
             )

@@ -1,13 +1,14 @@
 """Find, load and fetch the CustomResourceDefinitions the fleet's objects are checked against.
 
-The pinned upstream CRDs are vendored in the repository: ``crds/<path>.gz`` for every
-entry of ``crds.lock.yaml`` (gzip without a timestamp, so the bytes are reproducible), so
-any clone validates offline. They are found in, in order: an explicit ``--crds DIR``, the
-``FLEET_CRDS_DIR`` environment variable (an override), or the project's ``crds/`` folder.
-A ``crds/`` folder beside a ``crds.lock.yaml`` is checked against it whenever its index is
-built: every locked file present with the locked sha256 (of the uncompressed upstream
-file), nothing unlocked. ``fleet crds pull`` refreshes ``crds/`` from the pinned URLs,
-refusing any download whose sha256 differs from the lock.
+The pinned upstream CRDs ship inside the package: ``fleet/data/crds/<path>.gz`` for every
+entry of ``fleet/data/crds.lock.yaml`` (gzip without a timestamp, so the bytes are
+reproducible), so an installed wheel validates offline, with no checkout anywhere. They are
+found in, in order: an explicit ``--crds DIR``, the ``FLEET_CRDS_DIR`` environment variable
+(an override), or the package's own folder (:data:`PACKAGED_CRDS`). A ``crds/`` folder
+beside a ``crds.lock.yaml`` is checked against it whenever its index is built: every locked
+file present with the locked sha256 (of the uncompressed upstream file), nothing unlocked.
+``fleet crds pull`` refreshes a folder from the pinned URLs, refusing any download whose
+sha256 differs from the lock.
 """
 
 from __future__ import annotations
@@ -28,8 +29,12 @@ import yaml
 from fleet.core.errors import FleetError
 
 LOCK_FILE = "crds.lock.yaml"
-VENDOR_DIR = Path("crds")
-"""The vendored CRDs, relative to the project root."""
+PACKAGE_DATA = Path(__file__).resolve().parent.parent / "data"
+"""The package's data folder (``fleet/data``), shipped in the wheel."""
+PACKAGED_CRDS = PACKAGE_DATA / "crds"
+"""The pinned upstream CRDs every object is validated against by default."""
+PACKAGED_LOCK = PACKAGE_DATA / LOCK_FILE
+"""Their lock file: upstream URL, release and sha256 of each."""
 GZ_SUFFIX = ".gz"
 ENV_VAR = "FLEET_CRDS_DIR"
 CACHE_HOME_VAR = "FLEET_CACHE_DIR"
@@ -65,20 +70,8 @@ class CrdIndex:
         return len(self.schemas)
 
 
-def project_root(start: Path | None = None) -> Path:
-    """The nearest folder at or above ``start`` (default: cwd) holding ``crds.lock.yaml``.
-
-    Falls back to ``start`` itself when no lock file is found.
-    """
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / LOCK_FILE).is_file():
-            return folder
-    return here
-
-
-def resolve_crds_dir(explicit: Path | None = None, *, root: Path | None = None) -> Path:
-    """Where to read CRDs from: ``explicit``, else ``$FLEET_CRDS_DIR``, else ``crds/``.
+def resolve_crds_dir(explicit: Path | None = None) -> Path:
+    """Where to read CRDs from: ``explicit``, else ``$FLEET_CRDS_DIR``, else the packaged ones.
 
     Raises FleetError when the chosen folder does not exist, saying how to fill it.
     """
@@ -87,7 +80,7 @@ def resolve_crds_dir(explicit: Path | None = None, *, root: Path | None = None) 
     elif os.environ.get(ENV_VAR):
         directory, origin = Path(os.environ[ENV_VAR]), ENV_VAR
     else:
-        directory, origin = project_root(root) / VENDOR_DIR, "the vendored CRDs"
+        directory, origin = PACKAGED_CRDS, "the fleet package"
     if not directory.is_dir():
         raise FleetError(
             f"CRD folder {directory} (from {origin}) does not exist; "
@@ -125,7 +118,7 @@ def crd_files(directory: Path) -> list[Path]:
 def lock_for(directory: Path) -> Path | None:
     """The lock file a CRD folder is checked against: a ``crds/`` beside ``crds.lock.yaml``."""
     lock = directory.parent / LOCK_FILE
-    return lock if directory.name == VENDOR_DIR.name and lock.is_file() else None
+    return lock if directory.name == PACKAGED_CRDS.name and lock.is_file() else None
 
 
 def verify_vendored(directory: Path, lock_path: Path) -> None:
@@ -211,11 +204,11 @@ def load_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
     """Read every ``*.yaml``/``*.yml`` (or ``.gz``) under ``directory``; index served versions.
 
     Non-CRD documents are ignored. Two files defining the same served apiVersion/kind
-    are an error, since which one wins would depend on file order. A vendored ``crds/``
-    folder is first checked against its lock file (:func:`verify_vendored`). With
-    ``cache_dir``, the parsed index is kept there as JSON, keyed by the files' (and the
-    lock's) paths, sizes and mtimes (parsing the YAML takes about a second; reading the
-    JSON about 30 ms).
+    are an error, since which one wins would depend on file order. A ``crds/`` folder
+    beside a lock file (the packaged one, for instance) is first checked against it
+    (:func:`verify_vendored`). With ``cache_dir``, the parsed index is kept there as JSON,
+    keyed by the files' (and the lock's) paths, sizes and mtimes (parsing the YAML takes
+    about a second; reading the JSON about 30 ms).
     """
     files = crd_files(directory)
     lock = lock_for(directory)

@@ -292,7 +292,8 @@ def grouped_by_source(
                 d.ref.label() + (f" (renamed to {d.successor.name}?)" if d.successor else "")
                 for d in items
             ]
-            what = f"{_names(labels)} removed ({objects})"
+            # the same object in several environments is named once
+            what = f"{_names(list(dict.fromkeys(labels)))} removed ({objects})"
         if verdict == "retired":
             message = f"{what}; retired, so their deletion is intended"
         elif verdict == "unused":

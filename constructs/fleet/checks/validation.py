@@ -6,11 +6,10 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from fleet.checks.crds import ENV_VAR, VENDOR_DIR, project_root, resolve_crds_dir
+from fleet.checks.crds import ENV_VAR, PACKAGED_CRDS, resolve_crds_dir
 from fleet.checks.references import check_references
 from fleet.checks.schema import Problem, validate_manifests
 from fleet.checks.secret_guard import find_secret_material
-from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Manifest
 
@@ -23,14 +22,15 @@ class InvalidObjects(FleetError):
         super().__init__("\n".join(p.line() for p in self.problems))
 
 
-def available_crds_dir(config: FleetConfig) -> Path | None:
-    """The CRD folder synth validates against: ``$FLEET_CRDS_DIR`` or the vendored ``crds/``.
+def available_crds_dir() -> Path | None:
+    """The CRD folder synth validates against: ``$FLEET_CRDS_DIR``, else the packaged CRDs.
 
-    None when neither exists (synth then runs the other checks and says it skipped
-    the schemas); an explicitly set ``$FLEET_CRDS_DIR`` that does not exist is an error.
+    None when neither exists (a package stripped of its data: synth then runs the other
+    checks and says it skipped the schemas); an explicitly set ``$FLEET_CRDS_DIR`` that
+    does not exist is an error.
     """
-    if os.environ.get(ENV_VAR) or (project_root(config.root) / VENDOR_DIR).is_dir():
-        return resolve_crds_dir(root=config.root)
+    if os.environ.get(ENV_VAR) or PACKAGED_CRDS.is_dir():
+        return resolve_crds_dir()
     return None
 
 

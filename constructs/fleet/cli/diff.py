@@ -377,7 +377,7 @@ def _guards(
 
 def _crds_dir(args: argparse.Namespace, config: FleetConfig) -> Path | None:
     try:
-        return resolve_crds_dir(args.crds, root=config.root).resolve()
+        return resolve_crds_dir(args.crds).resolve()
     except FleetError:
         if args.strict or args.crds is not None:
             raise
@@ -448,6 +448,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--crds",
         type=Path,
         metavar="DIR",
-        help=f"CRD folder for the immutable-field guard (default: ${CRDS_ENV_VAR} or crds/)",
+        help=f"CRD folder for the immutable-field guard (default: ${CRDS_ENV_VAR}, else the "
+        "packaged CRDs)",
     )
     p.set_defaults(handler=run_diff)

@@ -113,7 +113,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--derive-templates",
         action="store_true",
-        help="derive the cluster templates from the input into clusters/imported_templates.py",
+        help="derive the cluster templates from the input into clusters/_imported_templates.py",
     )
     p.add_argument(
         "--template-uuid",

@@ -1,34 +1,40 @@
 """``fleet init [DIR]``: start a fleet repository that depends on this tool as a package.
 
 Like ``cdk8s init``: writes the project's files from the templates in ``fleet/scaffold/``
-(``*.tmpl``; ``{{name}}``-style placeholders), copies the pinned CRDs (``crds.lock.yaml``,
-``crds/``) and the Node lock file from the tool's source tree, and renders ``dist/`` once,
-so the new repository passes its own ``make synth`` and ``make test`` from the first commit.
+(``*.tmpl``; ``{{name}}``-style placeholders), renders ``dist/`` once, so the new repository
+passes its own ``make synth`` and ``make test`` from the first commit, and runs
+``git init -b main`` unless the folder is already inside a git repository.
 
-The tool is not on PyPI: the new ``pyproject.toml`` depends on ``fleet @ <url>``, a local
-checkout (``file://``) or a git URL pinned to a revision (``git+https://...@<rev>``), set by
-``--tool-source`` and defaulting to where the running tool comes from.
+The new ``pyproject.toml`` depends on a release of the tool a CI runner can install: by
+default the version installed here (``fleet-as-code==X.Y.Z``, from the package index), or,
+when pip recorded a VCS install (PEP 610), that repository at the installed commit
+(``fleet-as-code @ git+https://...@<commit>``). ``--tool-source`` sets another; a path or a
+``file://`` URL is refused, since only this machine could install it. The pinned CRDs ship
+inside the package, so the new repository holds none.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
-import json
 import re
 import shutil
-import tomllib
-from dataclasses import dataclass
+import subprocess
+import sys
 from pathlib import Path
 
-from fleet.checks.crds import LOCK_FILE, VENDOR_DIR, verify_vendored
+from fleet.cli.distribution import (
+    DIST_NAME,
+    declared_requirements,
+    direct_url,
+    installed_version,
+)
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.words import plural
 
 SCAFFOLD = Path(__file__).resolve().parent.parent / "scaffold"
 TEMPLATE_SUFFIX = ".tmpl"
-RENAMED = {"gitignore": ".gitignore"}
+RENAMED = {"gitignore": ".gitignore", "npmrc": ".npmrc"}
 """Template files whose name differs in the project (a packaged dotfile is easily lost)."""
 CI_FILES = {
     "gitlab": ("gitlab-ci.yml", ".gitlab-ci.yml"),
@@ -38,87 +44,68 @@ DEV_TOOLS = ("pytest", "ruff", "syrupy")
 """The tool's pinned dev dependencies a fleet repository needs too."""
 DEFAULT_REPO_URL = "https://git.example.org/platform/fleet.git"
 ALLOWED_EXISTING = {".git"}
+REMOTE_SCHEMES = ("https://", "git+https://", "git+ssh://")
+"""Where a CI runner can install the tool from (besides a version on the package index)."""
+_VERSION = re.compile(r"\d+(\.\d+)*([.-]?\w+)*")
 
 
-@dataclass(frozen=True)
-class ToolSource:
-    """Where the new project installs the tool from, and the tool's source tree if local."""
+def running_requirement() -> str:
+    """The requirement that installs the running tool again, wherever CI runs.
 
-    requirement: str
-    """``fleet @ <url>``."""
-    tree: Path | None
-    """A checkout of the tool (holding crds.lock.yaml, crds/ and package-lock.json), if known."""
-
-
-def _tool_tree(path: Path) -> Path | None:
-    """``path`` if it is a checkout of this tool: a pyproject.toml whose project is ``fleet``."""
-    try:
-        data = tomllib.loads((path / "pyproject.toml").read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    return path if data.get("project", {}).get("name") == "fleet" else None
-
-
-def running_tool_source() -> ToolSource:
-    """Where the running tool comes from: its source checkout, else pip's record (PEP 610)."""
-    tree = _tool_tree(Path(__file__).resolve().parents[3])
-    if tree is not None:
-        return ToolSource(f"fleet @ {tree.as_uri()}", tree)
-    try:
-        recorded = importlib.metadata.distribution("fleet").read_text("direct_url.json")
-    except importlib.metadata.PackageNotFoundError:
-        recorded = None
-    if recorded:
-        info = json.loads(recorded)
-        url = str(info.get("url", ""))
-        vcs = info.get("vcs_info") or {}
-        if vcs:
-            return ToolSource(f"fleet @ {vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}", None)
-        if url.startswith("file://"):
-            return tool_source(url)
-    raise FleetError(
-        "cannot tell where the running fleet tool was installed from; pass --tool-source "
-        "PATH or URL (a checkout, or git+https://...@<revision>)"
-    )
+    A VCS install over the network (pip's ``direct_url.json``) pins that repository at
+    the installed commit; anything else (a wheel, an index, an editable checkout) pins the
+    installed version on the package index.
+    """
+    version = installed_version()
+    if version is None:
+        raise FleetError(
+            f"the running fleet is not an installed {DIST_NAME} distribution, so there is no "
+            f"version to pin; pass --tool-source {DIST_NAME}==X.Y.Z or git+https://...@<tag>"
+        )
+    recorded = direct_url() or {}
+    url = str(recorded.get("url", ""))
+    vcs = recorded.get("vcs_info")
+    if isinstance(vcs, dict) and url.startswith(("https://", "ssh://")):
+        return f"{DIST_NAME} @ {vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}"
+    return f"{DIST_NAME}=={version}"
 
 
-def tool_source(value: str) -> ToolSource:
-    """``--tool-source``: a local checkout, a ``file://`` or ``git+...`` URL, or ``fleet @ ...``."""
+def requirement_from(value: str) -> str:
+    """``--tool-source``: ``X.Y.Z``, ``fleet-as-code==X.Y.Z``, a ``git+https://...@<rev>``
+    (or ``https://``) URL, or ``fleet-as-code @ <such a URL>``; a requirement line.
+
+    Raises FleetError for what a CI runner could not install: a path, a ``file://`` URL,
+    a git URL without a revision.
+    """
     value = value.strip()
-    if value.startswith("fleet @ ") or value.startswith("fleet@"):
-        url = value.split("@", 1)[1].strip()
-    else:
-        url = value
-    if "://" not in url:
-        path = Path(url).expanduser().resolve()
-        if not path.is_dir():
-            raise FleetError(f"--tool-source {value}: no such folder (or give a URL)")
-        url = path.as_uri()
-    tree = None
-    if url.startswith("file://"):
-        tree = _tool_tree(Path(url.removeprefix("file://")))
-        if tree is None:
-            raise FleetError(f"--tool-source {value}: not a checkout of the fleet tool")
-    return ToolSource(f"fleet @ {url}", tree)
+    if _VERSION.fullmatch(value):
+        return f"{DIST_NAME}=={value}"
+    if re.fullmatch(rf"{re.escape(DIST_NAME)}\s*==\s*\S+", value):
+        return re.sub(r"\s+", "", value)
+    url = re.sub(rf"^{re.escape(DIST_NAME)}\s*@\s*", "", value)
+    if not url.startswith(REMOTE_SCHEMES):
+        raise FleetError(
+            f"--tool-source {value}: a CI runner cannot install that; give a released "
+            f"version ({DIST_NAME}==X.Y.Z) or a git URL pinned to a tag or commit "
+            "(git+https://...@<tag>), never a path or file:// URL"
+        )
+    if url.startswith("git+") and not re.search(r"@[^/@]+$", url.split("://", 1)[1]):
+        raise FleetError(f"--tool-source {value}: pin a tag or commit (...git@<tag>)")
+    return f"{DIST_NAME} @ {url}"
 
 
 def dev_requirements() -> list[str]:
     """The tool's own pins (its ``dev`` extra) of :data:`DEV_TOOLS`."""
     pins: dict[str, str] = {}
-    try:
-        requires = importlib.metadata.requires("fleet") or []
-    except importlib.metadata.PackageNotFoundError:
-        requires = []
-    for line in requires:
-        spec, _, marker = line.partition(";")
-        name = re.split(r"[=<>!~ \[]", spec.strip(), maxsplit=1)[0].lower()
-        if name in DEV_TOOLS and "dev" in marker:
-            pins[name] = spec.strip()
+    for spec in declared_requirements("dev"):
+        name = re.split(r"[=<>!~ \[]", spec, maxsplit=1)[0].lower()
+        if name in DEV_TOOLS:
+            pins[name] = spec
     return [pins.get(name, name) for name in DEV_TOOLS]
 
 
 def project_name(folder: Path) -> str:
-    """A valid Python project name from the folder's name."""
+    """A valid Python (and npm) project name from the folder's name."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder.name).strip("-._").lower()
     return name or "fleet-repository"
 
@@ -133,7 +120,7 @@ def _render(text: str, values: dict[str, str]) -> str:
 
 
 def scaffold_files(ci: str) -> dict[str, Path]:
-    """Project path -> template, for every file ``fleet init`` writes from a template."""
+    """Project path -> template, for every file ``fleet init`` writes."""
     skip = {template for key, (template, _) in CI_FILES.items() if key != ci}
     out: dict[str, Path] = {}
     for template in sorted(SCAFFOLD.rglob("*" + TEMPLATE_SUFFIX)):
@@ -157,29 +144,17 @@ def _check_target(target: Path) -> None:
 
 
 def init_project(
-    target: Path, source: ToolSource, *, ci: str = "gitlab", repo_url: str = DEFAULT_REPO_URL
+    target: Path, requirement: str, *, ci: str = "gitlab", repo_url: str = DEFAULT_REPO_URL
 ) -> list[Path]:
     """Write a new fleet repository into ``target`` (missing or empty); the files written.
 
-    Raises FleetError, writing nothing, when ``target`` is not empty or the tool's source
-    tree (for the pinned CRDs and the Node lock file) is unknown or incomplete.
+    ``requirement`` is the project's dependency on the tool (:func:`running_requirement`).
+    Raises FleetError, writing nothing, when ``target`` is not empty.
     """
     _check_target(target)
-    tree = source.tree
-    if tree is None:
-        raise FleetError(
-            "fleet init copies the pinned CRDs (crds.lock.yaml, crds/) and package-lock.json "
-            "from a checkout of the tool: pass --tool-source PATH of one (or install the tool "
-            "from a local checkout)"
-        )
-    lock, vendored, node_lock = tree / LOCK_FILE, tree / VENDOR_DIR, tree / "package-lock.json"
-    for needed in (lock, vendored, node_lock):
-        if not needed.exists():
-            raise FleetError(f"{needed}: missing in the tool's checkout {tree}")
-    verify_vendored(vendored, lock)
     values = {
         "name": project_name(target.resolve()),
-        "tool_requirement": source.requirement,
+        "tool_requirement": requirement,
         "dev_requirements": "\n".join(f'    "{r}",' for r in dev_requirements()),
         "repo_url": repo_url,
     }
@@ -190,11 +165,24 @@ def init_project(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_render(template.read_text(), values))
         written.append(path)
-    shutil.copy(lock, target / LOCK_FILE)
-    shutil.copytree(vendored, target / VENDOR_DIR)
-    shutil.copy(node_lock, target / "package-lock.json")
-    written += [target / LOCK_FILE, target / VENDOR_DIR, target / "package-lock.json"]
     return written
+
+
+def git_init(target: Path) -> str:
+    """``git init -b main`` in ``target`` unless it is inside a repository; what was done."""
+    git = shutil.which("git")
+    if git is None:
+        return "git not found: run `git init -b main` there yourself"
+    inside = subprocess.run(
+        [git, "-C", str(target), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if inside.returncode == 0:
+        return f"inside the git repository {inside.stdout.strip()}: no git init"
+    subprocess.run([git, "init", "--quiet", "-b", "main", str(target)], check=True)
+    return "git init -b main"
 
 
 def _remove(target: Path, existed: bool) -> None:
@@ -214,9 +202,9 @@ def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline import synth as pipeline
 
     target = Path(args.dir)
-    source = tool_source(args.tool_source) if args.tool_source else running_tool_source()
+    requirement = requirement_from(args.tool_source) if args.tool_source else running_requirement()
     existed = target.exists()
-    written = init_project(target, source, ci=args.ci, repo_url=args.repo_url)
+    written = init_project(target, requirement, ci=args.ci, repo_url=args.repo_url)
     new = FleetConfig.load(target)
     try:
         result = pipeline.synthesize(new)
@@ -224,11 +212,17 @@ def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
     except FleetError:
         _remove(target, existed)  # nothing half-made is left behind
         raise
-    count = plural(len(written), "file or folder", "files and folders")
-    print(f"wrote a fleet repository in {target} ({count})")
-    print(f"  depends on {source.requirement}")
+    if result.crds_dir is None:
+        print("note: schemas not checked (no CRDs in the fleet package)", file=sys.stderr)
+    git = git_init(target)
+    count = plural(len(written), "file")
+    print(f"wrote a fleet repository in {target} ({count}; {git})")
+    print(f"  depends on {requirement}")
     print(f"  rendered {plural(result.object_count, 'object')} into {new.dist}/")
-    print(f"next: cd {target} && make synth && make test, then commit everything (dist/ too)")
+    print(
+        f"next: cd {target}, copy clusters/_example.py to a module of your own (see its "
+        "docstring), make synth && make test, then commit everything (dist/ too)"
+    )
     return 0
 
 
@@ -238,9 +232,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("dir", nargs="?", default=".", help="the new repository (missing or empty)")
     p.add_argument(
         "--tool-source",
-        metavar="PATH|URL",
-        help="where the project installs the tool from: a checkout, file:// or "
-        "git+https://...@<revision> (default: where the running tool comes from)",
+        metavar="VERSION|URL",
+        help=f"the tool release the project installs: X.Y.Z ({DIST_NAME}==X.Y.Z on the "
+        "package index) or git+https://...@<tag> (default: the version running now)",
     )
     p.add_argument(
         "--ci",

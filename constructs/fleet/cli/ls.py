@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
 from fleet.core.config import FleetConfig
+from fleet.core.words import plural
 from fleet.views.inventory import COLUMNS, InventoryRow, inventory, to_csv, to_json
 
 FORMATS = ("table", "json", "csv")
 
 HEADERS = {
-    "environment": "env",
     "cluster": "cluster",
     "cloud": "cloud",
     "version": "template/version",
-    "node_pools": "pools",
     "nodes": "nodes",
-    "account": "project/compartment",
-    "argocd": "argocd",
-    "protected": "protected",
+    "account": "account",
+    "notes": "notes",
 }
+NO_WRAP = ("cluster", "cloud", "version", "nodes")
+"""Names and numbers are never wrapped nor cut; project names and notes wrap at spaces."""
 
 
 def default_format(stream: TextIO) -> str:
@@ -32,22 +33,50 @@ def default_format(stream: TextIO) -> str:
 
 
 def render_table(rows: Sequence[InventoryRow], *, stream: TextIO, width: int | None = None) -> None:
-    """Print ``rows`` as a rich table to ``stream``."""
+    """Print ``rows`` as a table to ``stream``, under a heading per environment.
+
+    ``width`` defaults to the terminal's. Nothing is cut: when the names do not fit, the
+    table is as wide as they need (the terminal wraps the lines).
+    """
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(box=None, header_style="bold", pad_edge=False)
+    table = Table(box=None, header_style="bold", pad_edge=False, padding=(0, 1))
     for column in COLUMNS:
         table.add_column(
             HEADERS[column],
-            no_wrap=column in ("cluster", "nodes"),
-            justify="right" if column in ("node_pools", "nodes") else "left",
+            no_wrap=column in NO_WRAP,
+            justify="right" if column == "nodes" else "left",
         )
-    for row in rows:
+    counts = Counter(row.environment for row in rows)
+    headings: list[str] = []
+    for i, row in enumerate(rows):
+        if i == 0 or row.environment != rows[i - 1].environment:
+            headings.append(f"{row.environment}: {plural(counts[row.environment], 'cluster')}")
+            table.add_row(Text(headings[-1], style="bold underline"))
         cells = row.cells()
-        style = "dim" if row.retired else None
-        table.add_row(*(cells[c] for c in COLUMNS), style=style)
-    Console(file=stream, width=width, highlight=False).print(table)
+        table.add_row(*(cells[c] for c in COLUMNS), style="dim" if row.retired else None)
+    console = Console(file=stream, width=width, highlight=False)
+    needed = _least_width([r.cells() for r in rows], headings)
+    if needed > console.width:
+        console = Console(file=stream, width=needed, highlight=False)
+    console.print(table)
+
+
+def _least_width(cells: Sequence[dict[str, str]], headings: Sequence[str]) -> int:
+    """The narrowest the table can be without cutting a name or breaking a word."""
+    from rich.cells import cell_len
+
+    total = 2 * (len(COLUMNS) - 1)  # the padding between columns
+    for column in COLUMNS:
+        values = [HEADERS[column], *(c[column] for c in cells)]
+        if column == COLUMNS[0]:
+            values += headings
+        if column not in NO_WRAP:
+            values = [word for value in values for word in value.split()]
+        total += max((cell_len(v) for v in values), default=0)
+    return total
 
 
 def _ls(args: argparse.Namespace, config: FleetConfig) -> int:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fleet.cli.diff import add_parser as _add_diff
+from fleet.cli.distribution import version_line
 from fleet.cli.graph import add_parser as _add_graph
 from fleet.cli.imports import add_parser as _add_import
 from fleet.cli.init import add_parser as _add_init
@@ -23,6 +24,17 @@ from fleet.core.words import plural
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
 
 Handler = Callable[[argparse.Namespace, FleetConfig], int]
+
+
+def drift_report(config: FleetConfig, differing: Sequence[str]) -> str:
+    """What ``fleet synth --check`` says when ``dist/`` is stale: the files, then the fix.
+
+    ``differing`` is :func:`fleet.pipeline.synth.drift`'s list (``<env>/<path>``).
+    """
+    lines = [f"dist/ is not what the sources render ({plural(len(differing), 'file')} differ):"]
+    lines += [f"  {config.dist}/{path}" for path in differing]
+    lines.append("run `fleet synth` and commit dist/")
+    return "\n".join(lines)
 
 
 def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
@@ -50,12 +62,7 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
     if args.check:
         differing = pipeline.drift(config, result)
         if differing:
-            print(
-                f"dist/ is not what the sources render ({plural(len(differing), 'file')} differ):"
-            )
-            for path in differing:
-                print(f"  {config.dist}/{path}")
-            print("run `fleet synth` and commit dist/")
+            print(drift_report(config, differing))
             return EXIT_CHECK
         print(f"dist/ is up to date ({plural(result.object_count, 'object')})")
         return EXIT_OK
@@ -107,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the fleet project (default: the current folder)",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=version_line(),
+        help="print the installed version of the tool and exit",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(sub)

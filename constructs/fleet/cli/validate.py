@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fleet.checks.crds import LOCK_FILE, VENDOR_DIR, CrdPullError, pull, resolve_crds_dir
+from fleet.checks.crds import PACKAGED_CRDS, PACKAGED_LOCK, CrdPullError, pull, resolve_crds_dir
 from fleet.checks.validation import check_all
 from fleet.core.config import FleetConfig
 from fleet.core.words import plural
@@ -20,7 +20,7 @@ from fleet.core.words import plural
 def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline import synth as pipeline
 
-    crds_dir = resolve_crds_dir(args.crds, root=config.root)
+    crds_dir = resolve_crds_dir(args.crds)
     result = pipeline.synthesize(config, args.env or None, validate=False)
     manifests = [m for ms in result.manifests.values() for m in ms]
     problems = check_all(manifests, crds_dir=crds_dir)
@@ -37,8 +37,8 @@ def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
 
 
 def _pull(args: argparse.Namespace, config: FleetConfig) -> int:
-    lock = args.lock or config.root / LOCK_FILE
-    cache = args.into or config.root / VENDOR_DIR
+    lock = args.lock or PACKAGED_LOCK
+    cache = args.into or lock.parent / PACKAGED_CRDS.name
     try:
         result = pull(lock, cache)
     except CrdPullError as exc:
@@ -67,7 +67,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         type=Path,
         default=None,
         metavar="DIR",
-        help="CRD folder (default: $FLEET_CRDS_DIR, else the vendored crds/)",
+        help="CRD folder (default: $FLEET_CRDS_DIR, else the CRDs pinned in the fleet package)",
     )
     p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
     p.set_defaults(handler=_validate)
@@ -75,10 +75,21 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     crds = sub.add_parser("crds", help="manage the pinned upstream CRDs")
     crds_sub = crds.add_subparsers(dest="crds_command", required=True)
     pull_parser = crds_sub.add_parser(
-        "pull", help="download the CRDs pinned in crds.lock.yaml into crds/ (sha256-checked)"
+        "pull",
+        help="download the CRDs pinned in crds.lock.yaml into the crds/ folder beside it "
+        "(sha256-checked)",
     )
-    pull_parser.add_argument("--lock", type=Path, default=None, help="lock file to read")
     pull_parser.add_argument(
-        "--into", type=Path, default=None, metavar="DIR", help="folder to write (default: crds/)"
+        "--lock",
+        type=Path,
+        default=None,
+        help="lock file to read (default: the fleet package's own, fleet/data/crds.lock.yaml)",
+    )
+    pull_parser.add_argument(
+        "--into",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder to write (default: crds/ beside the lock file)",
     )
     pull_parser.set_defaults(handler=_pull)

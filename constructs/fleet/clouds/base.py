@@ -7,7 +7,7 @@ packages) works with it and never needs to know the cloud.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
@@ -60,6 +60,9 @@ class CloudPlugin(Plugin):
     force_new: ForceNewRules | None = None
     """What ``fleet diff`` refuses to change on the cloud's Crossplane managed resources
     (their upjet provider's ForceNew arguments)."""
+    short_account: Callable[[str], str] | None = None
+    """How a narrow table (``fleet ls``) shows an account of the cloud: a long id by its
+    unique end, say. None: as it is."""
 
 
 def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
@@ -386,6 +389,12 @@ class FleetCluster(FleetConstruct):
     def account(self, environment: str) -> str:
         """The OpenStack project or OCI compartment the cluster is billed to."""
         raise NotImplementedError
+
+    def account_label(self, environment: str) -> str:
+        """:meth:`account` as a narrow table shows it (the plug-in's ``short_account``)."""
+        account = self.account(environment)
+        shorten = type(self).plugin.short_account
+        return shorten(account) if shorten is not None else account
 
     def node_pools(self, environment: str) -> list[NodePoolSummary]:
         """The node pools (Magnum node groups, OKE node pools) in ``environment``."""

@@ -127,7 +127,7 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
     def check_mutable(self, mutator: str) -> None:
         """Raise unless mutators may still change this declaration: before the tree is
         locked (every ``define()`` ran), or from an Aspect."""
-        if self.node.locked and not self.fleet.in_aspects:
+        if self.node.locked and not self.fleet.mutators_allowed:
             raise DefinitionError(
                 f"{mutator}() after the tree was locked (every define() has run); call it "
                 "in define(), or from an Aspect",

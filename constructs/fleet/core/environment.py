@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import cdk8s
 
+from fleet.core.manifest import Identity
+
 if TYPE_CHECKING:
     from fleet.core.fleet import Fleet
 
@@ -29,3 +31,16 @@ class Environment(cdk8s.Chart):
         if not self.node.children:
             return []
         return list(self.to_json())
+
+    def paths_of(self, identities: set[Identity]) -> dict[Identity, list[str]]:
+        """The construct paths of the chart's ApiObjects with these identities, in tree
+        order (a bridge call per object: only asked when two objects share an identity)."""
+        found: dict[Identity, list[str]] = {}
+        for construct in self.node.find_all():
+            if not isinstance(construct, cdk8s.ApiObject):
+                continue
+            group = construct.api_group or "core"
+            identity = (group, construct.kind, construct.metadata.namespace or "", construct.name)
+            if identity in identities:
+                found.setdefault(identity, []).append(construct.node.path)
+        return found

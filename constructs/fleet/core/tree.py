@@ -13,6 +13,7 @@ the cdk8s bridge (:func:`attach`): cdk8s is only touched when the user already i
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 import sys
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from fleet.core.fleet import Fleet
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+NAME_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+"""A Component's name prefix: a DNS label, so that ``<prefix>-<id>`` can be a name."""
 PATH_SEP = "/"
 
 
@@ -67,6 +70,7 @@ class Node:
     """
 
     __slots__ = (
+        "_aspect_files",
         "_aspects",
         "_children",
         "_locked",
@@ -88,6 +92,7 @@ class Node:
         self._metadata: list[MetadataEntry] | None = None
         self._validations: list[IValidation] | None = None
         self._aspects: list[IAspect] | None = None
+        self._aspect_files: list[str] = []
         self._locked = False
 
     # --- navigation ---------------------------------------------------------------------------
@@ -173,11 +178,15 @@ class Node:
         if existing is not None:
             first = getattr(existing, "where", "")
             scope = f" in {self._describe()}" if self._parent is not None else ""
+            if first and first == where:  # never "first at" the line this error names
+                outer = caller_location(outer=1)
+                detail = " (this line ran twice for one scope" + (
+                    f"; again when called from {outer})" if outer else ")"
+                )
+            else:
+                detail = f" (first at {first})" if first else ""
             raise DefinitionError(
-                f"duplicate declaration {child_id!r}{scope}"
-                + (f" (first at {first})" if first else ""),
-                where=where,
-                field="id",
+                f"duplicate declaration {child_id!r}{scope}{detail}", where=where, field="id"
             )
         path = key if not self.path else self.path + PATH_SEP + child_id
         node = Node(child, self, child_id, path)
@@ -277,9 +286,15 @@ class Aspects:
                 where=caller_location(),
                 field="aspect",
             )
-        if self._node._aspects is None:
-            self._node._aspects = []
-        self._node._aspects.append(aspect)
+        node = self._node
+        if node._aspects is None:
+            node._aspects = []
+        # In the order of the files that added them, then in the order added: the same
+        # whatever order the modules were loaded in.
+        file = caller_location().rpartition(":")[0]
+        at = bisect.bisect_right(node._aspect_files, file)
+        node._aspect_files.insert(at, file)
+        node._aspects.insert(at, aspect)
 
     @property
     def all(self) -> list[IAspect]:
@@ -329,10 +344,20 @@ class Component(TreeConstruct):
     ``environments`` (default: the scope's) is the default placement of what is declared
     inside; a declaration inside may narrow it, never widen it. The scope may be the
     Fleet, another component, a declaration, or a cdk8s construct (the cdk8s bridge).
+
+    ``prefix`` (default: the component's id; ``""`` for none) goes before the names that
+    declarations inside take from their ids (an ``OpenStackProject(self, "project")`` in
+    ``TeamA(fleet, "team-a")`` is named ``team-a-project``), so that the component can be
+    used twice; ``name=`` on the declaration pins a name (see :func:`name_from_id`).
     """
 
     def __init__(
-        self, scope: Scope, construct_id: str, *, environments: Sequence[str] | None = None
+        self,
+        scope: Scope,
+        construct_id: str,
+        *,
+        environments: Sequence[str] | None = None,
+        prefix: str | None = None,
     ) -> None:
         where = caller_location()
         self.where = where
@@ -341,6 +366,17 @@ class Component(TreeConstruct):
         self._environments = narrow_environments(
             self.fleet, environments, inherited, where=self.context
         )
+        if prefix is not None and (
+            not isinstance(prefix, str) or (prefix and not NAME_PREFIX.match(prefix))
+        ):
+            raise DefinitionError(
+                "must be lower-case letters, digits and '-', starting and ending with a letter "
+                f"or digit, or '' for none, got {prefix!r}",
+                where=self.context,
+                field="prefix",
+            )
+        self.name_prefix: str = construct_id if prefix is None else prefix
+        """What goes before the names derived from ids inside ("": nothing)."""
 
     @property
     def context(self) -> str:
@@ -350,6 +386,33 @@ class Component(TreeConstruct):
     def scope_environments(self) -> tuple[str, ...] | None:
         """The component's environments (None: its scope's, which say nothing narrower)."""
         return self._environments
+
+
+def name_from_id(construct: TreeConstruct) -> str:
+    """The object name of a declaration that is named by its id (``name=`` left out).
+
+    The id, after the prefixes of the Components it is declared in, outermost first,
+    joined with ``-``: ``OpenStackProject(team, "project")`` in ``Component(fleet,
+    "team-a")`` is ``team-a-project``. A declaration outside any Component keeps its
+    id, and only Components give prefixes (not declarations or cdk8s constructs used as
+    scopes). The name changes only when a component's id or ``prefix`` does.
+    """
+    parts = [construct.node.id]
+    scope = construct.node.scope
+    while scope is not None:
+        if isinstance(scope, Component) and scope.name_prefix:
+            if not NAME_PREFIX.match(scope.name_prefix):
+                where = getattr(construct, "context", "")
+                raise DefinitionError(
+                    f"the name taken from the id is prefixed by component {scope.node.path!r}, "
+                    f"whose id {scope.name_prefix!r} is no valid name prefix: pass name=, or "
+                    "give the component a prefix= of lower-case letters, digits and '-'",
+                    where=where,
+                    field="name",
+                )
+            parts.append(scope.name_prefix)
+        scope = scope.node.scope
+    return "-".join(reversed(parts))
 
 
 def narrow_environments(

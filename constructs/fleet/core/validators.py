@@ -106,6 +106,8 @@ def _name_of(hint: Any) -> str:
         return f"a list of {_noun(args[0])}" if args else "a list"
     if origin is not None and getattr(origin, "__name__", "") == "PerEnv":
         return f"per_env({_name_of(args[0])})"
+    if origin is not None and getattr(origin, "__name__", "") == "Ref":
+        return f"a reference to {_name_of(args[0])}"
     return getattr(hint, "__name__", str(hint))
 
 

@@ -111,14 +111,35 @@ def set_location_root(root: str) -> None:
     _location_root[:] = [os.path.abspath(root)]
 
 
-def caller_location() -> str:
-    """``file:line`` of the first caller outside the fleet package (the user's definition)."""
+def caller_location(*, outer: int = 0) -> str:
+    """``file:line`` of the first caller outside the fleet package (the user's definition).
+
+    ``outer=1``: the user's code that called that one (the next frame out that is neither
+    the fleet's nor in the Python installation or virtualenv, such as a test runner or the
+    ``fleet`` script), to tell two calls of one line apart; ``""`` when there is none.
+    """
     frame = sys._getframe(1)
     while frame.f_back is not None and _is_library(frame.f_code.co_filename):
         frame = frame.f_back
-    line = _line_of(frame.f_code, frame.f_lasti)
     root = _location_root[0] if _location_root else os.getcwd()
+    for _ in range(outer):
+        caller = frame.f_back
+        while caller is not None and not _is_users(caller.f_code.co_filename):
+            caller = caller.f_back
+        if caller is None:
+            return ""
+        frame = caller
+    line = _line_of(frame.f_code, frame.f_lasti)
     return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
+
+
+def _is_users(filename: str) -> bool:
+    return not (
+        _is_library(filename)
+        or filename.startswith("<")
+        or filename.startswith((sys.prefix, sys.base_prefix))
+        or "site-packages" in filename
+    )
 
 
 @functools.lru_cache(maxsize=256)

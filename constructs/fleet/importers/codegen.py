@@ -284,7 +284,7 @@ def project_variable(connection: Connection) -> str:
 
 def _project(project: ProjectDecl) -> list[str]:
     if project.reused is not None:
-        lookup = Raw(f"fleet.declaration({py_str(project.reused)})")
+        lookup = Raw(f"fleet.declaration({py_str(project.reused)}, OpenStackProject)")
         lines = statement(lookup, indent=INDENT, target=project.variable)
         return [f"{INDENT}# Declared in {project.reused_from}.", *lines]
     connection = project.connection
@@ -410,7 +410,7 @@ def cluster_module(
     """The declaration module of imported clusters: their projects, then the clusters,
     each sorted by name, so that the same input always gives the same text."""
     names: dict[str, set[str]] = {"fleet": {"Fleet", "MagnumCluster"}}
-    if any(p.reused is None for p in projects):
+    if projects:  # declared, or looked up by id: fleet.declaration(id, OpenStackProject)
         names["fleet"].add("OpenStackProject")
     if any(m.cluster.node_groups for d in declarations for m in d.members):
         names["fleet"].add("NodeGroup")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fleet.clouds.base import FleetCluster
 from fleet.clouds.magnum.project import OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
+from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.codegen import (
@@ -48,9 +48,9 @@ from fleet.importers.tfvars import (
     load_clusters,
     module_name,
 )
-from fleet.pipeline.discovery import discover, load_fleet
+from fleet.pipeline.discovery import discover, helper_modules, load_fleet
 
-TEMPLATES_MODULE = "imported_templates"
+TEMPLATES_MODULE = "_imported_templates"
 """The module ``--derive-templates`` writes in the declarations folder."""
 
 
@@ -119,15 +119,15 @@ def project_modules(root: Path, package: str) -> Iterator[None]:
 
 
 def load_catalog(config: FleetConfig) -> Catalog:
-    """Import the declaration modules (without calling ``define``) and read the template
-    catalog they declare at module level."""
+    """Import the helper and declaration modules (without calling ``define``) and read the
+    template catalog they declare at module level."""
     package = config.clusters_dir.name
-    catalog().clear()
+    found = TemplateCatalog()
     refs: dict[str, TemplateRef] = {}
     generated: dict[str, TemplateSpec] = {}
     errors: list[DefinitionError] = []
     with project_modules(config.clusters_dir.parent, package):
-        for path in discover(config):
+        for path in [*helper_modules(config), *discover(config)]:
             name = f"{package}.{path.stem}"
             try:
                 loaded = importlib.import_module(name)
@@ -141,6 +141,10 @@ def load_catalog(config: FleetConfig) -> Catalog:
                 errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=str(path)))
                 continue
             for variable, value in sorted(vars(loaded).items()):
+                try:
+                    found.add(*_templates_in(value))
+                except DefinitionError as e:
+                    errors.append(e)
                 if not isinstance(value, ClusterTemplate) or variable.startswith("_"):
                     continue
                 # A template imported into another module is referenced where it is declared.
@@ -151,8 +155,20 @@ def load_catalog(config: FleetConfig) -> Catalog:
                     generated[value.name] = TemplateSpec.of(value)
     if errors:
         raise DefinitionErrors(errors)
-    templates = {name: catalog().get(name, where="") for name in catalog().names()}
+    templates = {name: found.get(name, where="") for name in found.names()}
     return Catalog(templates=templates, refs=refs, generated=generated)
+
+
+def _templates_in(value: object) -> list[ClusterTemplate]:
+    """The templates a module-level value holds: itself, or the items of a list, tuple or
+    dict of templates."""
+    if isinstance(value, ClusterTemplate):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [item for item in value if isinstance(item, ClusterTemplate)]
+    return []
 
 
 # --- planning ----------------------------------------------------------------------------------
@@ -333,7 +349,9 @@ def _templates(
             refs[name] = derived_ref(name)
         else:
             try:
-                catalog().get(name, where=users[0].where("cluster_template_name"))
+                lookup = TemplateCatalog()
+                lookup.add(*known.templates.values())
+                lookup.get(name, where=users[0].where("cluster_template_name"))
             except DefinitionError as e:
                 errors.append(
                     DefinitionError(
@@ -615,30 +633,20 @@ def _modules(
     variables: dict[Path, dict[Connection, str]] = {}
     for community, members in sorted(by_community.items()):
         found: dict[Connection, ProjectDecl] = {}
-        reused_files: list[Path] = []
         lacking: dict[Connection, list[tuple[str, str]]] = {}
         for decl in members:
             connection = decl.cluster.connection
             if connection not in found:
                 project, lacking[connection] = _project_decl(decl, existing, errors)
                 found[connection] = project
-                if project.reused is not None:
-                    reused_files.append(_file_of(config, project.reused_from))
             for key, note in lacking[connection]:
                 accepted.setdefault(decl.cluster.source, set()).add(key)
                 notes[decl.cluster.name].append(note)
-        path = _module_path(config, options, community, members[0], ours, reused_files, errors)
+        # Any name will do: a reused project is looked up by reference, resolved once
+        # every module's define() has run, whichever module declares it.
+        path = _module_path(config, options, community, members[0], ours, errors)
         if path is None:
             continue
-        for file in reused_files:
-            if file.parent == path.parent and file.name >= path.name:
-                errors.append(
-                    DefinitionError(
-                        f"{path.name} would run before {file.name}, which declares a project "
-                        "it reuses; choose an --out name that sorts after it",
-                        where=str(path),
-                    )
-                )
         paths[community] = path
         projects[path] = sorted(found.values(), key=lambda p: p.variable)
         variables[path] = {c: p.variable for c, p in found.items()}
@@ -772,12 +780,10 @@ def _module_path(
     community: str,
     first: ClusterDecl,
     ours: Mapping[str, Path],
-    reused_files: Sequence[Path],
     errors: list[DefinitionError],
 ) -> Path | None:
     """Where a community's module goes: the module an earlier import wrote for it; else
-    ``<community>.py``, or ``<module of a reused project>_<community>.py`` so that it is
-    defined after the project (modules are defined in file name order)."""
+    ``<community>.py``."""
     if options.out is not None:
         return options.out.resolve()
     if community in ours:
@@ -796,9 +802,6 @@ def _module_path(
             )
         )
         return None
-    after = max((f.stem for f in reused_files), default="")
-    if after and f"{name}.py" <= f"{after}.py":
-        name = f"{after}_{name}"
     return config.clusters_dir.resolve() / f"{name}.py"
 
 

@@ -1,4 +1,12 @@
-"""Finds the fleet's declarations: every module in ``clusters/``, no registration needed."""
+"""Finds the fleet's declarations: every module in ``clusters/``, no registration needed.
+
+Every module of the declarations folder whose name does not start with ``_`` is a
+declaration module and must have a ``define(fleet)`` function; one without is an error
+(a forgotten or misspelt ``define`` would otherwise drop its clusters without a word).
+Modules whose name starts with ``_`` (``clusters/_templates.py``) are helpers: never
+loaded by discovery, imported by the declaration modules that use them. Sub-packages are
+not searched.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +15,40 @@ import sys
 import traceback
 from pathlib import Path
 
-from fleet.clouds.magnum.template import catalog
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.values import set_location_root
 
+HELPER_PREFIX = "_"
+"""A module of ``clusters/`` whose name starts with this is a helper, not a declaration."""
+
 
 def discover(config: FleetConfig) -> list[Path]:
-    """The declaration modules, sorted by file name (``_``-prefixed ones are skipped)."""
+    """The declaration modules, sorted by file name (helpers, ``_``-prefixed, left out)."""
     folder = config.clusters_dir
     if not folder.is_dir():
         raise DefinitionError(f"no declarations folder {folder}", field="clusters")
-    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith(HELPER_PREFIX))
+
+
+def helper_modules(config: FleetConfig) -> list[Path]:
+    """The helper modules of the declarations folder (``_``-prefixed, ``__init__`` aside)."""
+    folder = config.clusters_dir
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(HELPER_PREFIX + "*.py") if p.name != "__init__.py")
+
+
+def missing_define(path: Path, config: FleetConfig) -> DefinitionError:
+    """The error for a declaration module without a ``define(fleet)`` function."""
+    helper = path.with_name(HELPER_PREFIX + path.name)
+    return DefinitionError(
+        "no define(fleet) function; every module of "
+        f"{_rel(str(config.clusters_dir), config)}/ declares with one, and a helper module's "
+        f"name starts with `{HELPER_PREFIX}` (rename it to {_rel(str(helper), config)})",
+        where=f"{_rel(str(path), config)}:1",
+    )
 
 
 def load_fleet(config: FleetConfig) -> Fleet:
@@ -47,7 +76,6 @@ def load_fleet(config: FleetConfig) -> Fleet:
 
 def _load(config: FleetConfig, package: str) -> Fleet:
     importlib.invalidate_caches()
-    catalog().clear()
     set_location_root(str(config.root))
     fleet = Fleet(config)
     errors: list[DefinitionError] = []
@@ -55,8 +83,10 @@ def _load(config: FleetConfig, package: str) -> Fleet:
         try:
             module = importlib.import_module(f"{package}.{path.stem}")
             define = getattr(module, "define", None)
-            if callable(define):
-                define(fleet)
+            if not callable(define):
+                errors.append(missing_define(path, config))
+                continue
+            define(fleet)
         except DefinitionErrors as e:
             errors.extend(e.errors)
         except DefinitionError as e:

@@ -61,8 +61,7 @@ def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
     out: list[Manifest] = []
     for construct in fleet.declarations():
         out.extend(construct.manifests(environment))
-    for body in fleet.user_objects(environment):
-        out.append(Manifest(environment, body, EXTRA_FOLDER, f"cdk8s chart {environment}"))
+    out.extend(fleet.user_manifests(environment, EXTRA_FOLDER))
     return out
 
 
@@ -74,10 +73,16 @@ def check_unique(manifests: Sequence[Manifest]) -> None:
         for key in (m.identity, m.relpath.lower()):
             first = seen.get(key)
             if first is not None:
+                # The error is located at the second: name the first, never itself again.
+                other = (
+                    f"the other is {first.source}"
+                    if first.source != m.source
+                    else "both rendered by this declaration (a json patch, or a name given twice?)"
+                )
                 errors.append(
                     DefinitionError(
                         f"two objects {m.kind} {m.namespace + '/' if m.namespace else ''}"
-                        f"{m.name} in {m.environment}: {first.source} and {m.source}",
+                        f"{m.name} in {m.environment}: {other}",
                         where=m.source,
                         field="name",
                     )
@@ -266,7 +271,7 @@ def synthesize(
     envs = list(environments or config.environments)
     for env in envs:
         config.check_environment(env)
-    crds_dir = available_crds_dir(config) if validate else None
+    crds_dir = available_crds_dir() if validate else None
     checks = _Checks(
         config=config,
         validate=validate,

@@ -4,10 +4,15 @@
 The Markdown is a summary table per environment, the guards' verdicts, then per
 environment the added and removed objects and one collapsible ``<details>`` per changed
 object. Other features add their own sections (``extra_sections``), after the diff.
+
+A field whose value is text of several lines (a Lua health check in ``argocd-cm``, a
+policy CSV) is shown as a line diff, unified-style (``@@`` hunks, `` ``/``-``/``+``
+lines), not as one quoted string.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
 import re
 from collections.abc import Sequence
@@ -48,6 +53,31 @@ def _field_line(change: FieldChange) -> str:
     return f"{change.dotted}: {show(change.old)} -> {show(change.new)}"
 
 
+def is_text_block(change: FieldChange) -> bool:
+    """Whether ``change`` is between texts (or to or from one) with more than one line."""
+    values = [v for v in (change.old, change.new) if v is not ABSENT]
+    return all(isinstance(v, str) for v in values) and any("\n" in v for v in values)
+
+
+def _lines(value: object) -> list[str]:
+    return [] if value is ABSENT else str(value).splitlines()
+
+
+def _size(value: object) -> str:
+    if value is ABSENT:
+        return "(absent)"
+    n = len(_lines(value))
+    return f"{n} line{'' if n == 1 else 's'}"
+
+
+def text_block_diff(change: FieldChange) -> list[str]:
+    """``<field>: text, <n> -> <m> lines``, then the unified diff's hunks (2 lines of
+    context; no ``---``/``+++`` header)."""
+    hunks = difflib.unified_diff(_lines(change.old), _lines(change.new), lineterm="", n=2)
+    body = [line for i, line in enumerate(hunks) if i >= 2]
+    return [f"{change.dotted}: text, {_size(change.old)} -> {_size(change.new)}", *body]
+
+
 def _moved(change: ObjectChange) -> str | None:
     if change.before.relpath == change.after.relpath:
         return None
@@ -84,7 +114,13 @@ def render_text(
         lines.extend(f"  - {ref.label()}  ({ref.relpath})" for ref in env.removed)
         for change in env.changed:
             lines.append(f"  ~ {change.after.label()}  ({change.after.relpath})")
-            lines.extend(f"      {_field_line(c)}" for c in change.fields)
+            for c in change.fields:
+                if is_text_block(c):
+                    head, *hunks = text_block_diff(c)
+                    lines.append(f"      {head}")
+                    lines.extend(f"        {line}" for line in hunks)
+                else:
+                    lines.append(f"      {_field_line(c)}")
             moved = _moved(change)
             if moved:
                 lines.append(f"      ({moved})")
@@ -116,6 +152,11 @@ def _code(text: str) -> str:
 def _details(change: ObjectChange) -> str:
     rows: list[str] = []
     for c in change.fields:
+        if is_text_block(c):
+            head, *hunks = text_block_diff(c)
+            rows.append(f"# {head}")
+            rows.extend(hunks)
+            continue
         if c.old is not ABSENT:
             rows.append(f"- {c.dotted}: {show(c.old)}")
         if c.new is not ABSENT:

@@ -16,18 +16,10 @@ from fleet.argocd.argo_cd import ArgoCd
 from fleet.clouds.base import FleetCluster, NodePoolSummary
 from fleet.core.fleet import Fleet
 
-COLUMNS = (
-    "environment",
-    "cluster",
-    "cloud",
-    "version",
-    "node_pools",
-    "nodes",
-    "account",
-    "argocd",
-    "protected",
-)
-"""The columns of the table, in order (a retired cluster is marked in its name)."""
+COLUMNS = ("cluster", "cloud", "version", "nodes", "account", "notes")
+"""The columns of the table, in order; its rows are grouped under their environment (the
+node pools, one by one, are in the JSON and the CSV)."""
+
 
 CSV_COLUMNS = (
     "environment",
@@ -108,6 +100,9 @@ class InventoryRow:
     node_pools: tuple[NodePoolSummary, ...]
     totals: NodeTotals
     account: str
+    account_label: str
+    """The account as the table shows it (a cloud may keep only a long id's unique end;
+    the full one is in the JSON and CSV)."""
     registered_in_argocd: bool
     deletion_protection: bool
     retired: bool
@@ -121,16 +116,22 @@ class InventoryRow:
     def cells(self) -> dict[str, str]:
         """The row as the table shows it, keyed by :data:`COLUMNS`."""
         return {
-            "environment": self.environment,
-            "cluster": f"{self.cluster} (retired)" if self.retired else self.cluster,
+            "cluster": self.cluster,
             "cloud": self.cloud,
             "version": self.version,
-            "node_pools": str(len(self.node_pools)),
             "nodes": self.totals.text(),
-            "account": self.account,
-            "argocd": _yes(self.registered_in_argocd),
-            "protected": _yes(self.deletion_protection),
+            "account": self.account_label,
+            "notes": ", ".join(self.notes()),
         }
+
+    def notes(self) -> list[str]:
+        """What sets the cluster apart from the usual one (registered, protected, live)."""
+        out = ["retired"] if self.retired else []
+        if not self.registered_in_argocd and not self.retired:
+            out.append("not in ArgoCD")
+        if not self.deletion_protection:
+            out.append("unprotected")
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The row for JSON: every field, node pools in full, counts as numbers."""
@@ -161,10 +162,6 @@ class InventoryRow:
             "retired": self.retired,
             "source": self.source,
         }
-
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
 
 
 def registered(fleet: Fleet, environment: str) -> set[FleetCluster]:
@@ -210,6 +207,7 @@ def inventory(fleet: Fleet, *, environments: Iterable[str] | None = None) -> lis
                     node_pools=pools,
                     totals=node_totals(pools),
                     account=cluster.account(env),
+                    account_label=cluster.account_label(env),
                     registered_in_argocd=cluster in in_argocd,
                     deletion_protection=cluster.deletion_protection,
                     retired=cluster.is_retired(env),

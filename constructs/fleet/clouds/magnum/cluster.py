@@ -19,9 +19,10 @@ from fleet.clouds.base import (
 )
 from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate, catalog, is_uuid
+from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
+from fleet.core.refs import Ref, mutator, target_of
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values, checked_arguments
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
@@ -226,7 +227,7 @@ class MagnumCluster(FleetCluster):
         *,
         name: str | PerEnv[str],
         environments: Sequence[str] | None = None,
-        project: OpenStackProject,
+        project: OpenStackProject | Ref[OpenStackProject],
         template: ClusterTemplate | str,
         flavor: str | PerEnv[str],
         keypair: str | PerEnv[str],
@@ -270,17 +271,18 @@ class MagnumCluster(FleetCluster):
             **lifecycle,
         )
         ctx = self.context
-        if not isinstance(project, OpenStackProject):
+        if not isinstance(project, OpenStackProject) and not (
+            isinstance(project, Ref) and issubclass(project.target_kind, OpenStackProject)
+        ):
             raise DefinitionError(
-                f"must be an OpenStackProject, got {type(project).__name__}",
+                f"must be an OpenStackProject or a reference to one, got {project!r}",
                 where=ctx,
                 field="project",
             )
-        self.project = project
-        self.template = (
-            template
-            if isinstance(template, ClusterTemplate)
-            else catalog().get(template, where=ctx)
+        self._project = project
+        # A template by name is looked up in the prepare phase, among the fleet's templates.
+        self._template: ClusterTemplate | str = TemplateCatalog.of(self.fleet).use(
+            template, where=ctx
         )
         if isinstance(create_timeout_minutes, bool) or not isinstance(create_timeout_minutes, int):
             raise DefinitionError(
@@ -337,25 +339,19 @@ class MagnumCluster(FleetCluster):
             node_groups, NodeGroup, where=ctx, field="node_groups", noun="node group"
         )
         self.merge_labels = merge_labels
-        self._resolved = {
-            env: self._resolve(
-                env,
-                flavor=flavor,
-                master_flavor=master_flavor,
-                keypair=keypair,
-                node_count=node_count,
-                min_node_count=min_node_count,
-                max_node_count=max_node_count,
-                master_count=master_count,
-                labels=labels,
-                allow_extra_labels=allow_extra_labels,
-                external_name=external_name,
-            )
-            for env in self.environments
-        }
-        for env in self.environments:
-            project.use_in(env)
-        options: tuple[tuple[str, type, Any], ...] = (
+        self._inputs: dict[str, Any] = dict(
+            flavor=flavor,
+            master_flavor=master_flavor,
+            keypair=keypair,
+            node_count=node_count,
+            min_node_count=min_node_count,
+            max_node_count=max_node_count,
+            master_count=master_count,
+            labels=labels,
+            allow_extra_labels=allow_extra_labels,
+            external_name=external_name,
+        )
+        self._options: tuple[tuple[str, type, Any], ...] = (
             ("discovery_url", str, discovery_url),
             ("docker_volume_size_gb", int, docker_volume_size_gb),
             ("fixed_network", str, fixed_network),
@@ -364,6 +360,34 @@ class MagnumCluster(FleetCluster):
             ("master_lb_enabled", bool, master_lb_enabled),
             ("openstack_region", str, openstack_region),
         )
+        self._resolved: dict[str, MagnumClusterState] = {}
+        if isinstance(self._template, ClusterTemplate) and not isinstance(project, Ref):
+            self._resolve_all()  # checked now; otherwise in prepare()
+
+    @property
+    def project(self) -> OpenStackProject:
+        """The OpenStack project (a reference resolves in the prepare phase)."""
+        return target_of(self._project, "project")
+
+    @property
+    def template(self) -> ClusterTemplate:
+        """The cluster template (one given by name resolves in the prepare phase)."""
+        if isinstance(self._template, str):
+            raise TemplateCatalog.unresolved(self._template, path=self.node.path)
+        return self._template
+
+    def prepare(self) -> None:
+        """Look up a template given by name, then check the inputs that need the template
+        and the project (when either was not known at construction)."""
+        if isinstance(self._template, str):
+            self._template = TemplateCatalog.of(self.fleet).get(self._template, where=self.context)
+        if not self._resolved:
+            self._resolve_all()
+
+    def _resolve_all(self) -> None:
+        ctx = self.context
+        self._resolved = {env: self._resolve(env, **self._inputs) for env in self.environments}
+        options = self._options
         for env in self.environments:
             self._resolved[env] = replace(
                 self._resolved[env],
@@ -508,6 +532,7 @@ class MagnumCluster(FleetCluster):
         """The cluster resolved for ``environment`` (one of its environments)."""
         return self._resolved[environment]
 
+    @mutator
     def add_node_group(self, group: NodeGroup) -> NodeGroup:
         """Append ``group`` to the node groups (checked like those given at construction)."""
         ctx = self.context
@@ -539,6 +564,8 @@ class MagnumCluster(FleetCluster):
         if errors:
             self.set_input("node_groups", self.node_groups[:-1])
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
+        if not self._resolved:
+            return group  # resolved with the other node groups in prepare()
         for env, counts in added.items():
             state = self._resolved[env]
             self._resolved[env] = replace(state, groups=(*state.groups, (group, counts)))

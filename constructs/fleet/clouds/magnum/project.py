@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
+from fleet.core.tree import Scope, name_from_id
 from fleet.core.validators import check_dns_subdomain
 from fleet.core.values import SecretKeyRef
 
@@ -83,11 +84,14 @@ class OpenStackProject(FleetConstruct):
         interface: str | None = None,
         identity_api_version: str | None = None,
     ) -> None:
-        """``name`` (the ProviderConfig's name) defaults to the construct id;
+        """``name`` (the ProviderConfig's name) defaults to the construct id, after the
+        prefixes of the Components it is declared in (:func:`~fleet.core.tree.name_from_id`);
         ``credentials`` default to key ``credentials`` (the JSON object) of Secret
         ``<name>-openstack-credentials`` in ``crossplane-system``."""
         super().__init__(scope, construct_id, environments=None)
-        self.name = check_dns_subdomain(name or construct_id, where=self.context, field="name")
+        self.name = check_dns_subdomain(
+            name or name_from_id(self), where=self.context, field="name"
+        )
         self.project_name = project_name
         self.credentials = credentials or SecretKeyRef(
             name=f"{self.name}-openstack-credentials",
@@ -103,16 +107,22 @@ class OpenStackProject(FleetConstruct):
             "interface": interface,
             "identity-api-version": identity_api_version,
         }
-        self._used_in: set[str] = set()
+        self._used_in: frozenset[str] = frozenset()
 
     @property
     def details(self) -> dict[str, str | None]:
         """The connection parameters as declared (``project-name``, ``project-id``, ...)."""
         return dict(self._details)
 
-    def use_in(self, environment: str) -> None:
-        """Called by a cluster placed in ``environment``: the project renders there."""
-        self._used_in.add(environment)
+    def prepare(self) -> None:
+        """Render in the environments of the clusters that name the project (looked up
+        once every ``define()`` has run, so in any module order)."""
+        self._used_in = self.fleet.catalog(_ProjectUse).environments(self)
+
+    @property
+    def used_in(self) -> frozenset[str]:
+        """The environments where a cluster uses the project (known in the prepare phase)."""
+        return self._used_in
 
     def render(self, environment: str) -> list[Manifest]:
         """The ProviderConfig, in the environments where a cluster uses the project."""
@@ -145,3 +155,20 @@ class OpenStackProject(FleetConstruct):
                 '"application_credential_id", "application_credential_secret"}',
             )
         ]
+
+
+class _ProjectUse:
+    """Which environments each project is used in, found once per fleet (prepare phase)."""
+
+    def __init__(self) -> None:
+        self._by_project: dict[int, frozenset[str]] | None = None
+
+    def environments(self, project: OpenStackProject) -> frozenset[str]:
+        if self._by_project is None:
+            found: dict[int, set[str]] = {}
+            for declaration in project.fleet.declarations():
+                used = getattr(declaration, "project", None)
+                if isinstance(declaration, FleetCluster) and isinstance(used, OpenStackProject):
+                    found.setdefault(id(used), set()).update(declaration.environments)
+            self._by_project = {key: frozenset(envs) for key, envs in found.items()}
+        return self._by_project.get(id(project), frozenset())

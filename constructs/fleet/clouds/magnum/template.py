@@ -7,11 +7,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from fleet.core.errors import DefinitionError
 from fleet.core.validators import check_label_values, checked_arguments
 from fleet.core.values import caller_location
+
+if TYPE_CHECKING:
+    from fleet.core.fleet import Fleet
 
 _KUBE_VERSION = re.compile(r"^v?\d+\.\d+(\.\d+)?$")
 UUID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -94,7 +97,6 @@ class ClusterTemplate:
         object.__setattr__(self, "base_labels", MappingProxyType(dict(self.base_labels)))
         object.__setattr__(self, "optional_labels", tuple(self.optional_labels))
         object.__setattr__(self, "changing_labels", tuple(self.changing_labels))
-        _CATALOG.add(self)
 
     @property
     def known_labels(self) -> frozenset[str]:
@@ -137,22 +139,59 @@ class ClusterTemplate:
 
 
 class TemplateCatalog:
-    """Every ClusterTemplate declared in this process, by name."""
+    """The cluster templates one fleet knows, by name: those its clusters use, and those
+    added with ``TemplateCatalog.of(fleet).add(...)``.
+
+    A cluster's ``template="name"`` is looked up here in the prepare phase, once every
+    ``define()`` has run, so the template may come from any module. Two fleets never see
+    each other's templates. Example::
+
+        def define(fleet):
+            TemplateCatalog.of(fleet).add(MULTI_1_25_3, SINGLE_1_25_3)
+            MagnumCluster(fleet, "web", template="kubernetes-1.25.3-3-multi", ...)
+    """
 
     def __init__(self) -> None:
         self._by_name: dict[str, ClusterTemplate] = {}
 
-    def add(self, template: ClusterTemplate) -> None:
-        """Register ``template``; a second, different template with the same name is an error."""
-        existing = self._by_name.get(template.name)
-        if existing is not None and _content(existing) != _content(template):
+    @classmethod
+    def of(cls, fleet: Fleet) -> TemplateCatalog:
+        """The templates of ``fleet``."""
+        return fleet.catalog(cls)
+
+    def add(self, *templates: ClusterTemplate) -> None:
+        """Make ``templates`` known by name; another template with a name already known
+        and different content is an error (naming both)."""
+        for template in templates:
+            if not isinstance(template, ClusterTemplate):
+                raise DefinitionError(
+                    f"must be ClusterTemplate objects, got {type(template).__name__}",
+                    where=caller_location(),
+                    field="templates",
+                )
+            existing = self._by_name.get(template.name)
+            if existing is None:
+                self._by_name[template.name] = template
+            elif existing is not template and _content(existing) != _content(template):
+                raise DefinitionError(
+                    f"template {template.name!r} is declared twice with different content "
+                    f"(first at {existing.where})",
+                    where=template.where,
+                    field="name",
+                )
+
+    def use(self, template: ClusterTemplate | str, *, where: str) -> ClusterTemplate | str:
+        """What a cluster passed as ``template``, checked: a template (now known by name)
+        or a name (looked up with :meth:`get` in the prepare phase)."""
+        if isinstance(template, ClusterTemplate):
+            self.add(template)
+        elif not isinstance(template, str) or not template:
             raise DefinitionError(
-                f"template {template.name!r} is declared twice with different content "
-                f"(first at {existing.where})",
-                where=template.where,
-                field="name",
+                f"must be a ClusterTemplate or a template's name, got {template!r}",
+                where=where,
+                field="template",
             )
-        self._by_name[template.name] = template
+        return template
 
     def get(self, name: str, *, where: str) -> ClusterTemplate:
         """The template called ``name``, or an error naming it (with a hint)."""
@@ -160,14 +199,26 @@ class TemplateCatalog:
             return self._by_name[name]
         except KeyError:
             hint = difflib.get_close_matches(name, sorted(self._by_name), n=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            suggestion = (
+                f"; did you mean {hint[0]!r}?"
+                if hint
+                else " (the fleet knows the templates its clusters use and those added "
+                "with TemplateCatalog.of(fleet).add(...))"
+            )
             raise DefinitionError(
                 f"unknown cluster template {name!r}{suggestion}", where=where, field="template"
             ) from None
 
-    def clear(self) -> None:
-        """Forget every template (discovery re-imports the catalog modules)."""
-        self._by_name.clear()
+    @staticmethod
+    def unresolved(name: str, *, path: str) -> DefinitionError:
+        """The error for reading the template of cluster ``path``, given by name, before
+        the prepare phase."""
+        return DefinitionError(
+            f"template {name!r} is looked up once every define() has run; read it in an "
+            "Aspect or prepare()",
+            where=f"{caller_location()} ({path})",
+            field="template",
+        )
 
     def names(self) -> list[str]:
         """The names of every template, sorted."""
@@ -214,11 +265,3 @@ def _content(t: ClusterTemplate) -> tuple[object, ...]:
         sorted(t.optional_labels),
         sorted(t.changing_labels),
     )
-
-
-_CATALOG = TemplateCatalog()
-
-
-def catalog() -> TemplateCatalog:
-    """The process-wide template catalog."""
-    return _CATALOG

@@ -39,6 +39,7 @@ from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.clouds.oci.regions import REGION_KEYS, services_cidr_label
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
+from fleet.core.refs import mutator
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_label_values, checked_arguments
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
@@ -624,9 +625,6 @@ class OciManagedCluster(FleetCluster):
             )
             for env in self.environments
         }
-        if identity is not None:
-            for env in self.environments:
-                identity.use_in(env, self.namespace)
 
     def _check_ad_region(self, ad: str, ctx: str, prefix: str = "") -> None:
         match = _AD.match(ad)
@@ -685,6 +683,7 @@ class OciManagedCluster(FleetCluster):
                         field=f"node_pools[{pool.name}].{field_name}",
                     )
 
+    @mutator
     def add_node_pool(self, pool: OkeNodePool) -> OkeNodePool:
         """Append ``pool`` after the declaration (checked as if it had been declared)."""
         ctx = self.context

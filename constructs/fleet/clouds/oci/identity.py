@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
+from fleet.core.tree import Scope, name_from_id
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import SecretKeyRef
 
@@ -40,12 +41,13 @@ class OciClusterIdentity(FleetConstruct):
         namespace: str = "oke-clusters",
         principal_secret_namespace: str | None = None,
     ) -> None:
-        """``name`` defaults to the construct id; ``namespace`` is where the identity
-        lives and the default namespace of its clusters; ``principal_secret_namespace``
-        defaults to ``namespace``."""
+        """``name`` defaults to the construct id, after the prefixes of the Components
+        it is declared in (:func:`~fleet.core.tree.name_from_id`); ``namespace`` is where
+        the identity lives and the default namespace of its clusters;
+        ``principal_secret_namespace`` defaults to ``namespace``."""
         super().__init__(scope, construct_id, environments=None)
         ctx = self.context
-        self.name = check_dns_subdomain(name or construct_id, where=ctx, field="name")
+        self.name = check_dns_subdomain(name or name_from_id(self), where=ctx, field="name")
         self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
         self.principal_secret = check_dns_subdomain(
             principal_secret, where=ctx, field="principal_secret"
@@ -54,10 +56,12 @@ class OciClusterIdentity(FleetConstruct):
             principal_secret_namespace or namespace, where=ctx, field="principal_secret_namespace"
         )
         self._namespaces: dict[str, set[str]] = {}
+        """Environment -> the namespaces of the clusters using the identity there."""
 
-    def use_in(self, environment: str, namespace: str) -> None:
-        """Called by a cluster placed in ``environment``: render there, allow ``namespace``."""
-        self._namespaces.setdefault(environment, set()).add(namespace)
+    def prepare(self) -> None:
+        """Render in the environments of the clusters that use the identity, allowing
+        their namespaces (found once every ``define()`` has run: any module order)."""
+        self._namespaces = self.fleet.catalog(_IdentityUse).namespaces(self)
 
     def reference(self) -> dict[str, str]:
         """The ``identityRef`` of an OCIManagedCluster."""
@@ -103,3 +107,25 @@ class OciClusterIdentity(FleetConstruct):
             name=self.principal_secret, namespace=self.principal_secret_namespace, key="key"
         )
         return [(ref, "keys tenancy, user, fingerprint, key (PEM); passphrase, region optional")]
+
+
+class _IdentityUse:
+    """Per identity, the namespaces of the clusters that use it in each environment,
+    found once per fleet (prepare phase)."""
+
+    def __init__(self) -> None:
+        self._by_identity: dict[int, dict[str, set[str]]] | None = None
+
+    def namespaces(self, identity: OciClusterIdentity) -> dict[str, set[str]]:
+        if self._by_identity is None:
+            found: dict[int, dict[str, set[str]]] = {}
+            for declaration in identity.fleet.declarations():
+                used = getattr(declaration, "identity", None)
+                if isinstance(declaration, FleetCluster) and isinstance(used, OciClusterIdentity):
+                    envs = found.setdefault(id(used), {})
+                    for env in declaration.environments:
+                        envs.setdefault(env, set()).add(
+                            getattr(declaration, "namespace", identity.namespace)
+                        )
+            self._by_identity = found
+        return self._by_identity.get(id(identity), {})

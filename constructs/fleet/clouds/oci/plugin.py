@@ -58,6 +58,18 @@ return hs
 """
 
 
+OCID_TAIL = 10
+"""Characters of an OCI id ``fleet ls`` keeps (after ``…``): its unique, random end."""
+
+
+def short_ocid(account: str) -> str:
+    """An OCI id (``ocid1....``) as ``…`` and its last :data:`OCID_TAIL` characters;
+    anything else as it is."""
+    if account.startswith("ocid1.") and len(account) > OCID_TAIL + 1:
+        return "…" + account[-OCID_TAIL:]
+    return account
+
+
 def _capoci_options(ctx: InstallContext) -> ProviderOptions:
     """The CapociCredentials' Secret when the environment has one; else no credentials at
     all, which needs an identity on every OKE cluster there."""
@@ -147,6 +159,7 @@ OKE_PLUGIN = CloudPlugin(
             }
         ),
     ),
+    short_account=short_ocid,
     application_sync_options=("ServerSideApply=true",),
     application_compare_options=("ServerSideDiff=true",),
 )
