@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from fleet.core.declaration import FleetConstruct
 from fleet.platform.component import Catalogue, PlatformComponent
 
+_GENERATION = [0]
+"""Bumped whenever a class body names a plug-in: :func:`plugins` walks again only then."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Plugin:
@@ -25,10 +28,23 @@ class Plugin:
     """Components the bootstrap installs for such declarations (a cluster class: wherever
     one is placed), with everything they require."""
 
+    def __set_name__(self, owner: type, name: str) -> None:
+        # Python calls this when a class body assigns the plug-in: a new class may bring one.
+        _GENERATION[0] += 1
+
+
+_FOUND: list[tuple[int, tuple[tuple[type[FleetConstruct], Plugin], ...]]] = []
+
 
 def plugins() -> tuple[tuple[type[FleetConstruct], Plugin], ...]:
     """Every declaration class that names a plug-in in its own body, with it, ordered by
-    module and class name (a subclass that names none is left out: its base's counts)."""
+    module and class name (a subclass that names none is left out: its base's counts).
+
+    The walk is done again only once a class body named a plug-in since the last one
+    (the checks ask for every object)."""
+    if _FOUND and _FOUND[0][0] == _GENERATION[0]:
+        return _FOUND[0][1]
+    generation = _GENERATION[0]
     found: list[tuple[type[FleetConstruct], Plugin]] = []
     pending: list[type[FleetConstruct]] = [FleetConstruct]
     seen: set[type[FleetConstruct]] = set()
@@ -41,19 +57,20 @@ def plugins() -> tuple[tuple[type[FleetConstruct], Plugin], ...]:
         plugin = cls.__dict__.get("plugin")
         if isinstance(plugin, Plugin):
             found.append((cls, plugin))
-    return tuple(sorted(found, key=lambda item: (item[0].__module__, item[0].__qualname__)))
+    out = tuple(sorted(found, key=lambda item: (item[0].__module__, item[0].__qualname__)))
+    _FOUND[:] = [(generation, out)]
+    return out
 
 
-_CATALOGUE: list[tuple[tuple[int, ...], Catalogue]] = []
+_CATALOGUE: list[tuple[tuple[tuple[type[FleetConstruct], Plugin], ...], Catalogue]] = []
 
 
 def catalogue() -> Catalogue:
     """Every component some plug-in lists, with what they require (rebuilt only when the
     set of plug-ins changes)."""
     found = plugins()
-    key = tuple(id(plugin) for _, plugin in found)
-    if _CATALOGUE and _CATALOGUE[0][0] == key:
+    if _CATALOGUE and _CATALOGUE[0][0] is found:
         return _CATALOGUE[0][1]
     built = Catalogue(c for _, plugin in found for c in plugin.components)
-    _CATALOGUE[:] = [(key, built)]
+    _CATALOGUE[:] = [(found, built)]
     return built
