@@ -278,3 +278,20 @@ def test_with_oke_the_machine_pool_gate_stays_with_the_core_and_capoci(
         ("InfrastructureProvider", "openstack"): None,
     }
     assert check_waves(manifests) == []
+
+
+def test_registering_is_importing_and_a_later_class_is_seen() -> None:
+    from fleet.clouds.base import CloudPlugin, FleetCluster, cloud_plugins
+    from fleet.platform.plugins import catalogue
+
+    before = dict(cloud_plugins())  # a walk, cached until a class body names a plug-in
+    import capo.cluster
+
+    assert capo.cluster.CapoCluster in dict(cloud_plugins())
+    assert catalogue().get("cluster-api-provider-openstack") is not None
+
+    class Later(FleetCluster):
+        plugin = CloudPlugin()
+
+    assert Later not in before
+    assert Later in dict(cloud_plugins())
