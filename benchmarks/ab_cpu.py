@@ -25,7 +25,7 @@ import sys, time
 from pathlib import Path
 from fleet.core.config import FleetConfig
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import render_environment
+from fleet.pipeline.render import render_environment
 config = FleetConfig.load(Path(sys.argv[1]))
 t0 = time.process_time(); fleet = load_fleet(config); t1 = time.process_time()
 n = sum(len(render_environment(fleet, env)) for env in config.environments)

@@ -18,7 +18,7 @@ with N clusters in each environment, then measures:
   ``add_json_patch`` per object, then ``App.synth()`` (file per resource), timed from
   ``import cdk8s`` (Node start included) to the end of synth, in a subprocess;
 * ``floor_s``: the same objects as plain dicts, each dumped with PyYAML's C dumper
-  (``fleet.pipeline.render.to_yaml``) into its own file (building the dicts not timed).
+  (``fleet.pipeline.yaml_canonical.to_yaml``) into its own file (building the dicts not timed).
 
 Wall-clock seconds; with ``--repeat R`` each timing is the best of R runs and the memory
 the largest of them. Prints a table,
@@ -205,7 +205,7 @@ def load_bodies(dist: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
 
 def measure_floor(bodies: dict[str, list[tuple[str, dict[str, Any]]]], out: Path) -> float:
     """Dump every object with PyYAML's C dumper into its own file."""
-    from fleet.pipeline.render import to_yaml
+    from fleet.pipeline.yaml_canonical import to_yaml
 
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
@@ -262,7 +262,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="best of R runs (default 1)")
     parser.add_argument("--skip-naive", action="store_true", help="do not run naive cdk8s")
     args = parser.parse_args()
-    from fleet.core import _node  # noqa: F401  (JSII_NODE for the naive run and the report)
+    from fleet.core import nodejs  # noqa: F401  (JSII_NODE for the naive run and the report)
 
     crds = crds_dir()
     with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:

@@ -1,9 +1,10 @@
-"""Time schema validation, reference checks and the secret guard over a large fleet.
+"""Time each check of the registry (schemas, references, waves, secret guard) over a large fleet.
 
 Usage: ``python benchmarks/validate_bench.py [--objects N] [--crds DIR]``. Builds N objects
 (default 15,000) shaped like the real ones: seed ClusterV1 (60 labels), NodegroupV1,
 provider-argocd Cluster, and CAPOCI Cluster/OCIManagedCluster/.../MachinePool, spread over
-three environments, then prints timings and objects per second.
+three environments, then runs each of ``BUILTIN_CHECKS`` on every environment, as synth
+does (without the cache), and prints timings and objects per second.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from crd_samples import (
     openstack_provider_config,
 )
 
-from fleet.checks.references import check_references
+from fleet.checks.registry import BUILTIN_CHECKS, CheckContext
 from fleet.checks.schema import validate_manifests
-from fleet.checks.secret_guard import find_secret_material
+from fleet.core.config import FleetConfig
 from fleet.core.manifest import Manifest
 
 
@@ -74,15 +75,15 @@ def main() -> None:
     validate_manifests(manifests[:1], crds_dir=args.crds)
     warm = time.perf_counter() - start
 
+    context = CheckContext(FleetConfig(root=Path.cwd()), args.crds)
+    by_env: dict[str, list[Manifest]] = {}
+    for m in manifests:
+        by_env.setdefault(m.environment, []).append(m)
     timings: list[tuple[str, float, int]] = []
-    for label, run in (
-        ("schema (compiled)", lambda: validate_manifests(manifests, crds_dir=args.crds)),
-        ("references", lambda: check_references(manifests)),
-        ("secret guard", lambda: find_secret_material(manifests)),
-    ):
+    for check in BUILTIN_CHECKS:
         start = time.perf_counter()
-        problems = run()
-        timings.append((label, time.perf_counter() - start, len(problems)))
+        found = sum(len(check.run(ms, context)) for ms in by_env.values())
+        timings.append((check.name, time.perf_counter() - start, found))
 
     print(f"{n} objects; CRD load + first compile: {warm:.2f} s")
     for label, seconds, found in timings:

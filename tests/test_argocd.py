@@ -49,7 +49,8 @@ from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import Synth, check_unique, render_environment, synthesize
+from fleet.pipeline.render import check_unique, render_environment
+from fleet.pipeline.synth import Synth, synthesize
 
 CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -866,7 +867,7 @@ def test_1000_clusters_register_in_their_own_folders_below_argocds_limit(tmp_pat
     # Each registration sits in its cluster's folder, synced by that cluster's Application.
     assert {m.folder for m in registrations} == {f"clusters/c{i}" for i in range(1000)}
     # ArgoCD's directory limit is 10 MB: every folder stays far below it.
-    from fleet.pipeline.render import to_yaml
+    from fleet.pipeline.yaml_canonical import to_yaml
 
     sizes: dict[str, int] = {}
     for m in out:

@@ -56,12 +56,13 @@ from fleet import (
 from fleet.argocd.bootstrap import PROVIDER_ARGOCD_POLICY, WAVE_CLUSTERS
 from fleet.checks.crds import PACKAGED_LOCK, read_crd_file
 from fleet.checks.references import check_references
+from fleet.checks.registry import CheckContext, Checks, check_environments
 from fleet.checks.schema import validate_manifests
 from fleet.checks.waves import check_waves
 from fleet.clouds.base import IgnoreDifference, cloud_plugins
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 from fleet.core.manifest import Manifest
-from fleet.pipeline.synth import check_unique, render_environment
+from fleet.pipeline.render import check_unique, render_environment
 from fleet.platform.cluster_api import OPERATOR_PROVIDER_HEALTH as CAPI_OPERATOR_PROVIDER_HEALTH
 from fleet.platform.component import with_requirements
 from fleet.platform.plugins import catalogue, plugins
@@ -206,12 +207,16 @@ def test_wave_check_fails_on_the_old_ordering(fleet: Fleet) -> None:
     assert any("cert-manager, which this environment does not install" in p for p in problems)
 
 
-def test_wave_check_runs_in_synth_and_validate(fleet: Fleet) -> None:
+def test_wave_check_is_its_own_entry_of_the_check_registry(fleet: Fleet) -> None:
     out = hybrid(fleet)
     late = _retarget(out, "Application", "fleet-dev-providers", **{SYNC_WAVE: "4"})
-    problems = [p.line() for p in check_references(late)]
+    checks = Checks.of(fleet).all  # what synth, fleet validate and fleet diff run
+    context = CheckContext(fleet.config, None)
+    problems = [p.line() for p in check_environments(checks, {"dev": late}, context)]
     # platform/ (wave 4) holds ProviderConfigs whose CRDs the providers install.
     assert any("ProviderConfig" in p and "wave 4" in p for p in problems), problems
+    # The reference check no longer runs it from inside.
+    assert not any("wave" in p.line() for p in check_references(late))
 
 
 def test_an_operator_provider_without_health_orders_nothing(fleet: Fleet) -> None:

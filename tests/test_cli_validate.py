@@ -16,8 +16,9 @@ import yaml
 from crd_samples import argocd_application, crds_dir, manifest, nodegroup_v1
 
 from fleet.checks.crds import PACKAGED_CRDS, PACKAGED_LOCK, PullResult
+from fleet.checks.registry import BUILTIN_CHECKS, CheckContext, check_environments
 from fleet.cli import validate as validate_module
-from fleet.cli.validate import add_parsers, check_all
+from fleet.cli.validate import add_parsers
 from fleet.core.config import FleetConfig
 
 
@@ -87,10 +88,13 @@ def test_crds_pull_defaults_to_the_packages_own_lock_and_folder(
     ]
 
 
-def test_check_all_runs_every_check() -> None:
+def test_the_built_in_checks_run_in_registry_order(tmp_path: Path) -> None:
     group = nodegroup_v1()
     group["spec"]["forProvider"]["password"] = "hunter2"
-    found = check_all([manifest(group), manifest(argocd_application())], crds_dir=crds_dir())
+    context = CheckContext(FleetConfig(root=tmp_path), crds_dir())
+    found = check_environments(
+        BUILTIN_CHECKS, {"dev": [manifest(group), manifest(argocd_application())]}, context
+    )
     assert [p.field_path for p in found] == [
         "spec.forProvider.password",  # unknown field (schema)
         "spec.providerConfigRef.name",  # no ProviderConfig (references)

@@ -48,7 +48,7 @@ from fleet.checks.force_new import UPJET_REFUSAL, external_name_guard, force_new
 from fleet.checks.immutable import ImmutableField, immutable_fields, immutable_guard
 from fleet.clouds.magnum.plugin import FORCE_NEW_DATA, MAGNUM_FORCE_NEW
 from fleet.core.manifest import Manifest
-from fleet.pipeline.render import to_yaml
+from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.diff_report import ReportSection, render_markdown, render_text
 
 MAGNUM = "containerinfra.openstack.crossplane.io"

@@ -22,7 +22,7 @@ from fleet import (
 )
 from fleet.cli.main import main
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import render_environment
+from fleet.pipeline.render import render_environment
 from fleet.views.graph import (
     fleet_graph,
     package_targets,

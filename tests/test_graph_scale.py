@@ -16,7 +16,7 @@ from test_graph import MERMAID, _app, _tiny
 from fleet import Fleet, FleetConfig, Manifest
 from fleet.cli.main import main
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import render_environment
+from fleet.pipeline.render import render_environment
 from fleet.views.graph import (
     MERMAID_MAX_EDGES,
     MERMAID_MAX_TEXT,

@@ -380,7 +380,7 @@ def test_cli_on_a_terminal_prints_a_table(example: Path) -> None:
 
 def test_argocd_column_is_true_to_what_renders() -> None:
     """A row says registered exactly when dist/ holds the provider-argocd Cluster."""
-    from fleet.pipeline.synth import render_environment
+    from fleet.pipeline.render import render_environment
 
     fleet = load_fleet(FleetConfig.load(HYBRID))
     rows = inventory(fleet)

@@ -1081,7 +1081,7 @@ def test_add_node_pool_appends_and_checks(fleet: Fleet) -> None:
 
 
 def _files(tmp_path: Path, **overrides: Any) -> dict[str, dict[str, bytes]]:
-    from fleet.pipeline.render import to_yaml
+    from fleet.pipeline.yaml_canonical import to_yaml
 
     fleet = Fleet(FleetConfig(root=tmp_path))
     oke(fleet, **overrides)

@@ -38,7 +38,8 @@ from fleet import (
     testing,
 )
 from fleet.core.values import set_location_root
-from fleet.pipeline.synth import check_unique, render_environment, synthesize, to_files
+from fleet.pipeline.render import check_unique, render_environment, to_files
+from fleet.pipeline.synth import synthesize
 
 ORDER = FIXTURE_FLEETS / "order"
 UUID = "3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"

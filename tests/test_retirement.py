@@ -29,8 +29,8 @@ from fleet import (
 from fleet.checks.deletion import deletion_guard, unused_objects
 from fleet.checks.diff import compare_files
 from fleet.cli.diff import retired_objects
-from fleet.pipeline.render import to_yaml
-from fleet.pipeline.synth import render_environment
+from fleet.pipeline.render import render_environment
+from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.graph import fleet_graph, to_mermaid
 from fleet.views.inventory import inventory
 

@@ -15,7 +15,7 @@ from crd_samples import (
     manifest,
 )
 
-from fleet.checks.schema import Problem
+from fleet.checks.problem import Problem
 from fleet.checks.secret_guard import find_secret_material
 
 PEM = (

@@ -16,8 +16,9 @@ from crd_samples import crds_dir
 from support import REPO
 
 from fleet import FleetConfig
-from fleet.checks.validation import InvalidObjects
-from fleet.pipeline.cache import FOLDER, SynthCache, crds_digest, object_key
+from fleet.checks import schema
+from fleet.checks.problem import InvalidObjects
+from fleet.pipeline.cache import FOLDER, SynthCache, object_key
 from fleet.pipeline.progress import Progress
 from fleet.pipeline.synth import choose_jobs, synthesize, write
 from fleet.pipeline.writer import read_tree, write_environment
@@ -109,16 +110,21 @@ def test_cache_keys_see_types_and_shared_objects() -> None:
     assert len(keys) == 6
 
 
-def test_crd_digest_follows_the_crd_files(tmp_path: Path) -> None:
+def test_schema_verdicts_follow_the_crd_files_and_schemaless_kinds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schema, "_SCHEMALESS", set())
     crds = tmp_path / "crds"
     crds.mkdir()
     (crds / "a.yaml").write_text("kind: CustomResourceDefinition\n")
-    before = crds_digest(crds, [])
-    assert crds_digest(crds, []) == before
-    assert crds_digest(crds, [("v1", "X")]) != before
+    before = schema.schema_inputs(crds)
+    assert schema.schema_inputs(crds) == before
     (crds / "a.yaml").write_text("kind: CustomResourceDefinition\n# changed\n")
-    assert crds_digest(crds, []) != before
-    assert crds_digest(None, []) != before
+    changed = schema.schema_inputs(crds)
+    assert changed != before
+    schema.declare_schemaless("v1", "X")
+    assert schema.schema_inputs(crds) != changed
+    assert schema.schema_inputs(None) not in (before, changed)
 
 
 def test_a_damaged_cache_file_is_ignored(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from fleet import (
     TemplateCatalog,
     testing,
 )
-from fleet.checks.validation import InvalidObjects
+from fleet.checks.problem import InvalidObjects
 
 
 def build(tmp_path: Path) -> Fleet:

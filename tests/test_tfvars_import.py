@@ -35,7 +35,7 @@ from fleet.importers.tfvars import (
 )
 from fleet.importers.verify import verify
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.render import to_yaml
+from fleet.pipeline.yaml_canonical import to_yaml
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tfvars"
 FIGURE_10 = FIXTURES / "ais" / "k8s-ais-batch-dev-multi-v25" / "terraform.tfvars"

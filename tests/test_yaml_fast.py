@@ -1,4 +1,4 @@
-"""fast_to_yaml writes the bytes of fleet.render.to_yaml (PyYAML), for any plain object."""
+"""fast_to_yaml writes the bytes of yaml_canonical.to_yaml (PyYAML), for any plain object."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleet.pipeline.render import to_yaml
 from fleet.pipeline.writer import read_tree
+from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.pipeline.yaml_fast import fast_to_yaml
 
 # Strings PyYAML quotes, escapes or would read back as another type.

@@ -6,6 +6,8 @@ This module only re-exports the public API.
 from fleet.argocd.argo_cd import ArgoCd
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
+from fleet.checks.problem import Problem
+from fleet.checks.registry import Check, CheckContext, Checks
 from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import (
     DeletionPolicy,
@@ -20,7 +22,7 @@ from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster
 from fleet.clouds.oci.credentials import CapociCredentials
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
-from fleet.core import _node  # noqa: F401  (must run before cdk8s is imported)
+from fleet.core import nodejs  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
@@ -36,6 +38,9 @@ __all__ = [
     "ArgoRegistration",
     "Aspects",
     "CapociCredentials",
+    "Check",
+    "CheckContext",
+    "Checks",
     "ClusterTemplate",
     "ClusterType",
     "Component",
@@ -71,6 +76,7 @@ __all__ = [
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
+    "Problem",
     "Ref",
     "SecretKeyRef",
     "TemplateCatalog",

@@ -105,8 +105,10 @@ def synth(
     ``validate`` InvalidObjects for objects that fail a check (schemas need CRDs:
     ``$FLEET_CRDS_DIR``).
     """
-    from fleet.checks.validation import InvalidObjects, available_crds_dir, check_all
-    from fleet.pipeline.synth import check_unique, render_environment
+    from fleet.checks.problem import InvalidObjects
+    from fleet.checks.registry import CheckContext, Checks, check_environments
+    from fleet.checks.schema import available_crds_dir
+    from fleet.pipeline.render import check_unique, render_environment
 
     envs = list(environments or app.environment_names)
     out: dict[str, list[Manifest]] = {}
@@ -116,7 +118,8 @@ def synth(
         check_unique(rendered)
         out[env] = rendered
     if validate:
-        problems = check_all([m for ms in out.values() for m in ms], crds_dir=available_crds_dir())
+        context = CheckContext(app.config, available_crds_dir())
+        problems = check_environments(Checks.of(app).all, out, context)
         if problems:
-            raise InvalidObjects(problems)
+            raise InvalidObjects(problems, objects=sum(len(ms) for ms in out.values()))
     return SynthOutput(out)

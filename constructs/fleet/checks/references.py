@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.checks.schema import Problem, format_path
-from fleet.checks.waves import check_waves
+from fleet.checks.problem import Problem, format_path
 from fleet.clouds.base import cloud_plugins
 from fleet.core.manifest import Identity, Manifest
 from fleet.platform.plugins import catalogue
@@ -380,6 +379,4 @@ def check_references(manifests: Sequence[Manifest]) -> list[Problem]:
         problems.extend(_check_names(m))
         for check in _CHECKS:
             problems.extend(check(m, envs[m.environment]))
-    # A kind also refers to its CRD: it must be installed in an earlier bootstrap wave.
-    problems.extend(check_waves(manifests))
     return problems

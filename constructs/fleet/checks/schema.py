@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import importlib.util
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,7 +46,15 @@ from typing import Any
 import jsonschema_rs
 
 from fleet.checks.cel import Rule, RuleCompileError, RuleSet
-from fleet.checks.crds import CrdIndex, index_cache_dir, load_crds, resolve_crds_dir
+from fleet.checks.crds import (
+    ENV_VAR,
+    PACKAGED_CRDS,
+    CrdIndex,
+    index_cache_dir,
+    load_crds,
+    resolve_crds_dir,
+)
+from fleet.checks.problem import Problem, format_path
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Manifest
 
@@ -119,52 +129,6 @@ _PLAIN = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with one object."""
-
-    environment: str
-    object: str
-    """``Kind namespace/name``."""
-    field_path: str
-    """Dotted JSON path inside the object, e.g. ``spec.forProvider.nodeCount``; "" for the root."""
-    message: str
-    source: str
-    """Where the object was defined (file:line or construct path)."""
-
-    def line(self) -> str:
-        """``<env>: <Kind ns/name>: <field>: <message> (defined at <source>)``."""
-        parts = [self.environment, self.object]
-        if self.field_path:
-            parts.append(self.field_path)
-        parts.append(self.message)
-        text = ": ".join(parts)
-        return f"{text} (defined at {self.source})" if self.source else text
-
-    @classmethod
-    def of(cls, manifest: Manifest, field_path: str, message: str) -> Problem:
-        """A Problem about ``manifest``."""
-        ns = f"{manifest.namespace}/" if manifest.namespace else ""
-        return cls(
-            manifest.environment,
-            f"{manifest.kind} {ns}{manifest.name}",
-            field_path,
-            message,
-            manifest.source,
-        )
-
-
-def format_path(parts: Sequence[str | int]) -> str:
-    """``["spec", "items", 0, "name"]`` -> ``spec.items[0].name``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 # --- schemaless registry -------------------------------------------------------------------
 
 _SCHEMALESS: set[tuple[str, str]] = set()
@@ -178,6 +142,35 @@ def declare_schemaless(api_version: str, kind: str) -> None:
 def is_schemaless(api_version: str, kind: str) -> bool:
     """Whether ``declare_schemaless`` was called for this apiVersion/kind."""
     return (api_version, kind) in _SCHEMALESS
+
+
+# --- which CRDs, and what a verdict depends on ------------------------------------------------
+
+
+def available_crds_dir() -> Path | None:
+    """The CRD folder synth validates against: ``$FLEET_CRDS_DIR``, else the packaged CRDs.
+
+    None when neither exists (a package stripped of its data: synth then runs the other
+    checks and says it skipped the schemas); an explicitly set ``$FLEET_CRDS_DIR`` that
+    does not exist is an error.
+    """
+    if os.environ.get(ENV_VAR) or PACKAGED_CRDS.is_dir():
+        return resolve_crds_dir()
+    return None
+
+
+def schema_inputs(crds_dir: Path | None) -> str:
+    """Digest of what a schema verdict depends on besides the object and this code: the
+    contents of the CRD files in ``crds_dir`` (None: not checked) and the schemaless kinds."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr(sorted(_SCHEMALESS)).encode())
+    if crds_dir is None:
+        h.update(b"\0no-crds")
+    else:
+        for path in sorted(p for p in crds_dir.rglob("*") if p.is_file()):
+            h.update(b"\0" + path.relative_to(crds_dir).as_posix().encode() + b"\0")
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 # --- OpenAPI v3 (structural) -> JSON Schema --------------------------------------------------

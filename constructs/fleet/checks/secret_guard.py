@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fleet.checks.schema import Problem, format_path
+from fleet.checks.problem import Problem, format_path
 from fleet.core.manifest import Manifest
 
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
@@ -107,7 +107,8 @@ def _decoded(value: str) -> str | None:
 
 
 def _content_problem(value: str) -> str | None:
-    if len(value) < _MIN_LENGTH or not _MARKER.search(value):
+    """What key or kubeconfig ``value`` holds (a string of at least _MIN_LENGTH), if any."""
+    if not _MARKER.search(value):
         return None
     for text, how in ((value, ""), (_decoded(value), "base64-encoded ")):
         if not text:

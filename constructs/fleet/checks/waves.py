@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.checks.schema import Problem
+from fleet.checks.problem import Problem
 from fleet.core import layout
 from fleet.core.manifest import Manifest
 from fleet.platform.component import (

@@ -53,7 +53,8 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Identity
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import Synth, render_environment, synthesize
+from fleet.pipeline.render import render_environment
+from fleet.pipeline.synth import Synth, synthesize
 from fleet.pipeline.writer import read_tree
 from fleet.views.diff_report import ReportSection, render_markdown, render_text
 
@@ -240,7 +241,7 @@ def _synth_base(root: Path, sha: str, *, crds_dir: Path | None) -> Files:
     env.pop("FLEET_ROOT", None)
     if crds_dir is not None:
         env[CRDS_ENV_VAR] = str(crds_dir)
-    # The worktree has no node_modules; fleet._node set JSII_NODE when fleet was imported.
+    # The worktree has no node_modules; fleet.core.nodejs set JSII_NODE when fleet was imported.
     if os.environ.get("JSII_NODE"):
         env["JSII_NODE"] = os.environ["JSII_NODE"]
     # `-c` rather than `-m fleet.cli`: older revisions' cli.py has no __main__ block.

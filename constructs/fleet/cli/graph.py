@@ -24,7 +24,7 @@ from fleet.views.graph import (
 
 def _graph(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline.discovery import load_fleet
-    from fleet.pipeline.synth import check_unique, render_environment
+    from fleet.pipeline.render import check_unique, render_environment
 
     fleet = load_fleet(config)
     envs = list(args.env or config.environments)

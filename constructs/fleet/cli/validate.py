@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from fleet.checks.crds import PACKAGED_CRDS, PACKAGED_LOCK, CrdPullError, pull, resolve_crds_dir
-from fleet.checks.validation import check_all
+from fleet.checks.problem import InvalidObjects
 from fleet.core.config import FleetConfig
 from fleet.core.words import plural
 
@@ -21,18 +21,18 @@ def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline import synth as pipeline
 
     crds_dir = resolve_crds_dir(args.crds)
-    result = pipeline.synthesize(config, args.env or None, validate=False)
-    manifests = [m for ms in result.manifests.values() for m in ms]
-    problems = check_all(manifests, crds_dir=crds_dir)
-    for problem in problems:
-        print(f"error: {problem.line()}", file=sys.stderr)
-    if problems:
+    try:
+        # The synth's checks (every one of Checks.of(fleet).all), against these CRDs.
+        result = pipeline.synthesize(config, args.env or None, crds_dir=crds_dir)
+    except InvalidObjects as e:
+        for problem in e.problems:
+            print(f"error: {problem.line()}", file=sys.stderr)
         print(
-            f"{plural(len(problems), 'problem')} in {plural(len(manifests), 'object')}",
+            f"{plural(len(e.problems), 'problem')} in {plural(e.objects, 'object')}",
             file=sys.stderr,
         )
         return 1
-    print(f"{plural(len(manifests), 'object')} valid against the CRDs in {crds_dir}")
+    print(f"{plural(result.object_count, 'object')} valid against the CRDs in {crds_dir}")
     return 0
 
 

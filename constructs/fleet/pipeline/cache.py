@@ -1,14 +1,15 @@
-"""The synth cache: each rendered object's YAML and validation verdict, keyed by its content.
+"""The synth cache: each rendered object's YAML and check verdict, keyed by its content.
 
 What is cached is everything after rendering: the YAML bytes of an object and whether it
-passed the per-object checks (schema, secret guard). The key is a digest of the object
-itself (``pickle`` of the rendered dict: every value with its type, and which sub-objects
-are shared, which decides PyYAML's anchors), so an object whose definition, template,
-project, environment or library changed renders to a different dict and misses. Nothing
-is keyed by file names or times, so a hit can never serve stale bytes. On top, the whole
-cache is dropped when the ``fleet`` sources or the YAML/schema libraries change
-(:func:`library_digest`), and a verdict is used only under the same CRD files
-(:func:`crds_digest`) and schemaless declarations.
+passed the cacheable checks (:mod:`fleet.checks.registry`: the schema, the secret guard, a
+fleet's own cacheable checks). The key is a digest of the object itself (``pickle`` of the
+rendered dict: every value with its type, and which sub-objects are shared, which decides
+PyYAML's anchors), so an object whose definition, template, project, environment or
+library changed renders to a different dict and misses. Nothing is keyed by file names or
+times, so a hit can never serve stale bytes. On top, the whole cache is dropped when the
+``fleet`` sources or the YAML/schema libraries change (:func:`library_digest`), and a
+verdict is used only under the same :func:`~fleet.checks.registry.verdict_key` (the same
+cacheable checks, with the same code and inputs, such as the CRD files).
 
 Rendering itself is not cached: declarations are Python code that must run to be known,
 and turning declarations into dicts is a small part of a synth (see docs/performance.md).
@@ -26,7 +27,6 @@ import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -59,20 +59,6 @@ def library_digest() -> str:
     for path in sorted(package.rglob("*")):
         if path.is_file() and path.suffix in (".py", ".json", ".yaml", ".lua"):
             h.update(path.relative_to(package).as_posix().encode() + b"\0")
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def crds_digest(crds_dir: Path | None, schemaless: Iterable[tuple[str, str]]) -> str:
-    """Digest of what a schema verdict depends on besides the object: CRD file contents."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(library_digest().encode())
-    h.update(repr(sorted(schemaless)).encode())
-    if crds_dir is None:
-        h.update(b"\0no-crds")
-    else:
-        for path in sorted(p for p in crds_dir.rglob("*") if p.is_file()):
-            h.update(b"\0" + path.relative_to(crds_dir).as_posix().encode() + b"\0")
             h.update(path.read_bytes())
     return h.hexdigest()
 

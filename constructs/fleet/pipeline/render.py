@@ -1,22 +1,59 @@
-"""Canonical YAML: the same object gives the same bytes, everywhere."""
+"""Rendering: a fleet's declarations and cdk8s constructs -> one environment's objects."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-import yaml
+from fleet.core import layout
+from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.fleet import Fleet
+from fleet.core.manifest import Identity, Manifest
+from fleet.pipeline.yaml_fast import fast_to_yaml
 
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when available
+EXTRA_FOLDER = layout.EXTRA
+"""The folder of ``dist/<env>/`` the objects of user cdk8s constructs go to."""
 
 
-def to_yaml(body: dict[str, Any]) -> bytes:
-    """One Kubernetes object as YAML bytes: sorted keys, block style, UTF-8, no folding."""
-    text = yaml.dump(
-        body,
-        Dumper=_Dumper,
-        sort_keys=True,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1 << 30,
-    )
-    return text.encode("utf-8")
+def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
+    """Every object of ``environment``: fleet declarations, then user cdk8s constructs.
+
+    Runs the fleet's phases first (once; :meth:`Fleet.run_phases`) if nothing did."""
+    fleet.run_phases()
+    out: list[Manifest] = []
+    for construct in fleet.declarations():
+        out.extend(construct.manifests(environment))
+    out.extend(fleet.user_manifests(environment, EXTRA_FOLDER))
+    return out
+
+
+def check_unique(manifests: Sequence[Manifest]) -> None:
+    """Two objects with one identity (or one file) in an environment fail, naming both."""
+    seen: dict[Identity | str, Manifest] = {}
+    errors: list[DefinitionError] = []
+    for m in manifests:
+        for key in (m.identity, m.relpath.lower()):
+            first = seen.get(key)
+            if first is not None:
+                # The error is located at the second: name the first, never itself again.
+                other = (
+                    f"the other is {first.source}"
+                    if first.source != m.source
+                    else "both rendered by this declaration (a json patch, or a name given twice?)"
+                )
+                errors.append(
+                    DefinitionError(
+                        f"two objects {m.kind} {m.namespace + '/' if m.namespace else ''}"
+                        f"{m.name} in {m.environment}: {other}",
+                        where=m.source,
+                        field="name",
+                    )
+                )
+                break
+            seen[key] = m
+    if errors:
+        raise DefinitionErrors(errors)
+
+
+def to_files(manifests: Sequence[Manifest]) -> dict[str, bytes]:
+    """The files of one environment: relative path -> canonical YAML."""
+    return {m.relpath: fast_to_yaml(m.body) for m in manifests}

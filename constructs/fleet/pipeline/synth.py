@@ -10,22 +10,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fleet.checks.references import check_references
-from fleet.checks.schema import _SCHEMALESS, Problem, validate_manifests
-from fleet.checks.secret_guard import find_secret_material
-from fleet.checks.validation import InvalidObjects, available_crds_dir
-from fleet.core import layout
+from fleet.checks.problem import InvalidObjects, Problem
+from fleet.checks.registry import CheckContext, Checks, collect, run_checks, verdict_key
+from fleet.checks.schema import available_crds_dir
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
-from fleet.core.manifest import Identity, Manifest
+from fleet.core.manifest import Manifest
 from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
+from fleet.pipeline.render import check_unique, render_environment
 from fleet.pipeline.writer import diff_tree, write_environment
 from fleet.pipeline.yaml_fast import fast_to_yaml
 
-EXTRA_FOLDER = layout.EXTRA
 JOBS_VAR = "FLEET_JOBS"
 PARALLEL_SOURCE_BYTES = 256 * 1024
 """Declarations larger than this (about 200 clusters) render environments in parallel
@@ -53,53 +51,8 @@ class Synth:
         return sum(len(m) for m in self.manifests.values())
 
 
-def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
-    """Every object of ``environment``: fleet declarations, then user cdk8s constructs.
-
-    Runs the fleet's phases first (once; :meth:`Fleet.run_phases`) if nothing did."""
-    fleet.run_phases()
-    out: list[Manifest] = []
-    for construct in fleet.declarations():
-        out.extend(construct.manifests(environment))
-    out.extend(fleet.user_manifests(environment, EXTRA_FOLDER))
-    return out
-
-
-def check_unique(manifests: Sequence[Manifest]) -> None:
-    """Two objects with one identity (or one file) in an environment fail, naming both."""
-    seen: dict[Identity | str, Manifest] = {}
-    errors: list[DefinitionError] = []
-    for m in manifests:
-        for key in (m.identity, m.relpath.lower()):
-            first = seen.get(key)
-            if first is not None:
-                # The error is located at the second: name the first, never itself again.
-                other = (
-                    f"the other is {first.source}"
-                    if first.source != m.source
-                    else "both rendered by this declaration (a json patch, or a name given twice?)"
-                )
-                errors.append(
-                    DefinitionError(
-                        f"two objects {m.kind} {m.namespace + '/' if m.namespace else ''}"
-                        f"{m.name} in {m.environment}: {other}",
-                        where=m.source,
-                        field="name",
-                    )
-                )
-                break
-            seen[key] = m
-    if errors:
-        raise DefinitionErrors(errors)
-
-
-def to_files(manifests: Sequence[Manifest]) -> dict[str, bytes]:
-    """The files of one environment: relative path -> canonical YAML."""
-    return {m.relpath: fast_to_yaml(m.body) for m in manifests}
-
-
 @dataclass(frozen=True)
-class _Checks:
+class _Settings:
     """What is the same for every environment of one synth (sent to workers)."""
 
     config: FleetConfig
@@ -115,22 +68,20 @@ class _Rendered:
     environment: str
     manifests: list[Manifest]
     files: dict[str, bytes]
-    schema: list[Problem] = field(default_factory=list)
-    references: list[Problem] = field(default_factory=list)
-    secrets: list[Problem] = field(default_factory=list)
+    problems: dict[str, list[Problem]] = field(default_factory=dict)
+    """Check name -> its problems, in registry order (:func:`fleet.checks.registry.run_checks`)."""
     cache_hits: int = 0
 
 
-def _environment(fleet: Fleet, environment: str, checks: _Checks) -> _Rendered:
-    """Render ``environment``, then YAML and per-object checks, from the cache when it has them."""
+def _environment(fleet: Fleet, environment: str, settings: _Settings) -> _Rendered:
+    """Render ``environment``, then its YAML and the fleet's checks, from the cache when it
+    has an object's YAML and "no problem" verdict (of the cacheable checks)."""
     rendered = render_environment(fleet, environment)
     check_unique(rendered)
-    store = synth_cache.SynthCache(checks.config.root, environment, active=checks.use_cache)
-    verdict = (
-        synth_cache.crds_digest(checks.crds_dir, _SCHEMALESS)
-        if checks.validate and checks.use_cache
-        else ""
-    )
+    store = synth_cache.SynthCache(settings.config.root, environment, active=settings.use_cache)
+    checks = Checks.of(fleet).all if settings.validate else ()
+    context = CheckContext(settings.config, settings.crds_dir)
+    verdict = verdict_key(checks, context) if settings.validate and store.active else ""
     files: dict[str, bytes] = {}
     entries: list[tuple[bytes, bytes, str]] = []
     unchecked: list[Manifest] = []
@@ -140,15 +91,11 @@ def _environment(fleet: Fleet, environment: str, checks: _Checks) -> _Rendered:
         data, passed = entry if entry is not None else (fast_to_yaml(m.body), "")
         files[m.relpath] = data
         entries.append((key, data, passed))
-        if checks.validate and (not verdict or passed != verdict):
+        if settings.validate and (not verdict or passed != verdict):
             unchecked.append(m)
     out = _Rendered(environment, rendered, files, cache_hits=store.hits)
-    if checks.validate:
-        if checks.crds_dir is not None:
-            out.schema = validate_manifests(unchecked, crds_dir=checks.crds_dir)
-        out.references = check_references(rendered)
-        out.secrets = find_secret_material(unchecked)
-    clean = checks.validate and not out.schema and not out.secrets
+    out.problems = run_checks(checks, rendered, context, unchecked=unchecked)
+    clean = settings.validate and not any(out.problems[c.name] for c in checks if c.cacheable)
     if store.active:
         for key, data, passed in entries:
             store.put(key, (data, verdict if clean else passed))
@@ -193,13 +140,13 @@ def choose_jobs(config: FleetConfig, environments: int, jobs: int | None = None)
 _WORKER_FLEET: dict[Path, Fleet] = {}
 
 
-def _in_worker(checks: _Checks, environment: str) -> _Rendered | tuple[str, Any]:
+def _in_worker(settings: _Settings, environment: str) -> _Rendered | tuple[str, Any]:
     """Render one environment in a worker; fleet errors come back as plain data."""
     try:
-        fleet = _WORKER_FLEET.get(checks.config.root)
+        fleet = _WORKER_FLEET.get(settings.config.root)
         if fleet is None:
-            fleet = _WORKER_FLEET[checks.config.root] = load_fleet(checks.config)
-        return _environment(fleet, environment, checks)
+            fleet = _WORKER_FLEET[settings.config.root] = load_fleet(settings.config)
+        return _environment(fleet, environment, settings)
     except DefinitionErrors as e:  # exceptions with keyword fields do not unpickle
         return ("definitions", [(x.message, x.where, x.field) for x in e.errors])
     except DefinitionError as e:
@@ -216,7 +163,7 @@ def _raise_remote(error: tuple[str, Any]) -> None:
 
 
 def _render_parallel(
-    checks: _Checks, envs: list[str], jobs: int, progress: Progress
+    settings: _Settings, envs: list[str], jobs: int, progress: Progress
 ) -> Iterator[_Rendered]:
     """The first environments in this process, the others in ``jobs - 1`` workers.
 
@@ -227,8 +174,8 @@ def _render_parallel(
     here, there = envs[:share], envs[share:]
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes=min(jobs - 1, len(there))) as pool:
-        results = [pool.apply_async(_in_worker, (checks, env)) for env in there]
-        yield from _render_serial(checks, here, progress)
+        results = [pool.apply_async(_in_worker, (settings, env)) for env in there]
+        yield from _render_serial(settings, here, progress)
         for result in results:
             answer = result.get()
             if isinstance(answer, tuple):
@@ -237,15 +184,11 @@ def _render_parallel(
                 yield answer
 
 
-def _render_serial(checks: _Checks, envs: list[str], progress: Progress) -> Iterator[_Rendered]:
-    fleet = load_fleet(checks.config)
+def _render_serial(settings: _Settings, envs: list[str], progress: Progress) -> Iterator[_Rendered]:
+    fleet = load_fleet(settings.config)
     progress.advance("loaded the declarations")
     for env in envs:
-        yield _environment(fleet, env, checks)
-
-
-def _all(results: Sequence[_Rendered], kind: str) -> list[Problem]:
-    return [p for r in results for p in getattr(r, kind)]
+        yield _environment(fleet, env, settings)
 
 
 def synthesize(
@@ -255,13 +198,16 @@ def synthesize(
     validate: bool = True,
     jobs: int | None = None,
     use_cache: bool | None = None,
+    crds_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> Synth:
     """Load the declarations and render ``environments`` (all when None), checked.
 
-    With ``validate``, every object is checked against its CRD (when CRDs are
-    available), references and the secret guard. Raises DefinitionError(s) for bad
-    definitions and InvalidObjects for objects that fail a check; writes nothing.
+    With ``validate``, every check of the fleet runs (``Checks.of(fleet).all``: the
+    schemas against ``crds_dir``, default :func:`~fleet.checks.schema.available_crds_dir`,
+    and skipped without CRDs; references; bootstrap waves; the secret guard; the fleet's
+    own). Raises DefinitionError(s) for bad definitions and InvalidObjects for objects that
+    fail a check; writes nothing.
 
     ``jobs`` processes render environments in parallel (default: :func:`choose_jobs`);
     ``use_cache`` (default: on unless ``$FLEET_NO_CACHE``) reuses the YAML and the
@@ -271,8 +217,11 @@ def synthesize(
     envs = list(environments or config.environments)
     for env in envs:
         config.check_environment(env)
-    crds_dir = available_crds_dir() if validate else None
-    checks = _Checks(
+    if not validate:
+        crds_dir = None
+    elif crds_dir is None:
+        crds_dir = available_crds_dir()
+    settings = _Settings(
         config=config,
         validate=validate,
         crds_dir=crds_dir.resolve() if crds_dir else None,
@@ -282,20 +231,17 @@ def synthesize(
     workers = choose_jobs(config, len(envs), jobs)
     progress.expect(len(envs) + 1)
     if workers > 1:
-        stream = _render_parallel(checks, envs, workers, progress)
+        stream = _render_parallel(settings, envs, workers, progress)
     else:
-        stream = _render_serial(checks, envs, progress)
+        stream = _render_serial(settings, envs, progress)
     done: dict[str, _Rendered] = {}
     for result in stream:
         done[result.environment] = result
         progress.advance(f"rendered {result.environment}")
     ordered = [done[env] for env in envs]
-    # The order of fleet.validation.check_all: schemas, references, secrets. Checks run per
-    # environment here (references never cross one) so that the per-object verdicts of
-    # unchanged objects come from the cache; a new check must be added here as well.
-    problems = [*_all(ordered, "schema"), *_all(ordered, "references"), *_all(ordered, "secrets")]
+    problems = collect([r.problems for r in ordered])
     if problems:
-        raise InvalidObjects(problems)
+        raise InvalidObjects(problems, objects=sum(len(r.manifests) for r in ordered))
     return Synth(
         manifests={r.environment: r.manifests for r in ordered},
         files={r.environment: r.files for r in ordered},

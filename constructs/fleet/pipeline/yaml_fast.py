@@ -1,4 +1,4 @@
-"""Canonical YAML, fast: the bytes of :func:`fleet.pipeline.render.to_yaml`, without
+"""Canonical YAML, fast: the bytes of :func:`fleet.pipeline.yaml_canonical.to_yaml`, without
 PyYAML's representer.
 
 PyYAML's C dumper still builds a node tree in Python for every object (about 0.3 ms for
@@ -7,7 +7,7 @@ objects use a small part of YAML: block mappings and sequences of single-line sc
 This module writes that part directly; the text of each distinct scalar still comes from
 PyYAML (once per process), so quoting rules are PyYAML's own. An object outside that part
 (a multi-line string, a non-string key, a shared sub-object that PyYAML would anchor, a
-type the fast path does not know) goes through :func:`fleet.pipeline.render.to_yaml` whole.
+type the fast path does not know) goes through :func:`fleet.pipeline.yaml_canonical.to_yaml` whole.
 ``tests/test_yaml_fast.py`` checks equal bytes on generated objects and on the fleet.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from fleet.pipeline.render import to_yaml
+from fleet.pipeline.yaml_canonical import to_yaml
 
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -204,7 +204,7 @@ def _anchors(body: dict[Any, Any]) -> dict[int, str]:
 
 
 def fast_to_yaml(body: dict[str, Any]) -> bytes:
-    """The bytes of :func:`fleet.pipeline.render.to_yaml` for ``body``, usually 5-10x faster."""
+    """The bytes of :func:`~fleet.pipeline.yaml_canonical.to_yaml` for ``body``, 5-10x faster."""
     if type(body) is not dict or not body:
         return to_yaml(body)
     try:
