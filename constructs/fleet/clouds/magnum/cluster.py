@@ -218,7 +218,6 @@ class MagnumCluster(FleetCluster):
         (API_VERSION, "ClusterV1"),
         (API_VERSION, "NodegroupV1"),
     )
-    emitted_kinds = bearing_kinds
     plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
 
     def __init__(

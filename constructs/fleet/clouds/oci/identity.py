@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
@@ -32,8 +30,6 @@ class OciClusterIdentity(FleetConstruct):
 
         tenancy = OciClusterIdentity(fleet, "oci-tenancy", principal_secret="oci-user-principal")
     """
-
-    emitted_kinds: ClassVar[tuple[tuple[str, str], ...]] = ((INFRA_API, KIND),)
 
     def __init__(
         self,
