@@ -45,7 +45,7 @@ from fleet.argocd.bootstrap import (
     WAVE_PROVIDERS,
 )
 from fleet.checks.schema import validate_manifests
-from fleet.clouds.oci.plugin import CAPI_HEALTH, IDENTITY_HEALTH
+from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.discovery import load_fleet
@@ -766,7 +766,7 @@ def test_argocd_cm_keys(fleet: Fleet) -> None:
     data = find(rendered(fleet), "ConfigMap", "argocd-cm").body["data"]
     for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool"):
         assert data[f"resource.customizations.health.infrastructure.cluster.x-k8s.io_{kind}"] == (
-            CAPI_HEALTH
+            READY_HEALTH
         )
     key = "resource.customizations.health.infrastructure.cluster.x-k8s.io_OCIClusterIdentity"
     assert data[key] == IDENTITY_HEALTH
@@ -809,7 +809,7 @@ def test_capoci_health(status: dict[str, Any] | None, expected: str) -> None:
     obj: dict[str, Any] = {"kind": "OCIManagedCluster"}
     if status is not None:
         obj["status"] = status
-    assert _lua_health(CAPI_HEALTH, obj)["status"] == expected
+    assert _lua_health(READY_HEALTH, obj)["status"] == expected
 
 
 def test_capoci_identity_health() -> None:
@@ -914,7 +914,8 @@ def test_oke_cluster_is_registered_from_the_cluster_api_kubeconfig(fleet: Fleet)
     # export_kubeconfigs=True leaves OKE out: its kubeconfig holds a minutes-long token.
     assert not [m for m in out if m.kind == "PushSecret"]
     cm = find(out, "ConfigMap", "argocd-cm").body["data"]
-    for _, kind in OciManagedCluster.kinds_without_argocd_health:
+    # ArgoCD has no health for CAPOCI's kinds (argo-cd v3.5.1 resource_customizations/).
+    for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool"):
         assert f"resource.customizations.health.infrastructure.cluster.x-k8s.io_{kind}" in cm
     namespaces = {m.name for m in out if m.kind == "Namespace"}
     assert "oke" in namespaces

@@ -37,6 +37,7 @@ from support import REPO
 
 from fleet import (
     ArgoCd,
+    CapociCredentials,
     ClusterTemplate,
     Fleet,
     FleetConfig,
@@ -52,20 +53,19 @@ from fleet import (
     SecretKeyRef,
     per_env,
 )
-from fleet.argocd.bootstrap import (
-    CAPI_OPERATOR_PROVIDER_HEALTH,
-    PROVIDER_ARGOCD_POLICY,
-    WAVE_CLUSTERS,
-)
+from fleet.argocd.bootstrap import PROVIDER_ARGOCD_POLICY, WAVE_CLUSTERS
 from fleet.checks.crds import PACKAGED_LOCK, read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.registry import CheckContext, Checks, check_environments
 from fleet.checks.schema import validate_manifests
-from fleet.checks.waves import INSTALLS, NOT_PINNED, check_waves
+from fleet.checks.waves import check_waves
 from fleet.clouds.base import IgnoreDifference, cloud_plugins
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.render import check_unique, render_environment
+from fleet.platform.cluster_api import OPERATOR_PROVIDER_HEALTH as CAPI_OPERATOR_PROVIDER_HEALTH
+from fleet.platform.component import with_requirements
+from fleet.platform.plugins import catalogue, plugins
 
 CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
 
@@ -233,10 +233,10 @@ def _lock() -> list[dict[str, str]]:
     return yaml.safe_load(PACKAGED_LOCK.read_text())["crds"]
 
 
-def test_installs_table_is_the_pinned_crds() -> None:
-    """The component -> CRD table equals crds.lock.yaml (component = the folder a CRD is
-    pinned under; group and kind read from the pinned file), plus cert-manager's unpinned
-    CRDs (cert-manager v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
+def test_owned_crds_of_the_pinned_components_are_the_lock() -> None:
+    """What the components say they own equals crds.lock.yaml (component = the folder a CRD
+    is pinned under; group and kind read from the pinned file); only cert-manager's CRDs
+    are not pinned (cert-manager v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
     pinned: dict[str, set[tuple[str, str]]] = {}
     for entry in _lock():
         component = entry["path"].split("/", 1)[0]
@@ -245,8 +245,15 @@ def test_installs_table_is_the_pinned_crds() -> None:
         pinned.setdefault(component, set()).add(
             (crd["spec"]["group"], crd["spec"]["names"]["kind"])
         )
-    assert {c: set(k) for c, k in INSTALLS.items() if c not in NOT_PINNED} == pinned
-    assert {"cert-manager"} == NOT_PINNED
+    # The tool's own components (a test's fixture cloud may have registered more).
+    builtin = with_requirements(
+        c
+        for cls, plugin in plugins()
+        if cls.__module__.startswith("fleet.")
+        for c in plugin.components
+    )
+    assert {c.name: set(c.owns) for c in builtin if c.crds_pinned and c.owns} == pinned
+    assert [c.name for c in builtin if not c.crds_pinned] == ["cert-manager"]
 
 
 # --- item 8: one failing cluster holds up nobody else -----------------------------------------
@@ -533,7 +540,8 @@ def test_capoci_without_credentials_needs_an_identity_on_every_cluster(fleet: Fl
 
 def test_capoci_config_secret_can_be_named(fleet: Fleet) -> None:
     oke(fleet, identity=None)
-    argocd(fleet, capoci_config_secret="capoci-variables")
+    argocd(fleet)
+    CapociCredentials(fleet, "capoci", secret="capoci-variables")
     out = rendered(fleet)
     spec = find(out, "InfrastructureProvider", "oci").body["spec"]
     assert spec["configSecret"] == {"name": "capoci-variables", "namespace": "capoci-system"}
@@ -542,6 +550,28 @@ def test_capoci_config_secret_can_be_named(fleet: Fleet) -> None:
     # The secret's namespace exists from wave 0, before anyone restores the secret.
     ns = find(out, "Namespace", "capoci-system")
     assert ns.folder == "bootstrap" and wave(ns) == 0
+
+
+def test_versions_pin_another_version_of_a_component(fleet: Fleet) -> None:
+    out = hybrid(fleet, versions={"cluster-api": "v1.12.12", "crossplane": "2.3.5"})
+    assert find(out, "CoreProvider", "cluster-api").body["spec"]["version"] == "v1.12.12"
+    crossplane = find(out, "Application", "fleet-dev-crossplane").body["spec"]["source"]
+    assert crossplane["targetRevision"] == "2.3.5"
+    # The others keep their pins.
+    assert find(out, "InfrastructureProvider", "oci").body["spec"]["version"] == "v0.24.0"
+
+
+def test_fails_a_version_for_an_unknown_component(fleet: Fleet) -> None:
+    from fleet import FleetError
+
+    magnum(fleet)
+    argocd(fleet, versions={"cluster-api-operater": "0.29.0"})
+    with pytest.raises(FleetError) as raised:
+        rendered(fleet)
+    assert (
+        "(argocd): versions: no platform component is called 'cluster-api-operater' "
+        "(did you mean 'cluster-api-operator'"
+    ) in str(raised.value)
 
 
 # --- item 16: secrets and namespaces a person creates ----------------------------------------
@@ -736,17 +766,12 @@ def test_extra_objects_are_checked_like_the_rest(tmp_path: Path) -> None:
 def test_every_cloud_contributes_through_its_plugin() -> None:
     plugins = dict(cloud_plugins())
     assert set(plugins) >= {MagnumCluster, OciManagedCluster}
-    assert "provider-openstack" in plugins[MagnumCluster].components
-    assert "cluster-api-provider-oci" in plugins[OciManagedCluster].components
-    for cls, plugin in plugins.items():
-        for check in plugin.health_checks:
-            assert (
-                any(
-                    api.split("/")[0] == check.group and kind == check.kind
-                    for api, kind in cls.bearing_kinds
-                )
-                or check.kind == "OCIClusterIdentity"
-            ), (cls, check)
+    assert [c.name for c in plugins[MagnumCluster].components] == ["provider-openstack"]
+    assert [c.name for c in plugins[OciManagedCluster].components] == ["cluster-api-provider-oci"]
+    # A component's health checks are for kinds it owns.
+    for component in catalogue().components:
+        for check in component.health_checks:
+            assert (check.group, check.kind) in component.owns, (component, check)
 
 
 # --- 15.6: one job per module, no import cycles -----------------------------------------------

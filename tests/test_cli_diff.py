@@ -173,48 +173,68 @@ def test_removed_and_renamed_clusters_are_blocked(tmp_path: Path, private_tempdi
     write_project(root, definition(alpha_envs='["dev"]', beta_name="gamma-{env}"))
     code, out, err = diff(root, "--format", "markdown")
     assert code == 1
+    # One error per definition module and advice (#20: not one per object).
     errors = err.splitlines()
-    assert errors[0].startswith(
-        f"error: dev: ClusterV1 beta-dev ({MAGNUM}): would be deleted (renamed to gamma-dev?); "
+    assert errors[0] == (
+        "error: clusters/demo.py: 2 clusters removed (3 objects in dev, prod): beta-dev "
+        "(renamed to gamma-dev?), alpha-prod; ArgoCD would prune them, which deletes the real "
+        "clusters or their nodes, or unregisters the clusters; to delete them on purpose, keep "
+        "their definitions and mark them retired=True in one change, then remove the "
+        "definitions in a later one"
     )
-    assert errors[1].startswith(f"error: prod: ClusterV1 alpha-prod ({MAGNUM}): would be deleted;")
-    assert errors[2].startswith(f"error: prod: NodegroupV1 alpha-prod-zone-a ({MAGNUM}): ")
-    # No cluster of the project is left in prod, so its ProviderConfig goes too.
-    assert errors[3].startswith(
-        "error: prod: ProviderConfig demo (openstack.crossplane.io): would be deleted; the "
-        "managed resources that use it could no longer be updated or deleted;"
+    # No cluster of the project is left in prod, so its ProviderConfig goes too; a live
+    # cluster in the base uses it: it goes once that cluster is retired first.
+    assert errors[1] == (
+        "error: clusters/demo.py: ProviderConfig demo removed (1 object in prod); the "
+        "managed resources that use it could no longer be updated or deleted; it can only go "
+        "once nothing uses it: mark every cluster that uses it retired=True in one change, "
+        "then remove their definitions in a later one"
     )
-    assert all("mark it retired=True" in line for line in errors[:3])
-    # A live cluster in the base uses it: it goes once that cluster is retired first.
-    assert errors[3].endswith(
-        "it can only go once nothing uses it: mark every cluster that uses it retired=True "
-        "in one change, then remove their definitions in a later one"
-    )
-    assert len(errors) == 4
+    assert len(errors) == 2
+    # Each object is still named, in the finding's collapsed details.
+    assert "<details><summary>3 objects</summary>" in out
+    for line in (
+        f"error: dev: ClusterV1 beta-dev ({MAGNUM}): would be deleted (renamed to gamma-dev?); ",
+        f"error: prod: ClusterV1 alpha-prod ({MAGNUM}): would be deleted;",
+        f"error: prod: NodegroupV1 alpha-prod-zone-a ({MAGNUM}): would be deleted;",
+    ):
+        assert f"  - {line}" in out
     assert "| `dev` | 1 | 1 | 0 |" in out
     assert "| `prod` | 0 | 3 | 0 |" in out
-    assert "> [!CAUTION]\n> **4 guard errors**" in out
+    assert "> [!CAUTION]\n> **2 guard errors**" in out
+    # In the terminal: one line per finding; --verbose lists the objects under it.
+    code, out, _ = diff(root)
+    assert code == 1
+    assert "(fleet diff --verbose lists the objects of each finding)" in out
+    assert f"error: prod: ClusterV1 alpha-prod ({MAGNUM})" not in out
+    code, out, _ = diff(root, "--verbose")
+    assert f"\n    error: prod: ClusterV1 alpha-prod ({MAGNUM}): would be deleted;" in out
     assert_clean(root, private_tempdir)
 
 
 def test_retired_cluster_may_disappear(tmp_path: Path, private_tempdir: Path) -> None:
     root = make_repo(tmp_path, definition(argocd=True))
     write_project(root, definition(alpha_retired=True, argocd=True))
-    code, out, err = diff(root)
+    code, out, err = diff(root, "--verbose")
     assert (code, err) == (0, "")
     notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        "note: clusters/demo.py: 2 clusters removed (6 objects in dev, prod): alpha-dev, "
+        "alpha-prod; retired, so their deletion is intended"
+    ]
+    objects = [line.strip() for line in out.splitlines() if line.startswith("    note: ")]
     # ClusterV1, NodegroupV1 and the ArgoCD registration (rendered by ArgoCd, not by the
     # cluster), in dev and prod.
-    assert len(notes) == 6, out
+    assert len(objects) == 6, out
     assert any(
         n.startswith(
             f"note: dev: ClusterV1 alpha-dev ({MAGNUM}): deleted, retired at clusters/demo.py:"
         )
-        for n in notes
+        for n in objects
     )
     assert any(
         n.startswith("note: prod: Cluster alpha-prod (cluster.argocd.crossplane.io): deleted, ")
-        for n in notes
+        for n in objects
     )
     assert "  - ClusterV1 alpha-prod  (clusters/alpha-prod/" in out
     assert_clean(root, private_tempdir)
@@ -341,18 +361,22 @@ def test_the_deletion_guard_and_retirement_work_from_the_committed_dist(
     (root / "clusters" / "demo.py").write_text(
         definition(alpha_envs='["dev"]', beta_name="gamma-{env}", argocd=True)
     )
-    code, out, err = diff(root)
+    code, out, err = diff(root, "--verbose")
     assert code == 1
     assert (
-        f"error: dev: ClusterV1 beta-dev ({MAGNUM}): would be deleted (renamed to gamma-dev?)"
+        "error: clusters/demo.py: 2 clusters removed (5 objects in dev, prod): beta-dev "
+        "(renamed to gamma-dev?), alpha-prod; "
+    ) in out
+    assert (
+        f"    error: dev: ClusterV1 beta-dev ({MAGNUM}): would be deleted (renamed to gamma-dev?)"
         in out
     )
-    assert f"error: prod: ClusterV1 alpha-prod ({MAGNUM}): would be deleted;" in out
+    assert f"    error: prod: ClusterV1 alpha-prod ({MAGNUM}): would be deleted;" in out
 
     (root / "clusters" / "demo.py").write_text(definition(alpha_retired=True, argocd=True))
-    code, out, err = diff(root)
+    code, out, err = diff(root, "--verbose")
     assert (code, err) == (0, ""), out
-    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    notes = [line.strip() for line in out.splitlines() if line.startswith("    note: ")]
     assert len(notes) == 6, out  # ClusterV1, NodegroupV1, registration; dev and prod
     # (the registration sits in the cluster's folder, so its note sorts with the cluster's)
     assert any(

@@ -19,31 +19,34 @@ from crd_samples import (
 from syrupy.assertion import SnapshotAssertion
 
 from fleet.checks.crds import load_crds
+from fleet.checks.deletion import (
+    GROUP_RETIRE_HINT,
+    REMOVED_DEFINITIONS,
+    RETIRE_HINT,
+    UNUSED_HINT,
+    DefinitionSources,
+    cluster_bearing_kinds,
+    deletion_guard,
+    deletions,
+    grouped_by_source,
+    is_cluster_bearing,
+    unused_objects,
+)
 from fleet.checks.diff import (
     ABSENT,
-    FORCE_NEW_DATA,
-    UNUSED_HINT,
-    UPJET_REFUSAL,
     FieldChange,
     Files,
     Finding,
     FleetDiff,
-    ImmutableField,
-    cluster_bearing_kinds,
     compare,
     compare_files,
-    deletion_guard,
-    external_name_guard,
     field_changes,
-    force_new_guard,
-    force_new_table,
     format_field_path,
-    immutable_fields,
-    immutable_guard,
-    is_cluster_bearing,
     parse_files,
-    unused_objects,
 )
+from fleet.checks.force_new import UPJET_REFUSAL, external_name_guard, force_new_guard
+from fleet.checks.immutable import ImmutableField, immutable_fields, immutable_guard
+from fleet.clouds.magnum.plugin import FORCE_NEW_DATA, MAGNUM_FORCE_NEW
 from fleet.core.manifest import Manifest
 from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.diff_report import ReportSection, render_markdown, render_text
@@ -238,6 +241,121 @@ def test_deletion_guard_lets_retired_objects_go() -> None:
     # Retired in another environment does not count.
     [other] = deletion_guard(diff, retired={("prod", removed.identity): "x"})
     assert other.level == "error"
+
+
+# --- #20: the deletion guard groups its findings by definition module -----------------------
+
+
+def _cluster(name: str, *pools: str) -> list[dict[str, Any]]:
+    """A ClusterV1 named ``name`` and one NodegroupV1 per pool."""
+    out = [renamed(cluster_v1(), name)]
+    out += [renamed(nodegroup_v1(), f"{name}-{pool}") for pool in pools]
+    return out
+
+
+def _removed(**clusters: list[dict[str, Any]]) -> dict[str, Any]:
+    """A base tree of ``clusters`` (name -> bodies) in dev and prod, each in its folder."""
+    base: dict[str, dict[str, Any]] = {}
+    for name, bodies in clusters.items():
+        env = name.rsplit("-", 1)[-1]
+        base.setdefault(env, {}).update(tree(env, *bodies, folder=f"clusters/{name}")[env])
+    return base
+
+
+EDH = """
+def define(fleet):
+    MagnumCluster(fleet, "app", name="edh-app-{env}", environments=["dev", "prod"], ...)
+    MagnumCluster(fleet, "reports", name='edh-reports-{env}', environments=["prod"], ...)
+"""
+AIS = """
+def define(fleet):
+    MagnumCluster(fleet, "batch", name=per_env(dev="ais-batch-dev", prod="ais-batch-prod"), ...)
+"""
+
+
+def test_deletion_findings_group_by_the_module_that_defined_them() -> None:
+    base = _removed(
+        **{
+            "edh-app-dev": _cluster("edh-app-dev", "a", "b"),
+            "edh-app-prod": _cluster("edh-app-prod", "a", "b"),
+            "edh-reports-prod": _cluster("edh-reports-prod", "a"),
+            "ais-batch-dev": _cluster("ais-batch-dev"),
+        }
+    )
+    diff = compare(base, {})
+    judged = deletions(diff, retired={})
+    assert len(judged) == 9  # one per object, as deletion_guard reports them
+    sources = DefinitionSources(
+        base_modules={"clusters/jeedy_edh.py": EDH, "clusters/jeedy_ais.py": AIS}
+    )
+    findings = grouped_by_source(judged, sources)
+    assert [f.line().split("; ")[0] for f in findings] == [
+        "error: clusters/jeedy_ais.py: 1 cluster removed (1 object in dev): ais-batch-dev",
+        "error: clusters/jeedy_edh.py: 3 clusters removed (8 objects in dev, prod): "
+        "edh-app-dev, edh-app-prod, edh-reports-prod",
+    ]
+    edh = findings[1]
+    assert edh.message.endswith(GROUP_RETIRE_HINT)
+    # The detail keeps each object's own verdict.
+    assert len(edh.details) == 8
+    assert edh.details[0] == (
+        f"error: dev: ClusterV1 edh-app-dev ({MAGNUM}): would be deleted; ArgoCD would prune "
+        "it, which can delete the real cluster or its nodes; " + RETIRE_HINT
+    )
+    assert f"error: prod: NodegroupV1 edh-reports-prod-a ({MAGNUM}): would be deleted;" in (
+        "\n".join(edh.details)
+    )
+
+
+def test_deletion_findings_without_a_known_module_still_group() -> None:
+    diff = compare(_removed(**{"x-dev": _cluster("x-dev", "a")}), {})
+    # Two edited modules, neither spelling the name: the module is unknown.
+    sources = DefinitionSources(base_modules={"clusters/a.py": AIS, "clusters/b.py": EDH})
+    [finding] = grouped_by_source(deletions(diff, retired={}), sources)
+    assert finding.subject == REMOVED_DEFINITIONS
+    assert finding.message.startswith("1 cluster removed (2 objects in dev): x-dev;")
+    # The only module the change edits is taken as the one.
+    [only] = grouped_by_source(
+        deletions(diff, retired={}), DefinitionSources(base_modules={"clusters/a.py": AIS})
+    )
+    assert only.subject == "clusters/a.py"
+
+
+def test_deletion_findings_of_a_rename_name_the_new_objects_module() -> None:
+    base = tree("dev", *_cluster("old-dev"), folder="clusters/old-dev")
+    head = tree("dev", *_cluster("new-dev"), folder="clusters/new-dev")
+    diff = compare(base, head)
+    [added] = [r for r in diff.environments[0].added if r.kind == "ClusterV1"]
+    sources = DefinitionSources(head={("dev", added.identity): "clusters/ais.py:7 (batch)"})
+    [finding] = grouped_by_source(deletions(diff, retired={}), sources)
+    assert finding.line().startswith(
+        "error: clusters/ais.py: 1 cluster removed (1 object in dev): old-dev (renamed to "
+        "new-dev?); "
+    )
+
+
+def test_a_shared_object_removed_in_several_environments_is_named_once() -> None:
+    base = {**tree("dev", provider_config("demo")), **tree("prod", provider_config("demo"))}
+    [finding] = grouped_by_source(deletions(compare(base, {}), retired={}))
+    assert finding.message.startswith(
+        "ProviderConfig demo removed (2 objects in dev, prod); what uses them could no longer "
+        "be updated, deleted or authenticate; they can only go once nothing uses them"
+    )
+    assert len(finding.details) == 2
+
+
+def test_retired_deletions_are_one_note_per_module() -> None:
+    diff = compare(_removed(**{"r-dev": _cluster("r-dev", "a")}), {})
+    retired = {("dev", ref.identity): "clusters/r.py:4 (r)" for ref in diff.environments[0].removed}
+    [note] = grouped_by_source(deletions(diff, retired=retired))
+    assert note.line() == (
+        "note: clusters/r.py: 1 cluster removed (2 objects in dev): r-dev; retired, so their "
+        "deletion is intended"
+    )
+    assert [d.split(": deleted")[0] for d in note.details] == [
+        f"note: dev: ClusterV1 r-dev ({MAGNUM})",
+        f"note: dev: NodegroupV1 r-dev-a ({MAGNUM})",
+    ]
 
 
 def test_deletion_guard_ignores_other_kinds_and_additions() -> None:
@@ -547,7 +665,7 @@ def test_vendored_force_new_fields_are_crd_fields_and_more_than_the_crd_text_say
     the ForceNew fields the CRD descriptions do not mark (flavor, keypair, masterCount, and
     every NodegroupV1 field)."""
     index = load_crds(crds_dir())
-    table = force_new_table()
+    table = MAGNUM_FORCE_NEW.table()
     for (group, kind), fields in table.kinds.items():
         if group != MAGNUM:
             continue
@@ -563,6 +681,23 @@ def test_vendored_force_new_fields_are_crd_fields_and_more_than_the_crd_text_say
     data = json.loads(FORCE_NEW_DATA.read_text())
     assert data["source"]["commit"] == "4fd8eba1f85edfdc7aed2d17bae3f3c814abad41"
     assert data["kinds"]["ClusterV1"]["blob"] == "6b8f6de34351e7be2f5b3f78802cd447e8f2f4af"
+
+
+def test_a_refused_field_names_the_declarations_argument() -> None:
+    """The option tables say which argument a forProvider field renders from: the user
+    edited ``create_timeout_minutes`` and ``flavor`` (NodeGroup), not ``createTimeout`` and
+    ``flavorId``. Where both names are the same, one is enough."""
+    diff = changed(
+        cluster_v1(),
+        lambda b: b["spec"]["forProvider"].update(createTimeout=90, keypair="other-key"),
+    )
+    [error] = force_new_guard(diff)
+    assert "Terraform marks createTimeout (create_timeout_minutes), keypair ForceNew" in (
+        error.message
+    )
+    group = changed(nodegroup_v1(), lambda b: b["spec"]["forProvider"].update(flavorId="g1"))
+    [error] = force_new_guard(group)
+    assert "Terraform marks flavorId (flavor) ForceNew" in error.message
 
 
 def test_force_new_change_fails_by_default_and_says_what_to_do() -> None:

@@ -20,7 +20,7 @@ from fleet.pipeline.render import render_environment
 from fleet.views.graph import (
     MERMAID_MAX_EDGES,
     MERMAID_MAX_TEXT,
-    _Appliers,
+    Appliers,
     fitted_mermaid,
     fleet_graph,
     summary_graph,
@@ -287,7 +287,7 @@ def _object(folder: str, name: str) -> Manifest:
 
 def _check_appliers(manifests: list[Manifest], dist: str = "dist") -> None:
     """The index says what :func:`syncs` says, for every Application and object."""
-    index = _Appliers(manifests, dist=dist)
+    index = Appliers(manifests, dist=dist)
     for m in manifests:
         assert index.appliers(m) == [a for a in index.apps if syncs(a, m, dist=dist)], m
     for app in index.apps:
@@ -314,7 +314,7 @@ def test_appliers_agree_with_syncs_on_odd_paths() -> None:
     ]
     _check_appliers([*apps, *objects])
     _check_appliers([*apps, *objects], dist="")
-    index = _Appliers([*apps, *objects], dist="dist")
+    index = Appliers([*apps, *objects], dist="dist")
     assert [a.name for a in index.appliers(objects[0])] == ["all", "deep", "one"]
     assert [a.name for a in index.appliers(objects[2])] == ["all", "deep"]
 

@@ -35,13 +35,13 @@ from fleet import (
 )
 from fleet.cli.ls import default_format, render_table
 from fleet.cli.main import main
+from fleet.clouds.oci.plugin import short_ocid
 from fleet.pipeline.discovery import load_fleet
 from fleet.views.inventory import (
     NodeTotals,
     clusters,
     inventory,
     node_totals,
-    short_account,
     to_csv,
     to_json,
 )
@@ -180,10 +180,11 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
 
 
 def test_the_table_shows_oci_ids_by_their_unique_end() -> None:
+    """The OKE plug-in's ``short_account`` (the views name no cloud)."""
     ocid = "ocid1.compartment.oc1..aaaaaaaa" + "q" * 50 + "x7w2kd9pzm"
-    assert short_account(ocid) == "…x7w2kd9pzm"
-    assert short_account("JEEDY AIS") == "JEEDY AIS"
-    assert short_account("ocid1.x") == "ocid1.x"
+    assert short_ocid(ocid) == "…x7w2kd9pzm"
+    assert short_ocid("JEEDY AIS") == "JEEDY AIS"
+    assert short_ocid("ocid1.x") == "ocid1.x"
 
 
 def test_rows_for_one_environment(tmp_path: Path) -> None:
@@ -280,7 +281,7 @@ def test_table_fits_100_columns_without_cutting_a_name(example: Path) -> None:
     assert len(lines) == 1 + len({r.environment for r in rows}) + len(rows)  # none wraps
     for row in rows:
         line = next(line for line in lines if line.startswith(row.cluster + " "))
-        for cell in (row.cluster, row.version, row.totals.text(), short_account(row.account)):
+        for cell in (row.cluster, row.version, row.totals.text(), row.account_label):
             assert f" {cell} " in f" {line} ", (cell, line)
     assert text.count("…") == sum(1 for r in rows if r.account.startswith("ocid1."))
 

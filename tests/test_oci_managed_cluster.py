@@ -32,6 +32,8 @@ from fleet.checks.crds import load_crds
 from fleet.checks.references import check_references
 from fleet.checks.schema import validate_manifests
 from fleet.checks.secret_guard import find_secret_material
+from fleet.clouds.oci.identity import INFRA_API as IDENTITY_API
+from fleet.clouds.oci.identity import KIND as IDENTITY_KIND
 from fleet.core.manifest import Manifest
 from fleet.pipeline.synth import synthesize
 
@@ -469,21 +471,9 @@ def test_retired_cluster_renders_nothing(fleet: Fleet) -> None:
     assert bodies(fleet) == []
 
 
-def test_kinds_exposed_for_the_bootstrap() -> None:
-    assert OciManagedCluster.capi_feature_gates == ("EXP_MACHINE_POOL",)
-    assert {k for _, k in OciManagedCluster.kinds_without_argocd_health} == {
-        "OCIManagedCluster",
-        "OCIManagedControlPlane",
-        "OCIManagedMachinePool",
-    }
-    assert set(OciManagedCluster.kinds_without_argocd_health) <= set(
-        OciManagedCluster.emitted_kinds
-    )
-
-
-def test_emitted_api_versions_are_served_by_the_pinned_crds() -> None:
+def test_rendered_api_versions_are_served_by_the_pinned_crds() -> None:
     index = load_crds(crds_dir())
-    for api_version, kind in (*OciManagedCluster.emitted_kinds, *OciClusterIdentity.emitted_kinds):
+    for api_version, kind in (*OciManagedCluster.bearing_kinds, (IDENTITY_API, IDENTITY_KIND)):
         assert index.get(api_version, kind) is not None, (api_version, kind)
 
 
@@ -524,7 +514,7 @@ def test_every_reference_resolves(example: dict[str, list[Manifest]], environmen
     manifests = example[environment]
     index = {(m.api_version, m.kind, m.namespace, m.name): m for m in manifests}
     walked = 0
-    oke_kinds = set(OciManagedCluster.emitted_kinds)
+    oke_kinds = set(OciManagedCluster.bearing_kinds)
     for m in manifests:
         spec = m.body.get("spec") or {}
         for r in _object_refs(spec):
@@ -943,7 +933,7 @@ def test_ignore_differences_cover_what_capoci_writes_into_spec() -> None:
         in table[("infrastructure.cluster.x-k8s.io", "OCIManagedMachinePool")]
     )
     # Every kind named is one the cluster renders; nothing the render sets is ignored.
-    rendered = {(a.rpartition("/")[0], k) for a, k in OciManagedCluster.emitted_kinds}
+    rendered = {(a.rpartition("/")[0], k) for a, k in OciManagedCluster.bearing_kinds}
     assert set(table) <= rendered
     assert not any("ociResourceIdentifier" in p for paths in table.values() for p in paths)
     assert all(p.startswith(".spec.") for paths in table.values() for p in paths)
@@ -1105,7 +1095,8 @@ def _files(tmp_path: Path, **overrides: Any) -> dict[str, dict[str, bytes]]:
 
 
 def _force_new(tmp_path: Path, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    from fleet.checks.diff import compare_files, create_only_guard, declared_create_only
+    from fleet.checks.diff import compare_files
+    from fleet.checks.immutable import create_only_guard, declared_create_only
 
     base, head = _files(tmp_path, **before), _files(tmp_path, **after)
     diff = compare_files(base, head)

@@ -33,7 +33,8 @@ from fleet import (
     per_env,
 )
 from fleet.checks.crds import load_crds
-from fleet.checks.diff import FORCE_NEW_DATA
+from fleet.clouds.base import declared_fields, force_new
+from fleet.clouds.magnum.plugin import FORCE_NEW_DATA
 from fleet.core.options import Option, options_of, rendered, value_type
 from fleet.core.options import option as option_
 from fleet.importers import tfvars
@@ -97,6 +98,44 @@ def test_every_terraform_attribute_is_an_argument_of_the_vendored_provider(cls: 
         if o.render[:2] == ("spec", "forProvider"):
             # Both columns name the same value: the render path is the attribute's field.
             assert o.render[2:] == (arguments[o.terraform],), o.keyword
+
+
+def test_force_new_comes_from_the_plugins_provider_data() -> None:
+    """Whether ``fleet diff`` refuses a change of an option is the plug-in's vendored
+    provider data, found by the option's Terraform attribute: terraform-provider-openstack
+    v3.4.0 ``resource_openstack_containerinfra_cluster_v1.go`` marks docker_volume_size,
+    flavor and labels ForceNew and updates node_count in place; the node group's
+    ``..._nodegroup_v1.go`` updates min/max_node_count in place."""
+    cluster, group = options_of(MagnumCluster), options_of(NodeGroup)
+    verdicts = {
+        (table, keyword): force_new(MagnumCluster, table, options[keyword])
+        for table, options in ((MagnumCluster, cluster), (NodeGroup, group))
+        for keyword in options
+    }
+    assert verdicts[(MagnumCluster, "docker_volume_size_gb")] is True
+    assert verdicts[(MagnumCluster, "flavor")] is True
+    assert verdicts[(MagnumCluster, "labels")] is True
+    assert verdicts[(MagnumCluster, "node_count")] is False
+    assert verdicts[(NodeGroup, "max_node_count")] is False
+    assert verdicts[(NodeGroup, "image_id")] is True
+    assert verdicts[(MagnumCluster, "deletion_protection")] is None  # no Terraform attribute
+    # OKE has no upjet provider: its create-only fields are its own (force_new_fields)
+    oke = options_of(OciManagedCluster)
+    assert force_new(OciManagedCluster, OciManagedCluster, oke["region"]) is None
+
+
+def test_declared_fields_name_the_argument_of_a_rendered_field() -> None:
+    fields = declared_fields()
+    docker = fields[("ClusterV1", ("spec", "forProvider", "dockerVolumeSize"))]
+    assert (docker.table, docker.option.keyword) == (MagnumCluster, "docker_volume_size_gb")
+    image = fields[("NodegroupV1", ("spec", "forProvider", "imageId"))]
+    assert (image.cluster, image.table, image.option.keyword) == (
+        MagnumCluster,
+        NodeGroup,
+        "image_id",
+    )
+    shape = fields[("OCIManagedMachinePool", ("spec", "nodeShape"))]
+    assert (shape.table, shape.option.keyword) == (OkeNodePool, "node_shape")
 
 
 def test_the_importer_reads_the_cluster_table() -> None:

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli_diff import diff as fleet_diff
-from test_cli_diff import git, make_repo, private_tempdir, write_project
+from test_cli_diff import diff, git, make_repo, private_tempdir, write_project
 from test_oci_managed_cluster import oke, pool
 
 from fleet import (
@@ -27,7 +26,8 @@ from fleet import (
     OpenStackProject,
     SecretKeyRef,
 )
-from fleet.checks.diff import compare_files, deletion_guard, unused_objects
+from fleet.checks.deletion import deletion_guard, unused_objects
+from fleet.checks.diff import compare_files
 from fleet.cli.diff import retired_objects
 from fleet.pipeline.render import render_environment
 from fleet.pipeline.yaml_canonical import to_yaml
@@ -40,6 +40,16 @@ MAGNUM = "containerinfra.openstack.crossplane.io"
 TEMPLATE = ClusterTemplate(
     name="k8s-1.30", kubernetes_version="v1.30.1", uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
 )
+
+
+def fleet_diff(root: Path, *args: str) -> tuple[int, str, str]:
+    """``fleet diff --verbose``: each guard finding, then one line per object under it."""
+    return diff(root, "--verbose", *args)
+
+
+def per_object(out: str, level: str) -> list[str]:
+    """The per-object lines (``<level>: <env>: <object>: ...``) under the grouped findings."""
+    return [line.strip() for line in out.splitlines() if line.startswith(f"    {level}: ")]
 
 
 def _fleet(tmp_path: Path) -> Fleet:
@@ -278,7 +288,7 @@ def test_diff_removing_a_node_group_needs_the_marker(tmp_path: Path) -> None:
     write_project(root, definition(zone_b=None))
     code, out, _ = fleet_diff(root)
     assert code == 1, out
-    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    errors = per_object(out, "error")
     assert [e.split(": would be deleted")[0] for e in errors] == [
         f"error: dev: NodegroupV1 alpha-dev-zone-b ({MAGNUM})",
         f"error: prod: NodegroupV1 alpha-prod-zone-b ({MAGNUM})",
@@ -287,7 +297,7 @@ def test_diff_removing_a_node_group_needs_the_marker(tmp_path: Path) -> None:
     write_project(root, definition(zone_b=", retired=True"))
     code, out, err = fleet_diff(root)
     assert (code, err) == (0, ""), out
-    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    notes = per_object(out, "note")
     assert len(notes) == 2, out
     assert notes[0].startswith(
         f"note: dev: NodegroupV1 alpha-dev-zone-b ({MAGNUM}): deleted, retired at clusters/demo.py:"
@@ -302,7 +312,7 @@ def test_diff_retiring_in_one_environment_passes_and_keeps_the_others(tmp_path: 
     code, out, err = fleet_diff(root)
     assert (code, err) == (0, ""), out
     assert "prod: no changes\n" in out
-    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    notes = per_object(out, "note")
     subjects = sorted(n.split(": deleted, retired at ")[0] for n in notes)
     assert subjects == [
         "note: dev: Cluster alpha-dev (cluster.argocd.crossplane.io)",
@@ -347,7 +357,7 @@ def test_diff_removing_the_last_retired_cluster_lets_its_provider_config_go(
     code, out, err = fleet_diff(root)
     assert (code, err) == (0, ""), out
     assert "error: " not in out
-    assert [line for line in out.splitlines() if line.startswith("note: ")] == [
+    assert per_object(out, "note") == [
         f"note: {env}: ProviderConfig demo (openstack.crossplane.io): deleted, unused: "
         "nothing in the base revision references it"
         for env in ("dev", "prod")
@@ -442,7 +452,9 @@ def test_diff_removing_a_used_oke_identity_fails(tmp_path: Path) -> None:
     code, out, _ = fleet_diff(root)
     assert code == 1, out
     errors = [
-        line for line in out.splitlines() if line.startswith(f"error: dev: {IDENTITY_SUBJECT}")
+        line
+        for line in per_object(out, "error")
+        if line.startswith(f"error: dev: {IDENTITY_SUBJECT}")
     ]
     assert errors == [
         f"error: dev: {IDENTITY_SUBJECT}: would be deleted; CAPOCI could no longer authenticate "
@@ -474,7 +486,7 @@ def test_diff_removing_the_last_retired_oke_cluster_lets_its_identity_go(
     code, out, err = fleet_diff(root)
     assert (code, err) == (0, ""), out
     assert "error: " not in out
-    assert [line for line in out.splitlines() if line.startswith("note: ")] == [
+    assert per_object(out, "note") == [
         f"note: {env}: {IDENTITY_SUBJECT}: deleted, unused: nothing in the base revision "
         "references it"
         for env in ("dev", "prod")

@@ -4,7 +4,6 @@ This module only re-exports the public API.
 """
 
 from fleet.argocd.argo_cd import ArgoCd
-from fleet.argocd.bootstrap import BootstrapVersions
 from fleet.argocd.package import FleetPackage, GitPath, HelmChart
 from fleet.argocd.registration import ArgoRegistration
 from fleet.checks.problem import Problem
@@ -20,6 +19,7 @@ from fleet.clouds.magnum.cluster import (
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
 from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
+from fleet.clouds.oci.credentials import CapociCredentials
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
 from fleet.clouds.oci.pool import FaultDomain, OkeNodePool
@@ -39,7 +39,7 @@ __all__ = [
     "ArgoCd",
     "ArgoRegistration",
     "Aspects",
-    "BootstrapVersions",
+    "CapociCredentials",
     "Check",
     "CheckContext",
     "Checks",

@@ -19,10 +19,12 @@ bootstrap described in :mod:`fleet.argocd.bootstrap`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
 
 from fleet.argocd import bootstrap as bs
+from fleet.argocd.components import ARGO_CD, EXTERNAL_SECRETS, PROVIDER_ARGOCD
 from fleet.argocd.package import FleetPackage
 from fleet.argocd.registration import (
     ArgoRegistration,
@@ -30,33 +32,28 @@ from fleet.argocd.registration import (
     exports_kubeconfig,
     render_registration,
 )
-from fleet.clouds.base import (
-    CAPOCI,
-    CLUSTER_API,
-    CROSSPLANE,
-    EXTERNAL_SECRETS,
-    PROVIDER_ARGOCD,
-    PROVIDER_OPENSTACK,
-    FleetCluster,
-    HealthCheck,
-    NeedsSecrets,
-    ignore_differences,
-    with_requirements,
-)
+from fleet.clouds.base import FleetCluster, NeedsSecrets, ignore_differences
 from fleet.core import layout
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
+from fleet.core.tree import Scope, did_you_mean
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
+from fleet.platform.component import (
+    ChartInstall,
+    DirectoryInstall,
+    InstallContext,
+    ObjectsInstall,
+    PlatformComponent,
+    with_requirements,
+)
+from fleet.platform.crossplane import CROSSPLANE_SYSTEM, CrossplaneProvider
+from fleet.platform.plugins import Plugin, catalogue
 
 PROVIDER_CONFIG_API = "argocd.crossplane.io/v1alpha1"
-CROSSPLANE_SYSTEM = "crossplane-system"
-CAPI_SYSTEM = "capi-system"
-CAPOCI_SYSTEM = "capoci-system"
 
 
 def in_cluster_address(server_addr: str) -> bool:
@@ -76,14 +73,16 @@ class ArgoCd(FleetConstruct):
     in-cluster address (``*.svc``: ArgoCD's server serves a self-signed certificate and
     provider-argocd has no CA field; the traffic stays TLS-encrypted inside the cluster),
     off otherwise; ``plain_text`` is off; ``namespace`` (ArgoCD's) is ``argocd``;
-    ``project`` (of the bootstrap Applications) is ``default``; ``versions`` are
-    :class:`BootstrapVersions`; ``export_kubeconfigs`` is off (no PushSecret, no External
-    Secrets Operator); ``kubeconfig_remote_key`` is ``kubeconfigs/{env}/{cluster}``;
-    ``capoci_config_secret`` is none (CAPOCI's manager starts without credentials and uses
-    each cluster's identity; name a Secret in ``capoci-system`` holding clusterctl variables
-    such as ``OCI_TENANCY_ID_B64`` to give it default ones);
+    ``project`` (of the bootstrap Applications) is ``default``; ``versions`` (platform
+    component name -> version, ``{"cluster-api": "v1.12.12"}``) is each component's pinned
+    version; ``export_kubeconfigs`` is off (no PushSecret, no External Secrets Operator);
+    ``kubeconfig_remote_key`` is ``kubeconfigs/{env}/{cluster}``;
     ``provider_argocd_poll_seconds`` is 30 (see :mod:`fleet.argocd.registration`, OKE tokens).
     """
+
+    plugin: ClassVar[Plugin] = Plugin(components=(ARGO_CD, PROVIDER_ARGOCD, EXTERNAL_SECRETS))
+    """ArgoCD itself (there before the bootstrap), provider-argocd for the registrations,
+    External Secrets for kubeconfig exports."""
 
     def __init__(
         self,
@@ -98,11 +97,10 @@ class ArgoCd(FleetConstruct):
         plain_text: bool = False,
         namespace: str = "argocd",
         project: str = "default",
-        versions: bs.BootstrapVersions | None = None,
+        versions: Mapping[str, str] | None = None,
         export_kubeconfigs: bool | PerEnv[bool] = False,
         kubeconfig_store: str | None = None,
         kubeconfig_remote_key: str = "kubeconfigs/{env}/{cluster}",
-        capoci_config_secret: str | None = None,
         provider_argocd_poll_seconds: int = 30,
     ) -> None:
         super().__init__(
@@ -171,12 +169,16 @@ class ArgoCd(FleetConstruct):
         self.plain_text = plain_text
         self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
         self.project = check_dns_subdomain(project, where=self.context, field="project")
-        self.versions = versions or bs.BootstrapVersions()
-        self.capoci_config_secret = (
-            check_dns_subdomain(capoci_config_secret, where=ctx, field="capoci_config_secret")
-            if capoci_config_secret is not None
-            else None
-        )
+        if versions is not None and (
+            not isinstance(versions, Mapping)
+            or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in versions.items())
+        ):
+            raise DefinitionError(
+                f"must map platform component names to versions, got {versions!r}",
+                where=ctx,
+                field="versions",
+            )
+        self.versions: Mapping[str, str] = dict(versions or {})
         if (
             isinstance(provider_argocd_poll_seconds, bool)
             or not isinstance(provider_argocd_poll_seconds, int)
@@ -276,12 +278,25 @@ class ArgoCd(FleetConstruct):
             export=export,
         )
 
-    def components(self, environment: str) -> frozenset[str]:
-        """The platform components ``environment`` needs: Crossplane and provider-argocd
-        (registrations), External Secrets where kubeconfigs are exported, and what the
-        cloud plug-ins of the clusters placed there (retired ones too: their ProviderConfig
-        or identity still renders) ask for."""
-        wanted = [CROSSPLANE, PROVIDER_ARGOCD]
+    def prepare(self) -> None:
+        """Every component named in ``versions`` must exist (the plug-ins are all loaded)."""
+        known = sorted(c.name for c in catalogue().components)
+        for name in sorted(self.versions):
+            if name not in known:
+                raise DefinitionError(
+                    f"no platform component is called {name!r}{did_you_mean(name, known)} "
+                    f"(known: {', '.join(known)})",
+                    where=self.context,
+                    field="versions",
+                )
+
+    def components(self, environment: str) -> tuple[PlatformComponent, ...]:
+        """The platform components ``environment`` installs, by name: provider-argocd
+        (registrations; with this ArgoCd's poll interval), External Secrets where
+        kubeconfigs are exported, what the cloud plug-ins of the clusters placed there
+        (retired ones too: their ProviderConfig or identity still renders) list, and
+        everything those require."""
+        wanted = [PROVIDER_ARGOCD]
         if any(
             exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment), cluster=c)
             for c, reg in self.registered(environment)
@@ -289,11 +304,24 @@ class ArgoCd(FleetConstruct):
             wanted.append(EXTERNAL_SECRETS)
         for cluster in self._placed(environment):
             wanted.extend(type(cluster).plugin.components)
-        return with_requirements(wanted)
+        return tuple(self._configured(c) for c in with_requirements(wanted))
+
+    def _configured(self, component: PlatformComponent) -> PlatformComponent:
+        """provider-argocd with its poll interval; any other component as it is."""
+        install = component.install
+        if component is PROVIDER_ARGOCD and isinstance(install, CrossplaneProvider):
+            args = (f"--poll={self.provider_argocd_poll_seconds}s",)
+            return replace(component, install=replace(install, runtime_args=args))
+        return component
+
+    def version(self, component: PlatformComponent) -> str:
+        """The version of ``component`` this ArgoCd installs (``versions``, else its pin)."""
+        return self.versions.get(component.name, component.version)
 
     def required_secrets(self, environment: str) -> list[tuple[SecretKeyRef, str]]:
         """Every Secret a person must create before the bootstrap converges, with what it
-        holds: the ArgoCD token, the clouds' credentials, CAPOCI's variables if named."""
+        holds: the ArgoCD token, and what the other declarations read (the clouds'
+        credentials)."""
         out: list[tuple[SecretKeyRef, str]] = [
             (
                 self.credentials,
@@ -308,9 +336,6 @@ class ArgoCd(FleetConstruct):
                 and environment in construct.environments
             ):
                 out.extend(construct.required_secrets(environment))
-        if self.capoci_config_secret and CAPOCI in self.components(environment):
-            ref = SecretKeyRef(name=self.capoci_config_secret, namespace=CAPOCI_SYSTEM, key="")
-            out.append((ref, "clusterctl variables OCI_TENANCY_ID_B64, OCI_USER_ID_B64, ..."))
         return out
 
     def render(self, environment: str) -> list[Manifest]:
@@ -336,7 +361,7 @@ class ArgoCd(FleetConstruct):
                 extra=extra,
                 namespaces=sorted(secret_namespaces),
             ),
-            *self._providers(environment, clusters, components, secret_namespaces),
+            *self._providers(environment, components, frozenset(secret_namespaces)),
             self._manifest(environment, layout.PLATFORM, self._provider_config(environment)),
             *registrations,
         ]
@@ -360,21 +385,11 @@ class ArgoCd(FleetConstruct):
             "spec": spec,
         }
 
-    def _health_checks(
-        self, clusters: Sequence[FleetCluster], components: frozenset[str]
-    ) -> list[HealthCheck]:
-        checks: list[HealthCheck] = []
-        for cluster in clusters:
-            checks.extend(type(cluster).plugin.health_checks)
-        if CLUSTER_API in components:
-            checks.extend(bs.CAPI_OPERATOR_HEALTH_CHECKS)
-        return checks
-
     def _bootstrap(
         self,
         environment: str,
         clusters: Sequence[FleetCluster],
-        components: frozenset[str],
+        components: Sequence[PlatformComponent],
         *,
         packages: bool,
         extra: bool,
@@ -423,24 +438,25 @@ class ArgoCd(FleetConstruct):
             protect=True,
             options=(),
         )
-        put(bs.argocd_cm(self.namespace, self._health_checks(clusters, components)))
+        put(bs.argocd_cm(self.namespace, [h for c in components for h in c.health_checks]))
         put(bs.argocd_rbac_cm(self.namespace))
         # The namespaces of the Secrets a person creates (and of kubeconfig secrets) exist
         # from the first wave, so that the Secrets can be restored before anything needs them.
         for ns in namespaces:
             put(bs.namespace(ns, bs.WAVE_ARGOCD_CONFIG))
-        for chart, version in bs.platform_charts(self.versions):
-            if chart.component not in components:
-                continue
-            app(
-                f"{prefix}-{chart.chart}",
-                bs.helm_source(chart.repo_url, chart.chart, version, chart.values),
-                chart.wave,
-                dest=chart.namespace,
-                protect=True,
-                options=bs.CHART_SYNC_OPTIONS,
-                prune=False,
-            )
+        waves = bs.component_waves(components)
+        for component in sorted(components, key=lambda c: (waves.get(c.name, 0), c.name)):
+            install = component.install
+            if isinstance(install, ChartInstall | DirectoryInstall):
+                app(
+                    f"{prefix}-{component.name}",
+                    bs.component_source(component, self.version(component)),
+                    waves[component.name],
+                    dest=install.namespace,
+                    protect=True,
+                    options=bs.CHART_SYNC_OPTIONS,
+                    prune=False,
+                )
         steps = [
             (layout.PROVIDERS, bs.WAVE_PROVIDERS, CROSSPLANE_SYSTEM, True, True),
             (layout.PLATFORM, bs.WAVE_PROVIDER_CONFIGS, CROSSPLANE_SYSTEM, True, True),
@@ -476,81 +492,23 @@ class ArgoCd(FleetConstruct):
             )
         return out
 
-    def _check_capoci_credentials(self, environment: str) -> None:
-        """Without ``capoci_config_secret`` CAPOCI has no credentials of its own: every
-        cluster it manages must name an identity (``spec.identityRef``)."""
-        if self.capoci_config_secret:
-            return
-        for cluster in self._clusters(environment):
-            if CAPOCI in type(cluster).plugin.components and (
-                getattr(cluster, "identity", True) is None
-            ):
-                raise DefinitionError(
-                    f"cluster {cluster.construct_id!r} has no identity, and CAPOCI runs "
-                    "without credentials of its own: give the cluster an OciClusterIdentity, "
-                    "or name CAPOCI's credentials Secret with ArgoCd(capoci_config_secret=...)",
-                    where=cluster.context,
-                    field="identity",
-                )
-
     def _providers(
         self,
         environment: str,
-        clusters: Sequence[FleetCluster],
-        components: frozenset[str],
-        early_namespaces: set[str],
+        components: Sequence[PlatformComponent],
+        early_namespaces: frozenset[str],
     ) -> list[Manifest]:
-        v = self.versions
-        runtime = "provider-argocd"
+        """What the components installed by objects render into ``providers/``."""
         bodies: list[dict[str, Any]] = []
-        if PROVIDER_OPENSTACK in components:
-            bodies.append(
-                bs.crossplane_provider(
-                    "provider-openstack", f"{bs.XPKG}/provider-openstack:{v.provider_openstack}"
+        for component in components:
+            if isinstance(component.install, ObjectsInstall):
+                ctx = InstallContext(
+                    fleet=self.fleet,
+                    environment=environment,
+                    component=component,
+                    version=self.version(component),
+                    installed=tuple(components),
+                    early_namespaces=early_namespaces,
                 )
-            )
-        bodies.append(
-            bs.crossplane_provider(
-                "provider-argocd", f"{bs.XPKG}/provider-argocd:{v.provider_argocd}", runtime
-            )
-        )
-        bodies.append(bs.runtime_config(runtime, [f"--poll={self.provider_argocd_poll_seconds}s"]))
-        gates: dict[str, bool] = {}
-        for cluster in self._placed(environment):
-            gates.update(type(cluster).plugin.capi_feature_gates)
-        if CLUSTER_API in components:
-            if CAPI_SYSTEM not in early_namespaces:
-                bodies.append(bs.namespace(CAPI_SYSTEM))
-            bodies.append(
-                bs.capi_provider(
-                    "CoreProvider", "cluster-api", CAPI_SYSTEM, v.cluster_api, feature_gates=gates
-                )
-            )
-        if CAPOCI in components:
-            self._check_capoci_credentials(environment)
-            if CAPOCI_SYSTEM not in early_namespaces:
-                bodies.append(bs.namespace(CAPOCI_SYSTEM))
-            bodies.append(
-                bs.capi_provider(
-                    "InfrastructureProvider",
-                    "oci",
-                    CAPOCI_SYSTEM,
-                    v.capoci,
-                    feature_gates=gates,
-                    config_secret=(
-                        (self.capoci_config_secret, CAPOCI_SYSTEM)
-                        if self.capoci_config_secret
-                        else None
-                    ),
-                    # Without a config secret every OKE cluster names an OCIClusterIdentity
-                    # (checked above): the manager needs no credentials of its own, and
-                    # without them it would exit at start (oracle/cluster-api-provider-oci
-                    # main.go, config/manager/manager.yaml).
-                    manager_args=(
-                        None
-                        if self.capoci_config_secret
-                        else {"--init-oci-clients-on-startup": "false"}
-                    ),
-                )
-            )
+                bodies.extend(component.install.render(ctx))
         return [self._manifest(environment, layout.PROVIDERS, b) for b in bodies]

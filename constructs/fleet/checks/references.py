@@ -2,7 +2,8 @@
 
 The rules are data, not code per construct: the platform's own (provider-argocd, External
 Secrets, core) below, plus what each cloud plug-in declares
-(:class:`fleet.clouds.base.ReferenceRules` on the cluster class's ``plugin``):
+(:class:`fleet.platform.references.ReferenceRules` on each platform component and on the
+cluster class's ``plugin``):
 
 * provider-config families: a Crossplane managed resource's ``spec.providerConfigRef``
   must name a ProviderConfig of its provider family (``*.openstack.crossplane.io`` ->
@@ -26,8 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleet.checks.problem import Problem, format_path
-from fleet.clouds.base import FieldRef, ReferenceRules, SecretProducer, cloud_plugins
+from fleet.clouds.base import cloud_plugins
 from fleet.core.manifest import Identity, Manifest
+from fleet.platform.plugins import catalogue
+from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -131,13 +134,19 @@ _TABLES: list[tuple[object, Tables]] = []
 
 
 def tables() -> Tables:
-    """The rules in force: :data:`PLATFORM_RULES` and every cloud plug-in's (rebuilt only
-    when the set of plug-ins changes)."""
-    plugins = cloud_plugins()
-    if _TABLES and _TABLES[0][0] is plugins:
+    """The rules in force: :data:`PLATFORM_RULES`, every platform component's (once each)
+    and every cloud plug-in's (rebuilt only when the set of plug-ins changes)."""
+    components = catalogue()
+    if _TABLES and _TABLES[0][0] is components:
         return _TABLES[0][1]
-    built = _build((PLATFORM_RULES, *(plugin.references for _, plugin in plugins)))
-    _TABLES[:] = [(plugins, built)]
+    built = _build(
+        (
+            PLATFORM_RULES,
+            *(c.references for c in components.components),
+            *(plugin.references for _, plugin in cloud_plugins()),
+        )
+    )
+    _TABLES[:] = [(components, built)]
     return built
 
 
@@ -226,7 +235,7 @@ def shared_object_refs(m: Manifest) -> list[Identity]:
     """The shared objects ``m`` needs to be reconciled: its ProviderConfig, its identity.
 
     What :func:`provider_config_ref` and :func:`identity_ref` name; the deletion guard lets
-    such an object go only when nothing uses it (:func:`fleet.checks.diff.unused_objects`).
+    such an object go only when nothing uses it (:func:`fleet.checks.deletion.unused_objects`).
     """
     return [t for t in (provider_config_ref(m), identity_ref(m)) if t is not None]
 

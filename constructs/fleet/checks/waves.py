@@ -6,19 +6,20 @@ component in the same or a later wave fails to apply (``no matches for kind``), 
 bootstrap stops there; that is how cluster-api-operator's chart, which holds cert-manager
 ``Certificate``/``Issuer`` objects, stopped a bootstrap without cert-manager.
 
-The check reads the rendered objects only:
+The check reads the rendered objects, and what the platform components say about
+themselves (:func:`fleet.platform.plugins.catalogue`: every component a plug-in lists):
 
-* :data:`INSTALLS` says which component installs which CRDs: the pinned CRDs of
-  ``crds.lock.yaml`` (grouped by the component folder they are pinned under; a test keeps
-  the table equal to the lock) plus the CRDs of cert-manager, which are not pinned
-  (cert-manager ``deploy/charts/cert-manager/templates/crd-*.yaml``).
-* :func:`installers` finds where each component is installed: a Helm chart Application
-  (by chart name), a Crossplane ``Provider`` (by package), a cluster-api-operator provider
-  (by kind and name). An installer counts only if ArgoCD can tell when it is done: a
-  cluster-api-operator provider without a health check in ``argocd-cm`` is Healthy at once,
-  before its CRDs exist.
-* Each object's root wave is its own ``sync-wave`` in ``bootstrap/``, else the wave of the
-  Application that syncs its folder. :data:`CHART_KINDS` adds the kinds a chart applies.
+* which component owns which CRD (``owns``; a test keeps the pinned ones equal to
+  ``crds.lock.yaml``);
+* where each component is installed (:func:`installers`): the bootstrap Application of its
+  chart or upstream folder, its installing object (a Crossplane ``Provider``, a
+  cluster-api-operator provider), or before everything (ArgoCD). An installing object whose
+  health ArgoCD only knows from a Lua check counts only with that check in ``argocd-cm``:
+  without it the object is Healthy at once, before its CRDs exist;
+* the kinds a chart or folder applies besides (``applies``).
+
+Each object's root wave is its own ``sync-wave`` in ``bootstrap/``, else the wave of the
+Application that syncs its folder.
 """
 
 from __future__ import annotations
@@ -30,149 +31,25 @@ from typing import Any
 from fleet.checks.problem import Problem
 from fleet.core import layout
 from fleet.core.manifest import Manifest
+from fleet.platform.component import (
+    Catalogue,
+    ChartInstall,
+    DirectoryInstall,
+    ObjectsInstall,
+    PlatformComponent,
+    Preinstalled,
+)
+from fleet.platform.plugins import catalogue
 
-ARGO_CD = "argo-cd"
-"""ArgoCD itself: installed before the bootstrap (its CRDs are there from the start)."""
-
-INSTALLS: Mapping[str, frozenset[tuple[str, str]]] = {
-    ARGO_CD: frozenset(
-        {("argoproj.io", "Application"), ("argoproj.io", "AppProject")}
-        | {("argoproj.io", "ApplicationSet")}
-    ),
-    "crossplane": frozenset(
-        {
-            ("pkg.crossplane.io", "Provider"),
-            ("pkg.crossplane.io", "DeploymentRuntimeConfig"),
-            ("pkg.crossplane.io", "ImageConfig"),
-            ("protection.crossplane.io", "Usage"),
-            ("protection.crossplane.io", "ClusterUsage"),
-        }
-    ),
-    "cert-manager": frozenset(
-        {
-            ("cert-manager.io", "Certificate"),
-            ("cert-manager.io", "CertificateRequest"),
-            ("cert-manager.io", "Issuer"),
-            ("cert-manager.io", "ClusterIssuer"),
-            ("acme.cert-manager.io", "Order"),
-            ("acme.cert-manager.io", "Challenge"),
-        }
-    ),
-    "external-secrets": frozenset(
-        {
-            ("external-secrets.io", "ExternalSecret"),
-            ("external-secrets.io", "PushSecret"),
-            ("external-secrets.io", "SecretStore"),
-            ("external-secrets.io", "ClusterSecretStore"),
-        }
-    ),
-    "cluster-api-operator": frozenset(
-        ("operator.cluster.x-k8s.io", kind)
-        for kind in (
-            "CoreProvider",
-            "InfrastructureProvider",
-            "BootstrapProvider",
-            "ControlPlaneProvider",
-            "AddonProvider",
-        )
-    ),
-    "provider-openstack": frozenset(
-        {
-            *(
-                (group, kind)
-                for group in (
-                    "containerinfra.openstack.crossplane.io",
-                    "containerinfra.openstack.m.crossplane.io",
-                )
-                for kind in ("ClusterV1", "NodegroupV1", "ClustertemplateV1")
-            ),
-            ("openstack.crossplane.io", "ProviderConfig"),
-            ("openstack.m.crossplane.io", "ProviderConfig"),
-            ("openstack.m.crossplane.io", "ClusterProviderConfig"),
-        }
-    ),
-    "provider-argocd": frozenset(
-        {
-            ("cluster.argocd.crossplane.io", "Cluster"),
-            ("cluster.m.argocd.crossplane.io", "Cluster"),
-            ("argocd.crossplane.io", "ProviderConfig"),
-            ("m.argocd.crossplane.io", "ProviderConfig"),
-            ("projects.argocd.crossplane.io", "Project"),
-            ("projects.m.argocd.crossplane.io", "Project"),
-            ("applications.argocd.crossplane.io", "Application"),
-            ("applications.m.argocd.crossplane.io", "Application"),
-        }
-    ),
-    "cluster-api": frozenset(
-        {
-            ("cluster.x-k8s.io", "Cluster"),
-            ("cluster.x-k8s.io", "MachinePool"),
-            ("cluster.x-k8s.io", "ClusterClass"),
-        }
-    ),
-    "cluster-api-provider-oci": frozenset(
-        ("infrastructure.cluster.x-k8s.io", kind)
-        for kind in (
-            "OCIManagedCluster",
-            "OCIManagedControlPlane",
-            "OCIManagedMachinePool",
-            "OCIClusterIdentity",
-        )
-    ),
-}
-"""Component -> the (group, kind) of the CRDs it installs."""
-
-NOT_PINNED = frozenset({"cert-manager"})
-"""Components of :data:`INSTALLS` whose CRDs ``crds.lock.yaml`` does not pin."""
-
-CHART_KINDS: Mapping[str, frozenset[tuple[str, str]]] = {
-    # Its webhook's serving certificate (cluster-api-operator config/certmanager,
-    # rendered into the chart's templates/operator-components.yaml).
-    "cluster-api-operator": frozenset(
-        {("cert-manager.io", "Certificate"), ("cert-manager.io", "Issuer")}
-    ),
-}
-"""Chart -> custom kinds the chart's own templates apply (their CRDs must already exist)."""
-
-CHARTS: Mapping[str, str] = {
-    "crossplane": "crossplane",
-    "cert-manager": "cert-manager",
-    "external-secrets": "external-secrets",
-    "cluster-api-operator": "cluster-api-operator",
-}
-"""Helm chart name -> the component it installs."""
-
-PROVIDER_PACKAGES: Mapping[str, str] = {
-    "provider-openstack": "provider-openstack",
-    "provider-argocd": "provider-argocd",
-}
-"""Crossplane package repository name -> the component it installs."""
-
-OPERATOR_PROVIDERS: Mapping[tuple[str, str], str] = {
-    ("CoreProvider", "cluster-api"): "cluster-api",
-    ("InfrastructureProvider", "oci"): "cluster-api-provider-oci",
-}
-"""cluster-api-operator (kind, name) -> the component it installs."""
-
-OPERATOR_GROUP = "operator.cluster.x-k8s.io"
 HEALTH_KEY = "resource.customizations.health."
 BEFORE_EVERYTHING = -(10**9)
 
 
-_BY_KIND: dict[tuple[str, str], str] = {k: c for c, kinds in INSTALLS.items() for k in kinds}
-_BY_GROUP: dict[str, str] = {}
-for _component, _kinds in INSTALLS.items():
-    for _group, _ in sorted(_kinds):
-        _BY_GROUP.setdefault(_group, _component)
-# Every Cluster API infrastructure provider serves this group: another provider's kind in it
-# is not CAPOCI's.
-_BY_GROUP.pop("infrastructure.cluster.x-k8s.io", None)
-
-
 def component_of(group: str, kind: str) -> str | None:
-    """The component whose CRD defines ``group``/``kind``; else the one that installs the
-    group's other CRDs; None for a kind no known component installs (built-in or foreign)."""
-    return _BY_KIND.get((group, kind)) or _BY_GROUP.get(group)
+    """The name of the component whose CRD defines ``group``/``kind`` (or whose group it
+    is); None for a kind no known component installs (built-in or foreign)."""
+    owner = catalogue().owner(group, kind)
+    return owner.name if owner else None
 
 
 @dataclass(frozen=True)
@@ -215,10 +92,45 @@ def _health_keys(manifests: Sequence[Manifest]) -> set[str]:
     return keys
 
 
-def installers(manifests: Sequence[Manifest], waves: Mapping[str, int]) -> dict[str, Installer]:
+def _source(m: Manifest) -> Mapping[str, Any]:
+    source = (m.body.get("spec") or {}).get("source")
+    return source if isinstance(source, dict) else {}
+
+
+def installed_by(m: Manifest, components: Catalogue) -> list[PlatformComponent]:
+    """The components that an ``Application`` installs (by its chart or upstream folder)."""
+    if m.group != "argoproj.io" or m.kind != "Application":
+        return []
+    source = _source(m)
+    out = []
+    for component in components.components:
+        install = component.install
+        if isinstance(install, ChartInstall):
+            if source.get("chart") == install.chart:
+                out.append(component)
+        elif (
+            isinstance(install, DirectoryInstall)
+            and source.get("repoURL") == install.repo_url
+            and source.get("path") == install.path
+        ):
+            out.append(component)
+    return out
+
+
+def installers(
+    manifests: Sequence[Manifest], waves: Mapping[str, int], components: Catalogue | None = None
+) -> dict[str, Installer]:
     """Component -> where it is installed in this environment (earliest wave wins)."""
+    components = components or catalogue()
     health = _health_keys(manifests)
-    out: dict[str, Installer] = {ARGO_CD: Installer(ARGO_CD, None, BEFORE_EVERYTHING)}
+    out: dict[str, Installer] = {}
+    by_kind: dict[tuple[str, str], list[tuple[PlatformComponent, ObjectsInstall]]] = {}
+    for component in components.components:
+        install = component.install
+        if isinstance(install, Preinstalled):
+            out[component.name] = Installer(component.name, None, BEFORE_EVERYTHING)
+        elif isinstance(install, ObjectsInstall):
+            by_kind.setdefault(install.installer_kind, []).append((component, install))
 
     def add(component: str, m: Manifest) -> None:
         wave = wave_of(m, waves)
@@ -228,24 +140,15 @@ def installers(manifests: Sequence[Manifest], waves: Mapping[str, int]) -> dict[
             out[component] = Installer(component, m, wave)
 
     for m in manifests:
-        spec = m.body.get("spec") or {}
-        if m.group == "argoproj.io" and m.kind == "Application":
-            chart = str((spec.get("source") or {}).get("chart") or "")
-            if chart in CHARTS:
-                add(CHARTS[chart], m)
-        elif m.group == "pkg.crossplane.io" and m.kind == "Provider":
-            package = str(spec.get("package") or "")
-            repository = package.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
-            if repository in PROVIDER_PACKAGES:
-                add(PROVIDER_PACKAGES[repository], m)
-        elif (
-            m.group == OPERATOR_GROUP
-            and (m.kind, m.name) in OPERATOR_PROVIDERS
-            # Without a health check the provider is "Healthy" the moment it exists, long
-            # before the operator has installed its CRDs: it orders nothing.
-            and f"{HEALTH_KEY}{m.group}_{m.kind}" in health
-        ):
-            add(OPERATOR_PROVIDERS[(m.kind, m.name)], m)
+        for component in installed_by(m, components):
+            add(component.name, m)
+        for component, install in by_kind.get((m.group, m.kind), ()):
+            # Without a health check the object is "Healthy" the moment it exists, long
+            # before the component has installed its CRDs: it orders nothing.
+            if install.is_installer(m.body) and (
+                not install.health_checked or f"{HEALTH_KEY}{m.group}_{m.kind}" in health
+            ):
+                add(component.name, m)
     return out
 
 
@@ -256,13 +159,18 @@ def wave_of(m: Manifest, waves: Mapping[str, int]) -> int | None:
     return waves.get(m.folder)
 
 
-def _uses(m: Manifest) -> Iterator[tuple[str, str, str]]:
+def _uses(m: Manifest, components: Catalogue) -> Iterator[tuple[str, str, str]]:
     """(group, kind, how) of every custom kind applying ``m`` needs."""
     yield (m.group, m.kind, "")
-    if m.group == "argoproj.io" and m.kind == "Application":
-        chart = str(((m.body.get("spec") or {}).get("source") or {}).get("chart") or "")
-        for group, kind in sorted(CHART_KINDS.get(chart, ())):
-            yield (group, kind, f"its chart {chart} applies ")
+    for component in installed_by(m, components):
+        install = component.install
+        how = (
+            f"its chart {install.chart} applies "
+            if isinstance(install, ChartInstall)
+            else f"its folder {component.name} applies "
+        )
+        for group, kind in sorted(component.applies):
+            yield (group, kind, how)
 
 
 def check_waves(manifests: Sequence[Manifest]) -> list[Problem]:
@@ -272,11 +180,12 @@ def check_waves(manifests: Sequence[Manifest]) -> list[Problem]:
     for m in manifests:
         by_env.setdefault(m.environment, []).append(m)
     problems: list[Problem] = []
+    components = catalogue()
     for items in by_env.values():
         waves = root_waves(items)
         if waves is None:
             continue  # no bootstrap in this environment: nothing is ordered
-        found = installers(items, waves)
+        found = installers(items, waves, components)
         for m in items:
             wave = wave_of(m, waves)
             if wave is None:
@@ -289,10 +198,11 @@ def check_waves(manifests: Sequence[Manifest]) -> list[Problem]:
                     )
                 )
                 continue
-            for group, kind, how in _uses(m):
-                component = component_of(group, kind)
-                if component is None:
+            for group, kind, how in _uses(m, components):
+                owner = components.owner(group, kind)
+                if owner is None:
                     continue
+                component = owner.name
                 installer = found.get(component)
                 if installer is None:
                     problems.append(

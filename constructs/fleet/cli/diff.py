@@ -11,7 +11,7 @@ by object (:mod:`fleet.checks.diff`) and reported as text or Markdown
 (:mod:`fleet.views.diff_report`).
 
 Exit codes: 0 nothing guarded changes; 1 a guard failed (a cluster-bearing object would
-be deleted, a Magnum object's ForceNew field or external name changes, or with ``--strict``
+be deleted, a cloud provider's ForceNew field or an external name changes, or with ``--strict``
 a field another CRD calls immutable changes); 2 bad input (a definition,
 the base revision, or the base's render).
 """
@@ -32,23 +32,21 @@ from pathlib import Path
 
 from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.checks.crds import index_cache_dir, load_crds, resolve_crds_dir
-from fleet.checks.diff import (
-    Files,
-    Finding,
-    FleetDiff,
-    Tree,
+from fleet.checks.deletion import (
+    DefinitionSources,
     cluster_bearing_kinds,
-    compare_files,
+    deletions,
+    grouped_by_source,
+    is_cluster_bearing,
+    unused_objects,
+)
+from fleet.checks.diff import Files, Finding, FleetDiff, Tree, compare_files, parse_files
+from fleet.checks.force_new import external_name_guard, force_new_guard
+from fleet.checks.immutable import (
     create_only_guard,
     declared_create_only,
-    deletion_guard,
-    external_name_guard,
-    force_new_guard,
     immutable_fields,
     immutable_guard,
-    is_cluster_bearing,
-    parse_files,
-    unused_objects,
 )
 from fleet.clouds.base import FleetCluster
 from fleet.core.config import FleetConfig
@@ -288,7 +286,7 @@ def retired_objects(
     still uses them, so their ProviderConfigs and OCIClusterIdentities stay in both renders.
     Once the last retired definition is removed, the ProviderConfig (or identity) goes too:
     the guard lets it, as nothing in the base revision uses it
-    (:func:`fleet.checks.diff.unused_objects`).
+    (:func:`fleet.checks.deletion.unused_objects`).
     """
     fleet = load_fleet(config)
     if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
@@ -311,6 +309,33 @@ def retired_objects(
     }
 
 
+def definition_sources(repo: Path, sha: str, config: FleetConfig, head: Synth) -> DefinitionSources:
+    """What tells where removed objects were defined: the declaration modules the change
+    deletes or edits, as they were in the base revision, and the working tree's sources."""
+    modules: dict[str, str] = {}
+    try:
+        folder = config.clusters_dir.resolve().relative_to(repo)
+        changed = _git(repo, "diff", "--name-only", "--no-renames", sha, "--", folder.as_posix())
+    except (ValueError, GitError):
+        changed = ""
+    for path in changed.splitlines():
+        if not path.endswith(".py"):
+            continue
+        try:
+            text = _git_bytes(repo, "show", f"{sha}:{path}").decode("utf-8", errors="replace")
+        except GitError:
+            continue  # new in the working tree
+        try:
+            shown = (repo / path).relative_to(config.root.resolve()).as_posix()
+        except ValueError:
+            shown = path
+        modules[shown] = text
+    return DefinitionSources(
+        base_modules=modules,
+        head={(env, m.identity): m.source for env, ms in head.manifests.items() for m in ms},
+    )
+
+
 def _guards(
     args: argparse.Namespace,
     config: FleetConfig,
@@ -318,6 +343,7 @@ def _guards(
     crds_dir: Path | None,
     base_files: Files,
     head: Synth,
+    base: tuple[Path, str],
 ) -> list[Finding]:
     kinds = cluster_bearing_kinds()
     removes_bearing = any(
@@ -326,7 +352,10 @@ def _guards(
     # Loading the fleet again costs a second import of every definition: only when needed.
     retired = retired_objects(config, head) if removes_bearing else {}
     unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
-    findings = deletion_guard(diff, retired=retired, kinds=kinds, unused=unused)
+    judged = deletions(diff, retired=retired, kinds=kinds, unused=unused)
+    # One finding per definition module (each object in its details), not one per object.
+    sources = definition_sources(*base, config, head) if judged else None
+    findings = grouped_by_source(judged, sources)
     findings += force_new_guard(diff) + external_name_guard(diff)
     findings += create_only_guard(diff, base_files, head.files, declared_create_only())
     if crds_dir is None:
@@ -364,7 +393,7 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     head = synthesize(config)
     base, origin = base_files(repo, sha, config.root.relative_to(repo), crds_dir=crds_dir)
     diff = compare_files(base, head.files, order=config.environments)
-    findings = _guards(args, config, diff, crds_dir, base, head)
+    findings = _guards(args, config, diff, crds_dir, base, head, (repo, sha))
     markdown = args.format == "markdown"
     context = DiffContext(config, diff, head, base, head.files, markdown)
     sections = [s for s in (provider(context) for provider in EXTRA_SECTIONS) if s is not None]
@@ -377,7 +406,13 @@ def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
                 print(finding.line(), file=sys.stderr)
     else:
         sys.stdout.write(
-            render_text(diff, findings, title=title.replace("`", ""), extra_sections=sections)
+            render_text(
+                diff,
+                findings,
+                title=title.replace("`", ""),
+                extra_sections=sections,
+                verbose=args.verbose,
+            )
         )
     return EXIT_CHECK if any(f.level == "error" for f in findings) else EXIT_OK
 
@@ -403,7 +438,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--strict",
         action="store_true",
         help="exit 1 also when a field changes that a CRD's description calls immutable "
-        "(Magnum ForceNew fields always fail)",
+        "(the ForceNew fields of a cloud's provider always fail)",
+    )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every object of a grouped guard finding (the Markdown report always does)",
     )
     p.add_argument(
         "--crds",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fleet.core.config import FleetConfig
 from fleet.core.words import plural
+from fleet.importers import command_help as texts
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
@@ -75,27 +76,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     kinds = importer.add_subparsers(dest="source", required=True)
     p = kinds.add_parser(
         "tfvars",
-        help="Magnum clusters from Terraform tfvars files",
-        description="Writes one module per community into the declarations folder "
-        "(PATH: a tfvars file, or a folder of <community>/<cluster>/terraform.tfvars). "
-        "Projects the fleet declares are reused; a cluster shared by several environments "
-        "becomes one declaration. Nothing is written unless the whole input is valid.",
+        help=texts.TFVARS_HELP,
+        description=texts.TFVARS_DESCRIPTION,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a tfvars file or a folder")
     p.add_argument(
         "--state",
         action="append",
         metavar="FILE",
-        help="Terraform state (or `terraform show -json` output) of the same clusters: "
-        "their Magnum UUIDs (repeatable)",
+        help=texts.STATE_HELP,
     )
     _common(p)
     s = kinds.add_parser(
         "tfstate",
-        help="Magnum clusters from Terraform tfvars files, adopted by the UUIDs of their state",
-        description="Like `fleet import tfvars --state`: reads the template and cluster UUIDs "
-        "from STATE (a terraform.tfstate, or `terraform show -json` output), checks that state "
-        "and tfvars agree, and declares the clusters to adopt them by UUID.",
+        help=texts.TFSTATE_HELP,
+        description=texts.TFSTATE_DESCRIPTION,
     )
     s.add_argument("states", nargs="+", metavar="STATE", help="a Terraform state file")
     s.add_argument(
@@ -126,9 +121,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=[],
         type=_name_uuid,
         metavar="NAME=UUID",
-        help="the Magnum UUID of a derived template (repeat per template; "
-        "`openstack coe cluster template show NAME -f value -c uuid`); not needed for "
-        "templates whose UUID the Terraform state gives",
+        help=texts.TEMPLATE_UUID_HELP,
     )
     p.add_argument(
         "--verify",

@@ -7,7 +7,6 @@ packages) works with it and never needs to know the cloud.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,9 +17,12 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.options import option
+from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
+from fleet.platform.plugins import Plugin, plugins
+from fleet.platform.references import ReferenceRules
+from fleet.platform.upjet import ForceNewRules
 
 FLEET_LABEL_PREFIX = "fleet/"
 """The prefix of the labels registration sets from the declaration (argocd/registration.py)."""
@@ -30,116 +32,23 @@ PROTECT = layout.PROTECT
 
 
 # === Cloud plug-ins ==========================================================================
-# What a cluster kind contributes to the fleet's platform, in ONE place: the components the
-# bootstrap installs for it, Cluster API feature gates, ArgoCD health checks, how ArgoCD must
-# apply and diff its objects, the reference rules the checks apply to its objects, and the
-# kinds whose deletion would cut clusters off. Each FleetCluster subclass names its plug-in
-# (``plugin: ClassVar[CloudPlugin]``); consumers (the bootstrap, checks/references.py,
-# checks/diff.py, views/graph.py) read :func:`cloud_plugins` and never name a cloud.
-
-CROSSPLANE = "crossplane"
-CERT_MANAGER = "cert-manager"
-EXTERNAL_SECRETS = "external-secrets"
-CLUSTER_API_OPERATOR = "cluster-api-operator"
-PROVIDER_OPENSTACK = "provider-openstack"
-PROVIDER_ARGOCD = "provider-argocd"
-CLUSTER_API = "cluster-api"
-CAPOCI = "cluster-api-provider-oci"
-
-COMPONENT_REQUIRES: Mapping[str, tuple[str, ...]] = {
-    CROSSPLANE: (),
-    CERT_MANAGER: (),
-    EXTERNAL_SECRETS: (),
-    # The operator chart holds cert-manager Certificate/Issuer objects for its webhook.
-    CLUSTER_API_OPERATOR: (CERT_MANAGER,),
-    PROVIDER_OPENSTACK: (CROSSPLANE,),
-    PROVIDER_ARGOCD: (CROSSPLANE,),
-    CLUSTER_API: (CLUSTER_API_OPERATOR,),
-    CAPOCI: (CLUSTER_API,),
-}
-"""Platform component -> the components it cannot run without."""
-
-
-def with_requirements(components: Sequence[str]) -> frozenset[str]:
-    """``components`` and everything they need, transitively."""
-    out: set[str] = set()
-    pending = list(components)
-    while pending:
-        name = pending.pop()
-        if name not in out:
-            out.add(name)
-            pending.extend(COMPONENT_REQUIRES.get(name, ()))
-    return frozenset(out)
-
-
-@dataclass(frozen=True)
-class HealthCheck:
-    """An ArgoCD Lua health check for ``group``/``kind`` (an ``argocd-cm`` key)."""
-
-    group: str
-    kind: str
-    lua: str
-
-
-@dataclass(frozen=True, slots=True)
-class FieldRef:
-    """A string field of ``kind`` in ``group`` that names an object of ``target_kind``.
-
-    The target matches when any of ``match`` (paths into the target, ``metadata.name``
-    included) equals the value. ``same_namespace`` looks only in the source's namespace.
-    """
-
-    group: str
-    kind: str
-    paths: tuple[tuple[str, ...], ...]
-    target_group: str
-    target_kind: str
-    match: tuple[tuple[str, ...], ...]
-    same_namespace: bool
-
-
-@dataclass(frozen=True, slots=True)
-class SecretProducer:
-    """Objects of ``group``/``kind`` produce a secret: ``secret(manifest) -> (ns, name, keys)``.
-
-    ``keys`` is None when any key may be present.
-    """
-
-    group: str
-    kind: str
-    secret: Callable[[Manifest], tuple[str, str, frozenset[str] | None] | None]
+# What a cluster kind contributes to the fleet's platform, in ONE place: the platform
+# components the bootstrap installs for it (as values: fleet.platform.component), how ArgoCD
+# must apply and diff its objects, the reference rules the checks apply to its objects, the
+# kinds whose deletion would cut clusters off, and what ``fleet diff`` must refuse to change.
+# Each FleetCluster subclass names its plug-in (``plugin: ClassVar[CloudPlugin]``);
+# consumers (the bootstrap, checks/references.py, checks/waves.py, the diff guards,
+# views/graph/) read :func:`cloud_plugins` and never name a cloud.
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReferenceRules:
-    """The reference rules of checks/references.py that one cloud (or the platform) adds."""
+class CloudPlugin(Plugin):
+    """What one cluster kind contributes to the platform (see the block comment above).
 
-    provider_config_families: Mapping[str, str] = field(default_factory=dict)
-    """Managed-resource group suffix -> the group of its ProviderConfig."""
-    field_refs: tuple[FieldRef, ...] = ()
-    object_refs: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    """(group, kind) -> paths of object references ``{apiVersion|apiGroup, kind, name}``."""
-    identity_kind: tuple[str, str] | None = None
-    """(group, kind) of a shared credentials object clusters name in ``spec.identityRef``."""
-    identity_ref_kinds: frozenset[tuple[str, str]] = frozenset()
-    """(group, kind) of the objects whose ``spec.identityRef`` names ``identity_kind``."""
-    identity_consequence: str = "the clusters that use it could no longer authenticate"
-    """What deleting the identity while clusters use it does (for ``fleet diff``)."""
-    secret_producers: tuple[SecretProducer, ...] = ()
-    label_named_kinds: frozenset[tuple[str, str]] = frozenset()
-    """(group, kind) whose metadata.name must be a DNS-1123 label."""
+    ``components`` (:class:`~fleet.platform.plugins.Plugin`) are installed wherever such a
+    cluster is placed (retired ones too: their ProviderConfig or identity still renders).
+    """
 
-
-@dataclass(frozen=True, kw_only=True)
-class CloudPlugin:
-    """What one cluster kind contributes to the platform (see the block comment above)."""
-
-    components: tuple[str, ...] = ()
-    """Platform components the bootstrap installs where such a cluster is placed."""
-    capi_feature_gates: Mapping[str, bool] = field(default_factory=dict)
-    """Cluster API feature gates the core provider and the cloud's provider turn on."""
-    health_checks: tuple[HealthCheck, ...] = ()
-    """Lua checks for the kinds ArgoCD has no built-in health for."""
     protected_kinds: tuple[tuple[str, str], ...] = ()
     """(group, kind) patterns besides the class's bearing kinds whose deletion cuts
     clusters off (credentials, identities)."""
@@ -148,45 +57,69 @@ class CloudPlugin:
     """Sync options of the cluster's Application (how ArgoCD applies its objects)."""
     application_compare_options: tuple[str, ...] = ()
     """Compare options of the cluster's Application (how ArgoCD diffs its objects)."""
-
-
-BUILTIN_CLOUDS = ("fleet.clouds.magnum.cluster", "fleet.clouds.oci.cluster")
-"""Modules of the clouds that ship with the fleet (a new cloud adds its module here, or is
-imported before the checks run)."""
-
-
-_PLUGINS: list[list[tuple[type[FleetCluster], CloudPlugin]]] = []
-"""The answer of :func:`cloud_plugins`, dropped whenever a FleetCluster subclass is made."""
+    force_new: ForceNewRules | None = None
+    """What ``fleet diff`` refuses to change on the cloud's Crossplane managed resources
+    (their upjet provider's ForceNew arguments)."""
+    short_account: Callable[[str], str] | None = None
+    """How a narrow table (``fleet ls``) shows an account of the cloud: a long id by its
+    unique end, say. None: as it is."""
 
 
 def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
-    """Every FleetCluster subclass that declares a plug-in, with it (stable order); the
-    built-in clouds are loaded first, so that the checks see them without the fleet."""
-    if _PLUGINS:
-        return _PLUGINS[0]
-    for module in BUILTIN_CLOUDS:
-        importlib.import_module(module)
-    found: list[tuple[type[FleetCluster], CloudPlugin]] = []
-    pending: list[type[FleetCluster]] = [FleetCluster]
-    seen: set[type[FleetCluster]] = set()
-    while pending:
-        cls = pending.pop(0)
-        if cls in seen:
-            continue
-        seen.add(cls)
-        pending.extend(cls.__subclasses__())
-        plugin = cls.__dict__.get("plugin")
-        if isinstance(plugin, CloudPlugin) and cls is not FleetCluster:
-            found.append((cls, plugin))
-    out = sorted(found, key=lambda item: item[0].__qualname__)
-    _PLUGINS[:] = [out]
-    return out
+    """Every cluster class that names a plug-in, with it (the cluster classes among
+    :func:`fleet.platform.plugins.plugins`, in its order)."""
+    return [
+        (cls, plugin)
+        for cls, plugin in plugins()
+        if issubclass(cls, FleetCluster) and isinstance(plugin, CloudPlugin)
+    ]
 
 
 def ignore_differences(cls: type[FleetCluster]) -> tuple[dict[str, Any], ...]:
     """ArgoCD ``ignoreDifferences`` entries of a cluster class (its ``ignore_differences``
     ClassVar: fields the cloud's controller writes into spec), () if it declares none."""
     return tuple(d.to_dict() for d in cls.ignore_differences)
+
+
+@dataclass(frozen=True)
+class DeclaredField:
+    """An option of a cluster kind's table (or of a value type it holds), where it renders."""
+
+    cluster: type[FleetCluster]
+    table: type
+    """The class whose body declares it (the cluster class, ``NodeGroup``, ...)."""
+    option: Option
+    kind: str
+    """The kind of the object it renders into."""
+
+
+def declared_fields() -> dict[tuple[str, tuple[str, ...]], DeclaredField]:
+    """(kind, render path) -> the option that renders there, over every cloud's cluster
+    class and the value types its options hold: which argument of a declaration a field of
+    a rendered object comes from (for ``fleet diff``'s messages)."""
+    out: dict[tuple[str, tuple[str, ...]], DeclaredField] = {}
+    for cluster, _ in cloud_plugins():
+        for table in (cluster, *value_types_in(cluster)):
+            for o in rendered(table):
+                kind = o.rendered_kind(table)
+                out.setdefault((kind, o.render), DeclaredField(cluster, table, o, kind))
+    return out
+
+
+def force_new(cluster: type[FleetCluster], table: type, option: Option) -> bool | None:
+    """Whether the cloud's provider refuses to change ``option`` (of ``table``, held by
+    ``cluster``) on an existing object: its Terraform attribute is ForceNew in the vendored
+    provider data of the cluster's plug-in (``CloudPlugin.force_new``). None where there is
+    no such data, or the option has no Terraform attribute."""
+    rules = cluster.plugin.force_new
+    if rules is None or not option.terraform:
+        return None
+    kind = option.rendered_kind(table)
+    data = rules.table()
+    for (_, table_kind), fields in data.kinds.items():
+        if table_kind == kind:
+            return any(f.terraform == option.terraform for f in fields.values())
+    return None
 
 
 @runtime_checkable
@@ -381,14 +314,9 @@ class FleetCluster(FleetConstruct):
     cloud: ClassVar[str] = ""
     bearing_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(apiVersion, kind) of the objects whose deletion would delete the real cluster."""
-    emitted_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
-    """(apiVersion, kind) of every object the construct may render (for the bootstrap)."""
-    kinds_without_argocd_health: ClassVar[tuple[tuple[str, str], ...]] = ()
-    """Emitted kinds ArgoCD has no built-in health check for (they need Lua checks)."""
-    capi_feature_gates: ClassVar[tuple[str, ...]] = ()
-    """Cluster API feature gates the install must enable (``EXP_MACHINE_POOL``)."""
-    plugin: ClassVar[CloudPlugin] = CloudPlugin()
-    """What the cluster kind contributes to the platform (see :class:`CloudPlugin`)."""
+    plugin: ClassVar[CloudPlugin]
+    """What the cluster kind contributes to the platform (see :class:`CloudPlugin`); every
+    concrete cluster class names one."""
     kubeconfig_export_refused: ClassVar[str] = ""
     """Why the cluster's kubeconfig must not be exported to a secret store ("": it may)."""
     force_new_fields: ClassVar[tuple[CreateOnlyField, ...]] = ()
@@ -398,10 +326,6 @@ class FleetCluster(FleetConstruct):
     Application ignores them (``spec.ignoreDifferences``, ``RespectIgnoreDifferences``)."""
     rendered_kind: ClassVar[str] = ""
     """The kind of the object an option's ``render`` path is in, unless it names another."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        _PLUGINS.clear()  # a new cluster class may bring a plug-in
 
     def __post_init__(self) -> None:
         """The names per environment and the lifecycle fields, checked."""
@@ -489,6 +413,12 @@ class FleetCluster(FleetConstruct):
     def account(self, environment: str) -> str:
         """The OpenStack project or OCI compartment the cluster is billed to."""
         raise NotImplementedError
+
+    def account_label(self, environment: str) -> str:
+        """:meth:`account` as a narrow table shows it (the plug-in's ``short_account``)."""
+        account = self.account(environment)
+        shorten = type(self).plugin.short_account
+        return shorten(account) if shorten is not None else account
 
     def node_pools(self, environment: str) -> list[NodePoolSummary]:
         """The node pools (Magnum node groups, OKE node pools) in ``environment``."""

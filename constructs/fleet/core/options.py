@@ -241,6 +241,7 @@ _OWN = "_fleet_fields"
 """Class attribute: the options its own body declares (unevaluated hints), in order."""
 _TABLE = "_fleet_table"
 _METADATA = "fleet.option"
+_VALUE_TYPE = "_fleet_value_type"
 
 
 def _is_class_var(annotation: object) -> bool:
@@ -333,8 +334,23 @@ def value_type(cls: C) -> C:
         elif value.default is not REQUIRED:
             kwargs["default"] = value.default
         setattr(cls, name, dataclasses.field(**kwargs))
+    setattr(cls, _VALUE_TYPE, True)
     made: type = dataclass(frozen=True, kw_only=True)(cls)
     return checked_arguments(made, lambda: argument_table(made).checks)  # type: ignore[return-value]
+
+
+def value_types_in(cls: type) -> tuple[type, ...]:
+    """The value types (:func:`value_type`) the options of ``cls`` hold, directly or in
+    lists, unions and ``PerEnv`` (``NodeGroup`` for ``MagnumCluster``), and theirs."""
+    found: list[type] = []
+    pending = [o.hint for o in options_of(cls).values()]
+    while pending:
+        hint = pending.pop(0)
+        if isinstance(hint, type) and hint.__dict__.get(_VALUE_TYPE) and hint not in found:
+            found.append(hint)
+            pending.extend(o.hint for o in options_of(hint).values())
+        pending.extend(typing.get_args(hint))
+    return tuple(found)
 
 
 # --- the constructor ---------------------------------------------------------------------------

@@ -88,21 +88,6 @@ def check_choice(
         ) from None
 
 
-_OCID = "^ocid1\\.{kind}\\.oc[0-9]+\\.[a-z0-9-]*\\.[a-z0-9]+$"
-
-
-def check_ocid(value: object, kinds: Sequence[str], *, where: str, field: str) -> str:
-    """``value`` if it is an Oracle Cloud id of one of ``kinds`` (``ocid1.<kind>.oc1..<id>``)."""
-    pattern = _OCID.format(kind="(" + "|".join(re.escape(k) for k in kinds) + ")")
-    if not isinstance(value, str) or not re.match(pattern, value):
-        raise DefinitionError(
-            f"must be an OCID like ocid1.{kinds[0]}.oc1..<id>, got {value!r}",
-            where=where,
-            field=field,
-        )
-    return value
-
-
 def check_cidr(value: str, *, where: str, field: str) -> ipaddress.IPv4Network:
     """``value`` as an IPv4 network (``10.0.0.0/16``), else the error."""
     try:

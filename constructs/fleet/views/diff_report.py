@@ -31,6 +31,9 @@ from fleet.checks.diff import (
 MARKDOWN_BUDGET = 60_000
 """Characters of per-object detail in Markdown; GitHub caps a comment at 65,536."""
 
+GUARD_DETAILS = 50
+"""Objects listed under one grouped guard finding in Markdown."""
+
 _ICONS = {"error": ":x:", "warning": ":warning:", "note": ":information_source:"}
 
 
@@ -96,8 +99,11 @@ def render_text(
     *,
     title: str,
     extra_sections: Sequence[ReportSection] = (),
+    verbose: bool = False,
 ) -> str:
-    """The report for a terminal or a CI log: one line per object and per changed field."""
+    """The report for a terminal or a CI log: one line per object and per changed field.
+
+    A grouped guard finding is one line; ``verbose`` adds its objects' lines under it."""
     lines = [title]
     for env in diff.environments:
         if env.empty:
@@ -122,7 +128,12 @@ def render_text(
         lines += ["", f"{section.title}:", section.body.rstrip("\n")]
     if findings:
         lines.append("")
-        lines.extend(f.line() for f in findings)
+        for f in findings:
+            lines.append(f.line())
+            if verbose:
+                lines.extend(f"    {detail}" for detail in f.details)
+        if not verbose and any(f.details for f in findings):
+            lines.append("(fleet diff --verbose lists the objects of each finding)")
     lines += ["", _tally(findings)]
     return "\n".join(lines) + "\n"
 
@@ -160,6 +171,26 @@ def _details(change: ObjectChange) -> str:
     )
     body = _fence("\n".join(rows), "diff")
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def _guard_item(f: Finding) -> str:
+    """A guard finding as a list item; a grouped one's objects in a collapsed list."""
+    item = (
+        f"- {_ICONS[f.level]} **{f.level}** "
+        + (f"`{f.environment}` " if f.environment else "")
+        + (f"`{f.subject}`: " if f.subject else "")
+        + f.message
+    )
+    if not f.details:
+        return item
+    n = len(f.details)
+    rows = "\n".join(f"  - {html.escape(d)}" for d in f.details[:GUARD_DETAILS])
+    if n > GUARD_DETAILS:
+        rows += f"\n  - _and {n - GUARD_DETAILS} more (run `fleet diff --verbose` to see all)_"
+    return (
+        f"{item}\n  <details><summary>{n} object{'' if n == 1 else 's'}</summary>\n\n"
+        f"{rows}\n\n  </details>"
+    )
 
 
 def _within(blocks: Sequence[str], left: list[int]) -> list[str]:
@@ -203,16 +234,7 @@ def render_markdown(
         ]
         out.append("\n".join(table))
     if findings:
-        out.append(
-            "#### Guards\n\n"
-            + "\n".join(
-                f"- {_ICONS[f.level]} **{f.level}** "
-                + (f"`{f.environment}` " if f.environment else "")
-                + (f"`{f.subject}`: " if f.subject else "")
-                + f.message
-                for f in findings
-            )
-        )
+        out.append("#### Guards\n\n" + "\n".join(_guard_item(f) for f in findings))
     left = [budget]
     for env in diff.environments:
         if env.empty:

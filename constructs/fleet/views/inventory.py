@@ -20,8 +20,6 @@ COLUMNS = ("cluster", "cloud", "version", "nodes", "account", "notes")
 """The columns of the table, in order; its rows are grouped under their environment (the
 node pools, one by one, are in the JSON and the CSV)."""
 
-OCID_TAIL = 10
-"""Characters of an OCI id the table keeps (after ``…``): its unique, random end."""
 
 CSV_COLUMNS = (
     "environment",
@@ -102,6 +100,9 @@ class InventoryRow:
     node_pools: tuple[NodePoolSummary, ...]
     totals: NodeTotals
     account: str
+    account_label: str
+    """The account as the table shows it (a cloud may keep only a long id's unique end;
+    the full one is in the JSON and CSV)."""
     registered_in_argocd: bool
     deletion_protection: bool
     retired: bool
@@ -119,7 +120,7 @@ class InventoryRow:
             "cloud": self.cloud,
             "version": self.version,
             "nodes": self.totals.text(),
-            "account": short_account(self.account),
+            "account": self.account_label,
             "notes": ", ".join(self.notes()),
         }
 
@@ -161,14 +162,6 @@ class InventoryRow:
             "retired": self.retired,
             "source": self.source,
         }
-
-
-def short_account(account: str) -> str:
-    """``account`` for the table: an OCI id (``ocid1....``) as ``…`` and its last
-    :data:`OCID_TAIL` characters (the full id is in the JSON and CSV); anything else as is."""
-    if account.startswith("ocid1.") and len(account) > OCID_TAIL + 1:
-        return "…" + account[-OCID_TAIL:]
-    return account
 
 
 def registered(fleet: Fleet, environment: str) -> set[FleetCluster]:
@@ -214,6 +207,7 @@ def inventory(fleet: Fleet, *, environments: Iterable[str] | None = None) -> lis
                     node_pools=pools,
                     totals=node_totals(pools),
                     account=cluster.account(env),
+                    account_label=cluster.account_label(env),
                     registered_in_argocd=cluster in in_argocd,
                     deletion_protection=cluster.deletion_protection,
                     retired=cluster.is_retired(env),

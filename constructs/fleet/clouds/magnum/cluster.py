@@ -251,7 +251,6 @@ class MagnumCluster(FleetCluster):
         (API_VERSION, "ClusterV1"),
         (API_VERSION, "NodegroupV1"),
     )
-    emitted_kinds = bearing_kinds
     plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
     rendered_kind: ClassVar[str] = "ClusterV1"
 

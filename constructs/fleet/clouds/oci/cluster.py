@@ -31,14 +31,17 @@ from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import OkeNetwork
 from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.clouds.oci.pool import (
-    AVAILABILITY_DOMAIN,
     MAX_NODE_POOL_NAME,
     OkeNodePool,
     ResolvedPool,
     StrPerEnv,
-    check_availability_domains,
 )
 from fleet.clouds.oci.regions import REGION_KEYS
+from fleet.clouds.oci.validators import (
+    AVAILABILITY_DOMAIN,
+    check_availability_domains,
+    check_ocid,
+)
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
 from fleet.core.options import option, rendered, resolved_values
@@ -48,7 +51,6 @@ from fleet.core.validators import (
     check_cidr,
     check_dns_label,
     check_kubernetes_version,
-    check_ocid,
     check_ssh_public_key,
 )
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
@@ -111,8 +113,9 @@ class OciManagedCluster(FleetCluster):
     Every object lives in ``namespace`` (default: the identity's, else
     ``oke-clusters``) and carries ``cluster.x-k8s.io/cluster-name``. CAPI writes the
     kubeconfig to Secret ``<name>-kubeconfig`` (key ``value``) there; see
-    :meth:`kubeconfig_secret`. The MachinePool kinds need Cluster API installed with
-    ``EXP_MACHINE_POOL=true`` (:attr:`capi_feature_gates`).
+    :meth:`kubeconfig_secret`. The MachinePool kinds need Cluster API's ``MachinePool``
+    feature gate (``EXP_MACHINE_POOL=true``), which CAPOCI's platform component turns on
+    (:data:`fleet.clouds.oci.plugin.CAPOCI`).
 
     ``network`` is required (:class:`~fleet.OkeVcn` or :class:`~fleet.OkeExistingVcn`):
     it decides whether the API endpoint is public (the default of ``OkeVcn``, open to its
@@ -159,13 +162,6 @@ class OciManagedCluster(FleetCluster):
         (CAPI_API, "MachinePool"),
         (INFRA_API, "OCIManagedMachinePool"),
     )
-    emitted_kinds = bearing_kinds
-    kinds_without_argocd_health: ClassVar[tuple[tuple[str, str], ...]] = (
-        (INFRA_API, "OCIManagedCluster"),
-        (INFRA_API, "OCIManagedControlPlane"),
-        (INFRA_API, "OCIManagedMachinePool"),
-    )
-    capi_feature_gates: ClassVar[tuple[str, ...]] = ("EXP_MACHINE_POOL",)
     plugin: ClassVar[CloudPlugin] = OKE_PLUGIN
     kubeconfig_export_refused: ClassVar[str] = (
         "an OKE kubeconfig is not exported: CAPOCI's <cluster>-kubeconfig holds a presigned "

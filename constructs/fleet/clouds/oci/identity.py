@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
@@ -34,8 +33,6 @@ class OciClusterIdentity(FleetConstruct):
 
         tenancy = OciClusterIdentity(fleet, "oci-tenancy", principal_secret="oci-user-principal")
     """
-
-    emitted_kinds: ClassVar[tuple[tuple[str, str], ...]] = ((INFRA_API, KIND),)
 
     principal_secret: str = option(
         doc="The Secret (in principal_secret_namespace) with the principal's keys."

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.clouds.oci.validators import check_ocid
 from fleet.core.errors import DefinitionError
 from fleet.core.validators import (
     check_choice,
     check_cidr,
     check_dns_label,
-    check_ocid,
     checked_arguments,
 )
 from fleet.core.values import caller_location

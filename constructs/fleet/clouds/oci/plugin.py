@@ -1,10 +1,16 @@
 """What OKE clusters (Cluster API + CAPOCI) contribute to the platform: the cloud plug-in.
 
-Components: cert-manager, cluster-api-operator, Cluster API core and CAPOCI (only where an
-environment holds an OKE cluster: CAPOCI exits without OCI credentials, see
-:mod:`fleet.argocd.bootstrap`). Feature gate ``MachinePool`` (OKE node pools are
-MachinePools). Health checks for the CAPOCI kinds ArgoCD has none for. Reference rules for
-Cluster API object references, the OCIClusterIdentity and ``<cluster>-kubeconfig``.
+Components: CAPOCI v0.24.0 (builds against Cluster API v1.12 and implements the v1beta1
+contract), an InfrastructureProvider named ``oci`` that requires the Cluster API core, which
+requires cluster-api-operator and so cert-manager; installed only where an environment holds
+an OKE cluster (CAPOCI exits without OCI credentials: oracle/cluster-api-provider-oci
+``main.go``). Feature gate ``MachinePool`` (OKE node pools are MachinePools). Health checks
+for the CAPOCI kinds ArgoCD has none for. CAPOCI runs with
+``--init-oci-clients-on-startup=false`` unless a :class:`CapociCredentials` gives it
+credentials of its own: every OKE cluster then names an ``OCIClusterIdentity``, so the
+manager needs none (oracle/cluster-api-provider-oci ``main.go``,
+``config/manager/manager.yaml``). Reference rules for Cluster API object references, the
+OCIClusterIdentity and ``<cluster>-kubeconfig``.
 
 ArgoCD applies the cluster's objects server-side and diffs them server-side: CAPOCI writes
 ids into ``spec`` lists (subnets, NSGs) that are ``x-kubernetes-list-type: map``, so with
@@ -15,53 +21,26 @@ server-side apply ArgoCD owns only the fields it sends and CAPOCI's ids stay CAP
 
 from __future__ import annotations
 
-from fleet.clouds.base import (
-    CAPOCI,
-    CERT_MANAGER,
-    CLUSTER_API,
-    CLUSTER_API_OPERATOR,
-    CloudPlugin,
-    FieldRef,
-    HealthCheck,
-    ReferenceRules,
-    SecretProducer,
+from fleet.clouds.base import CloudPlugin, FleetCluster
+from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
+from fleet.core.errors import DefinitionError
+from fleet.platform.cluster_api import (
+    CAPI_GROUP,
+    INFRASTRUCTURE_GROUP,
+    ProviderOptions,
+    infrastructure_provider,
+    ready_health,
 )
-from fleet.core.manifest import Manifest
+from fleet.platform.component import HealthCheck, InstallContext
+from fleet.platform.references import ReferenceRules
 
-CAPI_GROUP = "cluster.x-k8s.io"
-INFRA_GROUP = "infrastructure.cluster.x-k8s.io"
+INFRA_GROUP = INFRASTRUCTURE_GROUP
 IDENTITY = (INFRA_GROUP, "OCIClusterIdentity")
 
-CAPI_HEALTH = """\
--- Cluster API provider objects (CAPOCI's OCIManaged*): healthy when Ready.
-local hs = {status = "Progressing", message = "Waiting for the controller"}
-if obj.status == nil then
-  return hs
-end
-if obj.status.failureReason ~= nil then
-  hs.status = "Degraded"
-  hs.message = obj.status.failureReason
-  return hs
-end
-if obj.status.conditions ~= nil then
-  for _, condition in ipairs(obj.status.conditions) do
-    if condition.type == "Ready" then
-      if condition.status == "True" then
-        hs.status = "Healthy"
-      elseif condition.severity == "Error" then
-        hs.status = "Degraded"
-      end
-      hs.message = condition.message or condition.reason or ""
-      return hs
-    end
-  end
-end
-if obj.status.ready == true then
-  hs.status = "Healthy"
-  hs.message = "Ready"
-end
-return hs
-"""
+READY_HEALTH = ready_health(
+    "Cluster API provider objects (CAPOCI's OCIManaged*): healthy when Ready."
+)
+"""Health of the OCIManaged* kinds (the Cluster API v1beta1 contract's ``Ready``)."""
 
 IDENTITY_HEALTH = """\
 -- OCIClusterIdentity has no Ready state of its own: healthy unless a condition failed.
@@ -79,20 +58,82 @@ return hs
 """
 
 
-def _capi_kubeconfig(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
-    return (m.namespace, f"{m.name}-kubeconfig", frozenset({"value"}))
+OCID_TAIL = 10
+"""Characters of an OCI id ``fleet ls`` keeps (after ``…``): its unique, random end."""
 
 
-OKE_PLUGIN = CloudPlugin(
-    components=(CERT_MANAGER, CLUSTER_API_OPERATOR, CLUSTER_API, CAPOCI),
-    capi_feature_gates={"MachinePool": True},
+def short_ocid(account: str) -> str:
+    """An OCI id (``ocid1....``) as ``…`` and its last :data:`OCID_TAIL` characters;
+    anything else as it is."""
+    if account.startswith("ocid1.") and len(account) > OCID_TAIL + 1:
+        return "…" + account[-OCID_TAIL:]
+    return account
+
+
+def _capoci_options(ctx: InstallContext) -> ProviderOptions:
+    """The CapociCredentials' Secret when the environment has one; else no credentials at
+    all, which needs an identity on every OKE cluster there."""
+    declared = [
+        c
+        for c in ctx.fleet.declarations()
+        if isinstance(c, CapociCredentials) and ctx.environment in c.environments
+    ]
+    if len(declared) > 1:
+        raise DefinitionError(
+            f"environment {ctx.environment!r} already has CapociCredentials "
+            f"(at {declared[0].where})",
+            where=declared[1].context,
+            field="environments",
+        )
+    if declared:
+        return ProviderOptions(config_secret=(declared[0].secret, CAPOCI_NAMESPACE))
+    for cluster in ctx.fleet.declarations():
+        if (
+            isinstance(cluster, FleetCluster)
+            and ctx.environment in cluster.environments
+            and not cluster.is_retired(ctx.environment)
+            and ctx.component in type(cluster).plugin.components
+            and getattr(cluster, "identity", True) is None
+        ):
+            raise DefinitionError(
+                f"cluster {cluster.construct_id!r} has no identity, and CAPOCI runs without "
+                "credentials of its own: give the cluster an OciClusterIdentity, or give "
+                "CAPOCI credentials with CapociCredentials(fleet, ..., secret=...)",
+                where=cluster.context,
+                field="identity",
+            )
+    return ProviderOptions(manager_args={"--init-oci-clients-on-startup": "false"})
+
+
+CAPOCI = infrastructure_provider(
+    name="cluster-api-provider-oci",
+    provider="oci",
+    version="v0.24.0",
+    namespace=CAPOCI_NAMESPACE,
+    owns=frozenset(
+        (INFRA_GROUP, kind)
+        for kind in (
+            "OCIManagedCluster",
+            "OCIManagedControlPlane",
+            "OCIManagedMachinePool",
+            "OCIClusterIdentity",
+        )
+    ),
     health_checks=(
         *(
-            HealthCheck(INFRA_GROUP, kind, CAPI_HEALTH)
+            HealthCheck(INFRA_GROUP, kind, READY_HEALTH)
             for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool")
         ),
         HealthCheck(*IDENTITY, IDENTITY_HEALTH),
     ),
+    feature_gates={"MachinePool": True},
+    options=_capoci_options,
+)
+"""CAPOCI (an ``InfrastructureProvider`` named ``oci``)."""
+
+
+OKE_PLUGIN = CloudPlugin(
+    components=(CAPOCI,),
     protected_kinds=(
         # Deleting any of these deletes (part of) an OKE cluster, also when a user added
         # them as plain cdk8s objects rather than through the cluster class.
@@ -104,29 +145,9 @@ OKE_PLUGIN = CloudPlugin(
         # CAPOCI's credentials for the clusters whose spec.identityRef names it.
         IDENTITY,
     ),
+    # The Cluster API core's references come with its component (CLUSTER_API).
     references=ReferenceRules(
-        field_refs=(
-            FieldRef(
-                CAPI_GROUP,
-                "MachinePool",
-                (("spec", "clusterName"), ("spec", "template", "spec", "clusterName")),
-                CAPI_GROUP,
-                "Cluster",
-                (("metadata", "name"),),
-                same_namespace=True,
-            ),
-        ),
-        object_refs={
-            (CAPI_GROUP, "Cluster"): (
-                ("spec", "infrastructureRef"),
-                ("spec", "controlPlaneRef"),
-            ),
-            (CAPI_GROUP, "MachinePool"): (
-                ("spec", "template", "spec", "infrastructureRef"),
-                ("spec", "template", "spec", "bootstrap", "configRef"),
-            ),
-            (INFRA_GROUP, "OCIManagedCluster"): (("spec", "identityRef"),),
-        },
+        object_refs={(INFRA_GROUP, "OCIManagedCluster"): (("spec", "identityRef"),)},
         identity_kind=IDENTITY,
         identity_consequence="CAPOCI could no longer authenticate for the OKE clusters that use it",
         identity_ref_kinds=frozenset(
@@ -137,10 +158,8 @@ OKE_PLUGIN = CloudPlugin(
                 (INFRA_GROUP, "OCICluster"),
             }
         ),
-        secret_producers=(SecretProducer(CAPI_GROUP, "Cluster", _capi_kubeconfig),),
-        # Cluster API puts the cluster name in the cluster.x-k8s.io/cluster-name label.
-        label_named_kinds=frozenset({(CAPI_GROUP, "Cluster")}),
     ),
+    short_account=short_ocid,
     application_sync_options=("ServerSideApply=true",),
     application_compare_options=("ServerSideDiff=true",),
 )

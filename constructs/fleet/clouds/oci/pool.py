@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from fleet.clouds.base import IntPerEnv, NodeCounts
 from fleet.clouds.oci.network import POD, WORKER
+from fleet.clouds.oci.validators import check_availability_domains, check_surge
 from fleet.core.errors import DefinitionError
 from fleet.core.options import option, value_type
 from fleet.core.validators import (
@@ -40,10 +40,6 @@ class FaultDomain(enum.StrEnum):
 
 
 FAULT_DOMAINS = tuple(FaultDomain)
-
-AVAILABILITY_DOMAIN = re.compile(r"^[A-Za-z0-9]+:(?P<region>[A-Z0-9-]+)-AD-\d+$")
-"""An OCI availability domain: ``<tenancy prefix>:<REGION>-AD-<n>``."""
-_SURGE = re.compile(r"^(\d+|(100|[1-9]?\d)%)$")
 
 
 @value_type
@@ -204,36 +200,6 @@ class OkeNodePool:
         if self.memory_gb is not None:
             parts.append(f"{positive_number(self.memory_gb, where='', field='', unit='')}gb")
         return "/".join(parts)
-
-
-def check_surge(value: object, *, where: str, field: str) -> str:
-    """OKE's cycling count: an integer of 0 or more, or a percentage, as CAPOCI's string."""
-    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-    if not isinstance(text, str) or not _SURGE.match(text):
-        raise DefinitionError(
-            f"must be an integer of 0 or more or a percentage like '25%', got {value!r}",
-            where=where,
-            field=field,
-        )
-    return text
-
-
-def check_availability_domains(ads: Sequence[str], ctx: str) -> tuple[str, ...]:
-    """``ads`` as a tuple, if each is an availability domain and none is listed twice."""
-    for ad in ads:
-        if not AVAILABILITY_DOMAIN.match(ad):
-            raise DefinitionError(
-                f"must look like BKrI:EU-FRANKFURT-1-AD-1, got {ad!r}",
-                where=ctx,
-                field="availability_domains",
-            )
-    if len(set(ads)) != len(ads):
-        raise DefinitionError(
-            f"lists an availability domain twice: {list(ads)}",
-            where=ctx,
-            field="availability_domains",
-        )
-    return tuple(ads)
 
 
 @dataclass(frozen=True)

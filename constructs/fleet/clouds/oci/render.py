@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fleet.clouds.oci.pool import ResolvedPool, check_surge
+from fleet.clouds.oci.pool import ResolvedPool
 from fleet.clouds.oci.regions import services_cidr_label
+from fleet.clouds.oci.validators import check_surge
 from fleet.core.options import render_object, render_values, rendered
 from fleet.core.validators import positive_number
 

@@ -1,0 +1,77 @@
+"""The platform components of the ArgoCD layer: ArgoCD itself (installed before the
+bootstrap), provider-argocd (every registration) and External Secrets (kubeconfig export).
+
+They are listed by :class:`~fleet.ArgoCd`'s plug-in, which is how the wave check learns
+their CRDs. Pinned: provider-argocd v0.14.3 (the pinned CRDs are byte-identical to it),
+External Secrets 2.9.0 (chart).
+"""
+
+from __future__ import annotations
+
+from fleet.core import layout
+from fleet.core.layout import PROTECT
+from fleet.platform.component import ChartInstall, PlatformComponent, Preinstalled
+from fleet.platform.crossplane import CROSSPLANE, XPKG_CONTRIB, CrossplaneProvider
+
+ARGO_CD = PlatformComponent(
+    name="argo-cd",
+    install=Preinstalled(),
+    owns=frozenset(
+        {
+            ("argoproj.io", "Application"),
+            ("argoproj.io", "AppProject"),
+            ("argoproj.io", "ApplicationSet"),
+        }
+    ),
+)
+"""ArgoCD: there before the bootstrap (a person installs it), with its CRDs."""
+
+PROVIDER_ARGOCD = PlatformComponent(
+    name="provider-argocd",
+    version="v0.14.3",
+    install=CrossplaneProvider(name="provider-argocd", package=f"{XPKG_CONTRIB}/provider-argocd"),
+    requires=(CROSSPLANE,),
+    owns=frozenset(
+        {
+            ("cluster.argocd.crossplane.io", "Cluster"),
+            ("cluster.m.argocd.crossplane.io", "Cluster"),
+            ("argocd.crossplane.io", "ProviderConfig"),
+            ("m.argocd.crossplane.io", "ProviderConfig"),
+            ("projects.argocd.crossplane.io", "Project"),
+            ("projects.m.argocd.crossplane.io", "Project"),
+            ("applications.argocd.crossplane.io", "Application"),
+            ("applications.m.argocd.crossplane.io", "Application"),
+        }
+    ),
+)
+"""provider-argocd: registers clusters in ArgoCD. The ArgoCd renders it with its poll
+interval (``--poll``, a ``DeploymentRuntimeConfig``)."""
+
+EXTERNAL_SECRETS = PlatformComponent(
+    name="external-secrets",
+    version="2.9.0",
+    install=ChartInstall(
+        repo_url="https://charts.external-secrets.io",
+        chart="external-secrets",
+        namespace="external-secrets",
+        # Keep its CRDs out of any prune (external-secrets hack/helm.generate.sh).
+        values={
+            "installCRDs": True,
+            "crds": {
+                "annotations": {
+                    layout.SYNC_OPTIONS: ",".join(PROTECT),
+                    "helm.sh/resource-policy": "keep",
+                }
+            },
+        },
+    ),
+    owns=frozenset(
+        {
+            ("external-secrets.io", "ExternalSecret"),
+            ("external-secrets.io", "PushSecret"),
+            ("external-secrets.io", "SecretStore"),
+            ("external-secrets.io", "ClusterSecretStore"),
+        }
+    ),
+)
+"""External Secrets Operator: pushes kubeconfigs to a secret store (only where exported)."""

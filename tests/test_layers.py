@@ -1,0 +1,134 @@
+"""The package's shape: layers import only downwards, and outside ``clouds/`` and
+``importers/`` the code names no cloud (#22: a cloud is one package)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+from support import REPO
+
+PACKAGE = REPO / "constructs" / "fleet"
+
+FLOORS = {
+    "core": 0,
+    "platform": 1,
+    "clouds": 2,
+    "checks": 3,
+    "argocd": 3,
+    "pipeline": 4,
+    "views": 4,
+    "importers": 5,
+    "cli": 6,
+    "testing": 6,
+    "scaffold": 6,
+}
+"""core <- platform <- clouds <- checks/argocd <- pipeline/views <- importers <- cli."""
+
+FACADE = PACKAGE / "__init__.py"
+"""``fleet/__init__.py`` only re-exports the public API (every cloud's constructs too)."""
+
+CLOUD_WORDS = frozenset({"openstack", "magnum", "capoci", "capo", "oci", "ocid", "ocid1", "oke"})
+"""Words that name a cloud, its provider, its kinds or its ids (``OCIManagedCluster``:
+``oci``; ``ocid1.``)."""
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if p != FACADE)
+
+
+def _layer(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ``fleet.<layer>`` a module imports, at module level or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if node.module == "fleet":
+                names = [f"fleet.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "fleet" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def test_every_module_is_on_a_floor() -> None:
+    assert {_layer(p) for p in _modules()} <= set(FLOORS)
+
+
+def test_no_module_imports_upwards_or_sideways() -> None:
+    wrong = []
+    for path in _modules():
+        layer = _layer(path)
+        for target in _imports(path):
+            if target != layer and FLOORS.get(target, 99) >= FLOORS[layer]:
+                wrong.append(f"{path.relative_to(PACKAGE)} imports fleet.{target}")
+    assert wrong == []
+
+
+def _words(text: str) -> list[str]:
+    """``OCIManagedCluster`` -> oci, managed, cluster; ``provider-openstack`` -> ..."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
+    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+
+
+def cloud_names_in_code(source: str) -> list[tuple[int, str]]:
+    """(line, token) of every name or string (not a docstring, not a comment) that names a
+    cloud."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    skip = {tokenize.NL, tokenize.COMMENT}
+    statement_start = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    out = []
+    for i, tok in enumerate(tokens):
+        if tok.type not in (tokenize.NAME, tokenize.STRING) and tok.type != getattr(
+            tokenize, "FSTRING_MIDDLE", -1
+        ):
+            continue
+        if tok.type == tokenize.STRING:
+            before = next((t for t in reversed(tokens[:i]) if t.type not in skip), None)
+            after = next((t for t in tokens[i + 1 :] if t.type not in skip), None)
+            if (before is None or before.type in statement_start) and (
+                after is not None and after.type == tokenize.NEWLINE
+            ):
+                continue  # a docstring (or a bare string statement)
+        if CLOUD_WORDS & set(_words(tok.string)):
+            out.append((tok.start[0], tok.string))
+    return out
+
+
+def test_the_scan_finds_cloud_names_in_code_and_not_in_docstrings() -> None:
+    source = '''"""Docstring about Magnum and OKE."""
+# a comment on OpenStack
+KINDS = ("OCIManagedCluster", "stroke")  # 'stroke' is not 'oke'
+def f(x: int) -> str:
+    """CAPOCI, in a docstring."""
+    return f"provider-openstack:{x}"
+capoci_config_secret = None
+'''
+    found = [token for _, token in cloud_names_in_code(source)]
+    assert found[0] == '"OCIManagedCluster"'
+    assert "capoci_config_secret" in found
+    assert any("provider-openstack" in t for t in found)
+    assert len(found) == 3
+
+
+def test_no_module_outside_clouds_and_importers_names_a_cloud() -> None:
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: {token}"
+        for path in _modules()
+        if _layer(path) not in ("clouds", "importers")
+        for line, token in cloud_names_in_code(path.read_text())
+    ]
+    assert found == []
