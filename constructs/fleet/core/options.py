@@ -555,10 +555,16 @@ def render_values(
             value = values[keyword]
             if value is not None:
                 if node is None:
-                    node = body
-                    for step in parent:
-                        node = node.setdefault(step, {})
+                    node = _walk(body, parent)
                 node[key] = value
+
+
+def _walk(body: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """The dict at ``path`` in ``body``, made on the way where missing."""
+    node = body
+    for step in path:
+        node = node.setdefault(step, {})
+    return node
 
 
 def render_object(
@@ -579,9 +585,7 @@ def render_object(
             value = values[index]
             if value is not None:
                 if node is None:
-                    node = body
-                    for step in parent:
-                        node = node.setdefault(step, {})
+                    node = _walk(body, parent)
                 node[key] = value
 
 
