@@ -739,9 +739,11 @@ def test_argocd_cm_keys(fleet: Fleet) -> None:
     }
     data = cm.body["data"]
     assert data["application.resourceTrackingMethod"] == "annotation"
-    assert yaml.safe_load(data["resource.exclusions"]) == [
-        {"apiGroups": ["*"], "kinds": ["ProviderConfigUsage"], "clusters": ["*"]}
-    ]
+    assert yaml.safe_load(data["resource.exclusions"])[-1] == {
+        "apiGroups": ["*"],
+        "kinds": ["ProviderConfigUsage"],
+        "clusters": ["*"],
+    }
     assert data["resource.customizations.health.argoproj.io_Application"] == APPLICATION_HEALTH
     # No OKE cluster in this environment: no Cluster API health checks either.
     assert not [k for k in data if "cluster.x-k8s.io" in k]

@@ -413,6 +413,7 @@ class ArgoCd(FleetConstruct):
             prune: bool = True,
             compare: Sequence[str] = (),
             ignore: Sequence[dict[str, Any]] = (),
+            ignore_health: bool = False,
         ) -> None:
             put(
                 bs.application(
@@ -427,13 +428,19 @@ class ArgoCd(FleetConstruct):
                     prune=prune,
                     compare_options=compare,
                     ignore_differences=ignore,
+                    ignore_health=ignore_health,
                 )
             )
 
+        waves = bs.component_waves(components)
+        # The root's last wave: the clusters and the root's own manifest. ArgoCD checks the
+        # health of a wave's objects only before the next wave, so nothing there is waited
+        # for, the root's own health (the worst of its children's) included.
+        last = max([bs.WAVE_CLUSTERS, *(w + 1 for w in waves.values())])
         app(
             prefix,
             bs.git_source(config, environment, layout.BOOTSTRAP),
-            None,
+            last,
             dest=self.namespace,
             protect=True,
             options=(),
@@ -444,7 +451,6 @@ class ArgoCd(FleetConstruct):
         # from the first wave, so that the Secrets can be restored before anything needs them.
         for ns in namespaces:
             put(bs.namespace(ns, bs.WAVE_ARGOCD_CONFIG))
-        waves = bs.component_waves(components)
         for component in sorted(components, key=lambda c: (waves.get(c.name, 0), c.name)):
             install = component.install
             if isinstance(install, ChartInstall | DirectoryInstall):
@@ -483,12 +489,14 @@ class ArgoCd(FleetConstruct):
             app(
                 f"{prefix}-cluster-{cluster.cluster_name(environment)}",
                 bs.git_source(config, environment, cluster.folder(environment)),
-                bs.WAVE_CLUSTERS,
+                last,
                 dest=cluster.kubeconfig_secret(environment).namespace,
                 protect=False,
                 options=sorted(set(options)),
                 compare=cls.plugin.application_compare_options,
                 ignore=ignore,
+                # A cluster's health is its own: the root's stays that of the platform.
+                ignore_health=True,
             )
         return out
 
