@@ -16,6 +16,9 @@ from typing import Any
 
 import lupa.lua51 as lua51
 
+LuaError = lua51.LuaError
+"""What a failing script raises (ArgoCD: health Unknown)."""
+
 HEALTH_STATUSES = ("Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown")
 
 _SANDBOX = """\
@@ -33,7 +36,7 @@ getmetatable("").__index = nil
 def run_health(script: str, obj: dict[str, Any], *, open_libs: bool) -> dict[str, str]:
     """``script``'s verdict on ``obj``: ``{"status", "message"}``. Without ``open_libs``
     the script runs without ``string``/``math`` (an ``argocd-cm`` check without its
-    ``useOpenLibs`` key); a Lua error raises ``lupa.LuaError`` (ArgoCD: health Unknown)."""
+    ``useOpenLibs`` key); a Lua error raises :data:`LuaError` (ArgoCD: health Unknown)."""
     lua = lua51.LuaRuntime(unpack_returned_tuples=True)
 
     def to_lua(value: Any) -> Any:

@@ -107,11 +107,6 @@ IGNORE_HEALTHCHECK = "argocd.argoproj.io/ignore-healthcheck"
 (argo-cd v3.5.1 ``common/common.go`` ``AnnotationIgnoreHealthCheck``, read by
 ``controller/health.go`` ``setApplicationHealth``; since v2.14)."""
 
-CLUSTER_OBJECTS_WAVE = 0
-"""Inside a cluster's Application: the cluster's own objects."""
-REGISTRATION_WAVE = 1
-"""Inside a cluster's Application: its registration, once the cluster is Healthy."""
-
 CHART_SYNC_OPTIONS = ("CreateNamespace=true", "ServerSideApply=true", *PROTECT)
 """Platform charts: server-side apply (large CRDs), and never prune or delete what a chart
 rendered (a CRD dropped by a chart upgrade would take every object of its kind along)."""
@@ -386,7 +381,9 @@ def argocd_cm(namespace: str, health_checks: Sequence[HealthCheck]) -> dict[str,
     removing the file never removes ArgoCD's own configuration. The same keys may instead be
     given as ``configs.cm`` values of the argo-cd Helm chart when ArgoCD is installed.
     ``accounts.provider-argocd: apiKey`` is the local account whose API token
-    provider-argocd uses (argo-cd ``util/settings/accounts.go``).
+    provider-argocd uses (argo-cd ``util/settings/accounts.go``). Each health check is an
+    exact ``<group>_<kind>`` key (a wildcard key would also take over ArgoCD's built-in
+    checks of the group), with its ``useOpenLibs`` key where the script needs them.
     """
     data = {
         f"accounts.{PROVIDER_ARGOCD_ACCOUNT}": "apiKey",
@@ -396,6 +393,8 @@ def argocd_cm(namespace: str, health_checks: Sequence[HealthCheck]) -> dict[str,
     }
     for check in sorted(set(health_checks), key=lambda c: (c.group, c.kind)):
         data[f"resource.customizations.health.{check.group}_{check.kind}"] = check.lua
+        if check.open_libs:
+            data[f"resource.customizations.useOpenLibs.{check.group}_{check.kind}"] = "true"
     return _argocd_config_map("argocd-cm", namespace, data)
 
 

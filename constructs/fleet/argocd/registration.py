@@ -54,7 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
-from fleet.core.layout import SYNC_WAVE
+from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.core.refs import Ref, article
 from fleet.core.tree import Scope
@@ -63,8 +63,9 @@ from fleet.core.values import PerEnv, caller_location, resolve
 
 CLUSTER_API_VERSION = "cluster.argocd.crossplane.io/v1alpha1"
 PUSH_SECRET_API_VERSION = "external-secrets.io/v1alpha1"
-REGISTRATION_WAVE = 1
-"""The registration's wave inside its cluster's Application (the cluster's objects: 0)."""
+REGISTRATION_WAVE = AFTER_CLUSTER_WAVE
+"""The registration's wave inside its cluster's Application (the cluster's objects: 0);
+none where the cluster is paused (its Application then has a single wave)."""
 
 LABEL_PREFIX = "fleet/"
 LABEL_CLUSTER = LABEL_PREFIX + "cluster"
@@ -311,7 +312,8 @@ def render_registration(
     export: KubeconfigExport | None,
 ) -> list[Manifest]:
     """The registration of ``cluster`` (and its kubeconfig PushSecret when ``export``), in
-    the cluster's folder, in the wave after the cluster's own objects."""
+    the cluster's folder, in the wave after the cluster's own objects (in the same wave
+    where the cluster is paused: a Suspended cluster would hold a later wave for ever)."""
     if environment not in cluster.environments or cluster.is_retired(environment):
         return []
     source = registration.context if registration else cluster.context
@@ -323,8 +325,9 @@ def render_registration(
     ]
     if export is not None:
         bodies.append(push_secret(cluster, environment, export))
-    for body in bodies:
-        body["metadata"]["annotations"] = {SYNC_WAVE: str(REGISTRATION_WAVE)}
+    if not cluster.is_paused(environment):
+        for body in bodies:
+            body["metadata"]["annotations"] = {SYNC_WAVE: str(REGISTRATION_WAVE)}
     return [Manifest(environment, body, folder, source) for body in bodies]
 
 

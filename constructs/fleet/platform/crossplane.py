@@ -3,9 +3,9 @@ registrations, through provider-argocd) require.
 
 Crossplane is installed from its Helm chart (2.3.4: the release the pinned ``crossplane/``
 CRDs of ``crds.lock.yaml`` come from). A provider is a ``pkg.crossplane.io`` ``Provider``
-in ``providers/``; ArgoCD has built-in health for every ``*.crossplane.io`` group (argo-cd
-``resource_customizations/_.crossplane.io/_/health.lua``, since v3.1), so the Provider is
-Healthy only once its package, and so its CRDs, are installed.
+in ``providers/``, Healthy only once its package, and so its CRDs, are installed and its
+controller runs: :data:`PROVIDER_HEALTH` (ArgoCD's built-in check calls an installing
+provider Degraded, which fails the bootstrap's sync and retries it with back-off).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from fleet.core.layout import PROTECT, sync_options
 from fleet.platform.component import (
     ChartInstall,
+    HealthCheck,
     InstallContext,
     Kind,
     ObjectsInstall,
@@ -27,6 +28,77 @@ CROSSPLANE_SYSTEM = "crossplane-system"
 """Crossplane's namespace (its chart's), where providers run and credentials live."""
 XPKG_CONTRIB = "xpkg.upbound.io/crossplane-contrib"
 """The registry repository of the crossplane-contrib providers."""
+
+PROVIDER_HEALTH = """\
+-- Crossplane Provider (crossplane v2.3.4 apis/pkg/v1/conditions.go): Healthy once Installed
+-- and Healthy; Progressing while the package unpacks and its runtime starts; Degraded when
+-- the package cannot be fetched or its revision is unhealthy; Suspended when paused.
+local hs = {status = "Progressing", message = "Waiting for the provider to be installed"}
+local meta = obj.metadata or {}
+local ann = meta.annotations or {}
+if ann["crossplane.io/paused"] == "true" then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation paused (crossplane.io/paused)"
+  return hs
+end
+if obj.status == nil or obj.status.conditions == nil then
+  return hs
+end
+local cond = {}
+for _, c in ipairs(obj.status.conditions) do
+  cond[c.type] = c
+end
+local synced = cond["Synced"]
+if synced ~= nil and synced.reason == "ReconcilePaused" then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation paused"
+  return hs
+end
+local inst, healthy = cond["Installed"], cond["Healthy"]
+if inst ~= nil and inst.status == "False" then
+  if inst.reason == "UnpackingPackage" and inst.message ~= nil and inst.message ~= "" then
+    hs.status = "Degraded"
+    hs.message = inst.message
+    return hs
+  end
+  if inst.reason == "InactivePackageRevision" then
+    hs.status = "Suspended"
+    hs.message = "Package revision is inactive"
+    return hs
+  end
+end
+if healthy ~= nil and healthy.status == "False" then
+  local m = healthy.message or healthy.reason or ""
+  if string.find(m, 'health is "Unknown"', 1, true) ~= nil
+      or string.find(m, "Package runtime health is", 1, true) ~= nil then
+    hs.message = m
+    return hs
+  end
+  hs.status = "Degraded"
+  hs.message = m
+  return hs
+end
+if inst ~= nil and inst.status == "True" and healthy ~= nil and healthy.status == "True" then
+  hs.status = "Healthy"
+  hs.message = "Installed and healthy"
+  return hs
+end
+if inst ~= nil and inst.status == "False" then
+  hs.message = inst.reason or hs.message
+end
+return hs
+"""
+"""Health of a ``pkg.crossplane.io/Provider``. crossplane v2.3.4: the package manager sets
+``Installed=False`` ``UnpackingPackage`` while it unpacks, with the error as message when
+it cannot (``internal/controller/pkg/manager/reconciler.go``); ``Healthy`` comes from
+``PackageHealth`` (``apis/pkg/v1/conditions.go``): ``Package revision health is "Unknown"``
+before the revision reports, ``Package runtime health is ...`` while the Deployment is not
+yet available (``internal/controller/pkg/runtime/runtime_provider.go``), ``Package revision
+health is "False" with message: ...`` when the revision fails. The runtime message is the
+same while the pod starts and while it crash-loops, so both read as Progressing. Paused:
+crossplane-runtime ``ReconcilePaused``. ArgoCD's built-in (argo-cd v3.5.1
+``resource_customizations/pkg.crossplane.io/Provider/health.lua``) calls all but Healthy
+Degraded, and raises a Lua error when a condition is missing."""
 
 CROSSPLANE = PlatformComponent(
     name="crossplane",
@@ -45,6 +117,7 @@ CROSSPLANE = PlatformComponent(
             ("protection.crossplane.io", "ClusterUsage"),
         }
     ),
+    health_checks=(HealthCheck("pkg.crossplane.io", "Provider", PROVIDER_HEALTH, open_libs=True),),
 )
 """Crossplane itself (its chart; every Crossplane provider requires it)."""
 
