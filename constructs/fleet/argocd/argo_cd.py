@@ -50,7 +50,7 @@ from fleet.platform.component import (
     PlatformComponent,
     with_requirements,
 )
-from fleet.platform.crossplane import CROSSPLANE_SYSTEM, CrossplaneProvider
+from fleet.platform.crossplane import CROSSPLANE_SYSTEM, CrossplaneProvider, max_reconcile_rate
 from fleet.platform.plugins import Plugin, catalogue
 
 PROVIDER_CONFIG_API = "argocd.crossplane.io/v1alpha1"
@@ -304,13 +304,16 @@ class ArgoCd(FleetConstruct):
             wanted.append(EXTERNAL_SECRETS)
         for cluster in self._placed(environment):
             wanted.extend(type(cluster).plugin.components)
-        return tuple(self._configured(c) for c in with_requirements(wanted))
+        return tuple(self._configured(c, environment) for c in with_requirements(wanted))
 
-    def _configured(self, component: PlatformComponent) -> PlatformComponent:
-        """provider-argocd with its poll interval; any other component as it is."""
+    def _configured(self, component: PlatformComponent, environment: str) -> PlatformComponent:
+        """provider-argocd with its poll interval and a reconcile rate for the environment's
+        registrations (one ``Cluster`` each, read every poll); any other component as it is."""
         install = component.install
         if component is PROVIDER_ARGOCD and isinstance(install, CrossplaneProvider):
-            args = (f"--poll={self.provider_argocd_poll_seconds}s",)
+            poll = self.provider_argocd_poll_seconds
+            rate = max_reconcile_rate(len(self.registered(environment)), poll)
+            args = (f"--poll={poll}s", f"--max-reconcile-rate={rate}")
             return replace(component, install=replace(install, runtime_args=args))
         return component
 
@@ -498,6 +501,14 @@ class ArgoCd(FleetConstruct):
                 # A cluster's health is its own: the root's stays that of the platform.
                 ignore_health=True,
             )
+        # The controller's load: these Applications, and those the packages generate.
+        generated = sum(
+            max(0, p.selected(environment))
+            for p in self.fleet.declarations()
+            if isinstance(p, FleetPackage) and environment in p.environments
+        )
+        applications = sum(m.kind == "Application" for m in out) + generated
+        put(bs.argocd_cmd_params_cm(self.namespace, applications))
         return out
 
     def _providers(

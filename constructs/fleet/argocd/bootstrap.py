@@ -8,8 +8,9 @@ manages itself and the step Applications, which come up in this order (root sync
 ====  =================  ===================================================================
 wave  step               what (dist folder or Helm chart)
 ====  =================  ===================================================================
-0     ArgoCD config      ``argocd-cm`` keys and ``argocd-rbac-cm`` policy, server-side
-                         applied; the namespaces of the Secrets a person creates
+0     ArgoCD config      ``argocd-cm`` keys, ``argocd-cmd-params-cm`` processors and
+                         ``argocd-rbac-cm`` policy, server-side applied; the namespaces
+                         of the Secrets a person creates
 1     core               charts of components that require no other chart: Crossplane,
                          cert-manager (where Cluster API is needed), External Secrets
                          (where kubeconfigs are exported)
@@ -74,6 +75,7 @@ pins another.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -396,6 +398,50 @@ def argocd_cm(namespace: str, health_checks: Sequence[HealthCheck]) -> dict[str,
         if check.open_libs:
             data[f"resource.customizations.useOpenLibs.{check.group}_{check.kind}"] = "true"
     return _argocd_config_map("argocd-cm", namespace, data)
+
+
+STATUS_PROCESSORS = 20
+OPERATION_PROCESSORS = 10
+"""The application controller's defaults (argo-cd v3.5.1
+``docs/operator-manual/argocd-cmd-params-cm.yaml``: ``controller.status.processors`` 20,
+``controller.operation.processors`` 10)."""
+APPLICATIONS_PER_STATUS_PROCESSOR = 20
+APPLICATIONS_PER_OPERATION_PROCESSOR = 40
+"""Upstream's one data point, "For 1000 applications, we use 50 for --status-processors
+and 25 for --operation-processors" (argo-cd v3.5.1 ``docs/operator-manual/
+high_availability.md``), as Applications per processor."""
+
+
+def controller_processors(applications: int) -> dict[str, str]:
+    """``argocd-cmd-params-cm`` processor counts for a controller with ``applications``:
+    upstream's ratio for 1,000 Applications, never below the defaults (so up to 400
+    Applications, the defaults)."""
+    status = max(STATUS_PROCESSORS, math.ceil(applications / APPLICATIONS_PER_STATUS_PROCESSOR))
+    operation = max(
+        OPERATION_PROCESSORS, math.ceil(applications / APPLICATIONS_PER_OPERATION_PROCESSOR)
+    )
+    return {
+        "controller.operation.processors": str(operation),
+        "controller.status.processors": str(status),
+    }
+
+
+def argocd_cmd_params_cm(namespace: str, applications: int) -> dict[str, Any]:
+    """The application controller's processors for ``applications`` Applications
+    (:func:`controller_processors`), as a server-side-applied partial
+    ``argocd-cmd-params-cm``. The controller reads them as environment variables, so they
+    take effect at its next restart (``kubectl -n argocd rollout restart statefulset
+    argocd-application-controller``).
+
+    Every fleet Application targets the management cluster itself
+    (``https://kubernetes.default.svc``), which ArgoCD's sharding always puts on shard 0
+    whatever the algorithm (argo-cd v3.5.1 ``controller/sharding/sharding.go``: the
+    in-cluster destination "returning 0"): more controller replicas do not spread them,
+    the processors of that one replica do. Replicas help with the packages' Applications
+    on workload clusters (docs/performance.md)."""
+    return _argocd_config_map(
+        "argocd-cmd-params-cm", namespace, controller_processors(applications)
+    )
 
 
 def argocd_rbac_cm(namespace: str) -> dict[str, Any]:

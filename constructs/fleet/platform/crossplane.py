@@ -10,8 +10,9 @@ provider Degraded, which fails the bootstrap's sync and retries it with back-off
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.core.layout import PROTECT, sync_options
@@ -127,15 +128,47 @@ def _repository(package: str) -> str:
     return package.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
 
 
+DEFAULT_MAX_RECONCILE_RATE = 10
+"""``--max-reconcile-rate`` of a crossplane-contrib provider left alone (provider-openstack
+v0.9.0 and provider-argocd v0.14.3 ``cmd/provider/main.go``)."""
+
+
+def max_reconcile_rate(managed_resources: int, poll_seconds: int) -> int:
+    """``--max-reconcile-rate`` for ``managed_resources`` objects polled every
+    ``poll_seconds``: twice the steady demand (one reconcile per object per poll), never
+    below the default of 10.
+
+    The flag is both the provider's global token bucket (``rate`` per second, bursts of
+    ten times that: crossplane-runtime v2.1.0 ``pkg/ratelimiter/default.go`` ``NewGlobal``)
+    and each controller's ``MaxConcurrentReconciles`` (provider ``cmd/provider/main.go``).
+    Steady demand is ``managed_resources / poll_seconds``: the hourly ``--sync`` resync
+    adds none, its unchanged objects are dropped by ``DesiredStateChanged``
+    (crossplane-runtime ``pkg/resource/predicates.go``). The other half is headroom for
+    creates, updates and error requeues.
+    """
+    return max(DEFAULT_MAX_RECONCILE_RATE, math.ceil(2 * managed_resources / poll_seconds))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderRuntime:
+    """How a provider's Deployment runs in one environment: the arguments of its
+    ``package-runtime`` container and its ``resources`` (requests/limits)."""
+
+    args: tuple[str, ...] = ()
+    resources: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, kw_only=True)
 class CrossplaneProvider(ObjectsInstall):
     """A Crossplane ``Provider`` named ``name`` for ``package`` (without tag) at the
-    component's version; with ``runtime_args``, a ``DeploymentRuntimeConfig`` of the same
-    name passes them to the provider's container."""
+    component's version; with ``runtime_args``, or a ``runtime`` that works them out per
+    environment (with resources), a ``DeploymentRuntimeConfig`` of the same name passes
+    them to the provider's container."""
 
     name: str
     package: str
     runtime_args: tuple[str, ...] = ()
+    runtime: Callable[[InstallContext], ProviderRuntime] | None = None
 
     @property
     def installer_kind(self) -> Kind:
@@ -146,13 +179,15 @@ class CrossplaneProvider(ObjectsInstall):
         """The Provider (never pruned: its CRDs hold the clusters), and its runtime config."""
         spec: dict[str, Any] = {"package": f"{self.package}:{ctx.version}"}
         out: list[dict[str, Any]] = []
-        if self.runtime_args:
+        runtime = self.runtime(ctx) if self.runtime else ProviderRuntime()
+        args = (*self.runtime_args, *runtime.args)
+        if args or runtime.resources:
             spec["runtimeConfigRef"] = {
                 "apiVersion": "pkg.crossplane.io/v1beta1",
                 "kind": "DeploymentRuntimeConfig",
                 "name": self.name,
             }
-            out.append(runtime_config(self.name, self.runtime_args))
+            out.append(runtime_config(self.name, args, runtime.resources))
         provider = {
             "apiVersion": "pkg.crossplane.io/v1",
             "kind": "Provider",
@@ -171,8 +206,17 @@ class CrossplaneProvider(ObjectsInstall):
         return _repository(package) == _repository(self.package)
 
 
-def runtime_config(name: str, args: tuple[str, ...]) -> dict[str, Any]:
-    """A ``DeploymentRuntimeConfig`` that passes ``args`` to a provider's container."""
+def runtime_config(
+    name: str, args: tuple[str, ...], resources: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, Any]:
+    """A ``DeploymentRuntimeConfig`` that passes ``args`` (and ``resources``) to a provider's
+    container (``package-runtime``: crossplane v2.3.4 ``internal/controller/pkg/runtime/
+    runtime.go``), with one replica: the providers run without ``--leader-election``
+    (their default), and a second replica would be a second active controller on the same
+    objects (two Creates, two clusters), not a standby."""
+    container: dict[str, Any] = {"args": list(args), "name": "package-runtime"}
+    if resources:
+        container["resources"] = {k: dict(v) for k, v in sorted(resources.items())}
     return {
         "apiVersion": "pkg.crossplane.io/v1beta1",
         "kind": "DeploymentRuntimeConfig",
@@ -180,10 +224,9 @@ def runtime_config(name: str, args: tuple[str, ...]) -> dict[str, Any]:
         "spec": {
             "deploymentTemplate": {
                 "spec": {
+                    "replicas": 1,
                     "selector": {},
-                    "template": {
-                        "spec": {"containers": [{"args": list(args), "name": "package-runtime"}]}
-                    },
+                    "template": {"spec": {"containers": [container]}},
                 }
             }
         },

@@ -18,11 +18,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.base import CloudPlugin, IgnoreDifference
+from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.manifest import Manifest
-from fleet.platform.component import HealthCheck, PlatformComponent
-from fleet.platform.crossplane import CROSSPLANE, XPKG_CONTRIB, CrossplaneProvider
+from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
+from fleet.platform.crossplane import (
+    CROSSPLANE,
+    XPKG_CONTRIB,
+    CrossplaneProvider,
+    ProviderRuntime,
+    max_reconcile_rate,
+)
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules, Level
 
@@ -125,11 +131,48 @@ return hs
 
 Needs Lua's ``string`` library (``useOpenLibs``)."""
 
+POLL = "10m"
+POLL_SECONDS = 600
+"""provider-openstack's ``--poll`` (its default, v0.9.0 ``cmd/provider/main.go``): each
+Magnum object is read once per poll (a Keystone token and Magnum GETs each time)."""
+RESOURCES: dict[str, dict[str, str]] = {"requests": {"cpu": "500m", "memory": "512Mi"}}
+"""The provider's requests, a starting point: upstream publishes no figure for upjet's
+in-process runtime (upjet's only sizing guide, v0.10.0 ``docs/sizing-guide.md``, measured
+the runtime that forked Terraform). No limit: an OOM-killed provider leaves every cluster
+unmanaged; size from ``container_memory_working_set_bytes`` (docs/performance.md)."""
+
+
+def managed_resources(ctx: InstallContext) -> int:
+    """The Magnum managed resources of ``ctx.environment``: per cluster placed there and
+    not retired, its ``ClusterV1`` (Magnum's ``default-worker`` pool) and one ``NodegroupV1``
+    per other node pool rendered (``node_pools``)."""
+    return sum(
+        len(cluster.node_pools(ctx.environment))
+        for cluster in ctx.fleet.declarations()
+        if isinstance(cluster, FleetCluster)
+        and type(cluster).plugin is MAGNUM_PLUGIN
+        and ctx.environment in cluster.environments
+        and not cluster.is_retired(ctx.environment)
+    )
+
+
+def openstack_runtime(ctx: InstallContext) -> ProviderRuntime:
+    """provider-openstack's Deployment in ``ctx.environment``: the poll, a reconcile rate
+    for the environment's Magnum objects (:func:`~fleet.platform.crossplane.max_reconcile_rate`),
+    its resources; one replica (no leader election, docs/performance.md)."""
+    rate = max_reconcile_rate(managed_resources(ctx), POLL_SECONDS)
+    return ProviderRuntime(
+        args=(f"--poll={POLL}", f"--max-reconcile-rate={rate}"), resources=RESOURCES
+    )
+
+
 PROVIDER_OPENSTACK = PlatformComponent(
     name="provider-openstack",
     version="v0.9.0",
     install=CrossplaneProvider(
-        name="provider-openstack", package=f"{XPKG_CONTRIB}/provider-openstack"
+        name="provider-openstack",
+        package=f"{XPKG_CONTRIB}/provider-openstack",
+        runtime=openstack_runtime,
     ),
     requires=(CROSSPLANE,),
     owns=frozenset(
