@@ -434,10 +434,11 @@ def argocd_cmd_params_cm(namespace: str, applications: int) -> dict[str, Any]:
     argocd-application-controller``).
 
     Every fleet Application targets the management cluster itself
-    (``https://kubernetes.default.svc``), which ArgoCD's sharding always puts on shard 0
-    whatever the algorithm (argo-cd v3.5.1 ``controller/sharding/sharding.go``: the
-    in-cluster destination "returning 0"): more controller replicas do not spread them,
-    the processors of that one replica do. Replicas help with the packages' Applications
+    (``https://kubernetes.default.svc``), which ArgoCD's sharding puts on one shard whatever
+    the algorithm: shard 0, or the ``shard`` of a cluster secret for it (argo-cd v3.5.1
+    ``controller/sharding/sharding.go``: the in-cluster destination "returning 0";
+    ``GetClusterFilter``). More controller replicas do not spread them, the processors of
+    that one replica do. Replicas help with the packages' Applications
     on workload clusters (docs/performance.md)."""
     return _argocd_config_map(
         "argocd-cmd-params-cm", namespace, controller_processors(applications)

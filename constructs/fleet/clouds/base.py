@@ -31,29 +31,6 @@ PROTECT = layout.PROTECT
 """ArgoCD sync options that keep a cluster alive when its definition disappears."""
 
 
-@dataclass(frozen=True)
-class IgnoreDifference:
-    """One entry of an ArgoCD Application's ``spec.ignoreDifferences``: fields a controller
-    writes that the render cannot know, as jq paths (removed with ``del(<path>)``) or JSON
-    pointers (removed with a JSON Patch ``remove``; argo-cd
-    ``util/argo/normalizers/diff_normalizer.go``)."""
-
-    group: str
-    kind: str
-    jq_path_expressions: tuple[str, ...] = ()
-    json_pointers: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """The Application form: ``{group, kind, jqPathExpressions?, jsonPointers?}``."""
-        out: dict[str, Any] = {"group": self.group}
-        if self.jq_path_expressions:
-            out["jqPathExpressions"] = list(self.jq_path_expressions)
-        if self.json_pointers:
-            out["jsonPointers"] = list(self.json_pointers)
-        out["kind"] = self.kind
-        return out
-
-
 # === Cloud plug-ins ==========================================================================
 # What a cluster kind contributes to the fleet's platform, in ONE place: the platform
 # components the bootstrap installs for it (as values: fleet.platform.component), how ArgoCD
@@ -199,6 +176,29 @@ def unique_pools(
         seen.add(name)
         out.append(pool)
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class IgnoreDifference:
+    """One entry of an ArgoCD Application's ``spec.ignoreDifferences``: fields a controller
+    writes that the render cannot know, as jq paths (removed with ``del(<path>)``) or JSON
+    pointers (removed with a JSON Patch ``remove``; argo-cd
+    ``util/argo/normalizers/diff_normalizer.go``)."""
+
+    group: str
+    kind: str
+    jq_path_expressions: tuple[str, ...] = ()
+    json_pointers: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The Application form: ``{group, kind, jqPathExpressions?, jsonPointers?}``."""
+        out: dict[str, Any] = {"group": self.group}
+        if self.jq_path_expressions:
+            out["jqPathExpressions"] = list(self.jq_path_expressions)
+        if self.json_pointers:
+            out["jsonPointers"] = list(self.json_pointers)
+        out["kind"] = self.kind
+        return out
 
 
 @dataclass(frozen=True)
