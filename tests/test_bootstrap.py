@@ -32,28 +32,29 @@ import cdk8s
 import lupa
 import pytest
 import yaml
+from argocd_lua import run_health
+from builders import argocd, find, magnum, names, oke, rendered, wave
 from crd_samples import crds_dir
 from support import REPO
 
 from fleet import (
     ArgoCd,
     CapociCredentials,
-    ClusterTemplate,
     Fleet,
     FleetConfig,
     FleetPackage,
     GitPath,
     HelmChart,
     MagnumCluster,
-    OciClusterIdentity,
     OciManagedCluster,
-    OkeNodePool,
-    OkeVcn,
-    OpenStackProject,
-    SecretKeyRef,
     per_env,
 )
-from fleet.argocd.bootstrap import PROVIDER_ARGOCD_POLICY, WAVE_CLUSTERS
+from fleet.argocd.bootstrap import (
+    APPLICATION_HEALTH,
+    IGNORE_HEALTHCHECK,
+    PROVIDER_ARGOCD_POLICY,
+    WAVE_CLUSTERS,
+)
 from fleet.checks.crds import PACKAGED_LOCK, read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.registry import CheckContext, Checks, check_environments
@@ -62,91 +63,9 @@ from fleet.checks.waves import check_waves
 from fleet.clouds.base import IgnoreDifference, cloud_plugins
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 from fleet.core.manifest import Manifest
-from fleet.pipeline.render import check_unique, render_environment
 from fleet.platform.cluster_api import OPERATOR_PROVIDER_HEALTH as CAPI_OPERATOR_PROVIDER_HEALTH
 from fleet.platform.component import with_requirements
 from fleet.platform.plugins import catalogue, plugins
-
-CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
-
-
-def template() -> ClusterTemplate:
-    return ClusterTemplate(
-        name="tpl-boot",
-        kubernetes_version="v1.25.3",
-        base_labels={"kube_tag": "v1.25.3"},
-        uuid="5d1e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59",
-    )
-
-
-def magnum(fleet: Fleet, construct_id: str = "mag", **overrides: Any) -> MagnumCluster:
-    project = OpenStackProject(fleet, f"{construct_id}-project", project_name="P", region="cern")
-    args: dict[str, Any] = {
-        "name": f"{construct_id}-{{env}}",
-        "environments": ["dev"],
-        "project": project,
-        "template": template(),
-        "flavor": "m2.xlarge",
-        "keypair": "k",
-        "node_count": 1,
-    }
-    args.update(overrides)
-    return MagnumCluster(fleet, construct_id, **args)
-
-
-def oke(
-    fleet: Fleet,
-    construct_id: str = "oke",
-    cls: type[OciManagedCluster] = OciManagedCluster,
-    **overrides: Any,
-) -> OciManagedCluster:
-    args: dict[str, Any] = {
-        "name": f"{construct_id}-{{env}}",
-        "environments": ["dev"],
-        "compartment_id": "ocid1.compartment.oc1..aaaaexample",
-        "region": "eu-frankfurt-1",
-        "kubernetes_version": "v1.30.1",
-        "availability_domains": ["BKrI:EU-FRANKFURT-1-AD-1"],
-        "node_image_id": "ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
-        "node_pools": [OkeNodePool(name="general", ocpus=1, node_count=3)],
-        "network": OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
-    }
-    args.update(overrides)
-    if "identity" not in args:
-        args["identity"] = OciClusterIdentity(
-            fleet, f"{construct_id}-identity", principal_secret="oci-user-principal"
-        )
-    return cls(fleet, construct_id, **args)
-
-
-def argocd(fleet: Fleet, **overrides: Any) -> ArgoCd:
-    args: dict[str, Any] = {
-        "server_addr": "argocd-server.argocd.svc:443",
-        "credentials": CREDENTIALS,
-    }
-    args.update(overrides)
-    return ArgoCd(fleet, "argocd", **args)
-
-
-def rendered(fleet: Fleet, environment: str = "dev") -> list[Manifest]:
-    out = render_environment(fleet, environment)
-    check_unique(out)
-    return out
-
-
-def find(manifests: Sequence[Manifest], kind: str, name: str) -> Manifest:
-    found = [m for m in manifests if m.kind == kind and m.name == name]
-    assert len(found) == 1, sorted((m.kind, m.name) for m in manifests)
-    return found[0]
-
-
-def names(manifests: Sequence[Manifest], kind: str) -> set[str]:
-    return {m.name for m in manifests if m.kind == kind}
-
-
-def wave(m: Manifest | dict[str, Any]) -> int:
-    body = m.body if isinstance(m, Manifest) else m
-    return int(body["metadata"].get("annotations", {}).get(SYNC_WAVE, "0"))
 
 
 def hybrid(fleet: Fleet, **argocd_args: Any) -> list[Manifest]:
@@ -288,6 +207,161 @@ def test_each_registration_lives_in_its_clusters_folder_after_the_cluster(fleet:
         assert {wave(m) for m in registration + push} == {1}
         app = find(out, "Application", f"fleet-dev-cluster-{cluster}")
         assert app.body["spec"]["source"]["path"] == f"dist/dev/{folder}"
+
+
+# --- issue 21.1: a sync of the root never waits on a cluster's health ------------------------
+
+
+def test_the_root_shares_its_last_wave_with_the_cluster_applications_only(fleet: Fleet) -> None:
+    """argo-cd v3.5.1 ``gitops-engine/pkg/sync/sync_context.go`` ``Sync``: every running task
+    of a multi-step sync is health-checked (``health.GetResourceHealth`` with the Lua
+    overrides) before the next wave, Degraded fails the sync, anything but Healthy waits; the
+    last wave ends the sync right after it is applied ("if it is the last phase/wave ...
+    successful EVEN if those objects subsequently degrades"). ``controller/sync.go``
+    (``WithHealthOverride``) makes no exception for the root's own manifest, whose health is
+    the worst of its children's. So the root's own manifest must sit in the last wave, with
+    the clusters, and nothing else the bootstrap needs may sit there."""
+    FleetPackage(fleet, "p", namespace="p", source=GitPath(path="apps/p"))
+    out = hybrid(fleet, export_kubeconfigs=True, kubeconfig_store="store")
+    bootstrap = [m for m in out if m.folder == "bootstrap"]
+    last = max(wave(m) for m in bootstrap)
+    assert wave(find(out, "Application", "fleet-dev")) == last == WAVE_CLUSTERS
+    assert {m.name for m in bootstrap if wave(m) == last} == {
+        "fleet-dev",
+        "fleet-dev-cluster-mag-dev",
+        "fleet-dev-cluster-oke-dev",
+    }
+
+
+def test_an_environment_without_clusters_keeps_the_root_in_the_last_wave(fleet: Fleet) -> None:
+    argocd(fleet)
+    out = rendered(fleet)
+    root = find(out, "Application", "fleet-dev")
+    assert wave(root) == WAVE_CLUSTERS
+    assert all(wave(m) < WAVE_CLUSTERS for m in out if m.folder == "bootstrap" and m is not root)
+
+
+def test_the_roots_health_leaves_the_clusters_out(fleet: Fleet) -> None:
+    """argo-cd v3.5.1 ``controller/health.go`` ``setApplicationHealth`` skips a child whose
+    live object has ``argocd.argoproj.io/ignore-healthcheck: "true"``
+    (``common.AnnotationIgnoreHealthCheck``): a Progressing or Degraded cluster leaves the
+    root's health (what dashboards and alerts read) at the platform's."""
+    out = hybrid(fleet)
+    apps = [m for m in out if m.kind == "Application" and m.folder == "bootstrap"]
+    ignored = {m.name for m in apps if m.body["metadata"]["annotations"].get(IGNORE_HEALTHCHECK)}
+    assert ignored == {"fleet-dev-cluster-mag-dev", "fleet-dev-cluster-oke-dev"}
+    for name in ignored:
+        assert (
+            find(out, "Application", name).body["metadata"]["annotations"][IGNORE_HEALTHCHECK]
+            == "true"
+        )
+
+
+@pytest.mark.parametrize("child", ["Progressing", "Degraded", "Healthy"])
+def test_an_application_is_as_healthy_as_argocd_says(child: str) -> None:
+    """Why the root may not sit in a waited wave: the Application health check reports the
+    health ArgoCD computed for it, which for the root is the worst of its children's."""
+    root = {"status": {"health": {"status": child, "message": "m"}}}
+    assert run_health(APPLICATION_HEALTH, root, open_libs=False) == {
+        "status": child,
+        "message": "m",
+    }
+
+
+def test_a_retry_syncs_the_latest_commit(fleet: Fleet) -> None:
+    """A failed sync retries forever (``limit: -1``) and, while it does, automated sync
+    starts no new one; with ``retry.refresh`` the retry takes the latest revision (argo-cd
+    v3.5.1 ``controller/appcontroller.go`` ``processRequestedAppOperation``: "Remove the
+    desired revisions if the sync failed and we are retrying"), so a Degraded step is fixed
+    by its next commit instead of retrying the commit that broke it."""
+    out = hybrid(fleet)
+    apps = [m for m in out if m.kind == "Application" and m.folder == "bootstrap"]
+    assert len(apps) > 5
+    for m in apps:
+        retry = m.body["spec"]["syncPolicy"]["retry"]
+        assert retry["refresh"] is True, m.name
+        assert retry["limit"] == -1
+
+
+# --- issue 21.5: argocd-cm keeps ArgoCD's default resource.exclusions -------------------------
+
+UPSTREAM_EXCLUSIONS = yaml.safe_load(
+    """\
+### Network resources created by the Kubernetes control plane and excluded to reduce the number of watched events and UI clutter
+- apiGroups:
+  - ''
+  - discovery.k8s.io
+  kinds:
+  - Endpoints
+  - EndpointSlice
+### Internal Kubernetes resources excluded reduce the number of watched events
+- apiGroups:
+  - coordination.k8s.io
+  kinds:
+  - Lease
+### Internal Kubernetes Authz/Authn resources excluded reduce the number of watched events
+- apiGroups:
+  - authentication.k8s.io
+  - authorization.k8s.io
+  kinds:
+  - SelfSubjectReview
+  - TokenReview
+  - LocalSubjectAccessReview
+  - SelfSubjectAccessReview
+  - SelfSubjectRulesReview
+  - SubjectAccessReview
+### Intermediate Certificate Request excluded reduce the number of watched events
+- apiGroups:
+  - certificates.k8s.io
+  kinds:
+  - CertificateSigningRequest
+- apiGroups:
+  - cert-manager.io
+  kinds:
+  - CertificateRequest
+### Cilium internal resources excluded reduce the number of watched events and UI Clutter
+- apiGroups:
+  - cilium.io
+  kinds:
+  - CiliumIdentity
+  - CiliumEndpoint
+  - CiliumEndpointSlice
+### Kyverno intermediate and reporting resources excluded reduce the number of watched events and improve performance
+- apiGroups:
+  - kyverno.io
+  - reports.kyverno.io
+  - wgpolicyk8s.io
+  kinds:
+  - PolicyReport
+  - ClusterPolicyReport
+  - EphemeralReport
+  - ClusterEphemeralReport
+  - AdmissionReport
+  - ClusterAdmissionReport
+  - BackgroundScanReport
+  - ClusterBackgroundScanReport
+  - UpdateRequest
+"""  # noqa: E501
+)
+"""``data["resource.exclusions"]`` of argoproj/argo-cd v3.5.1 (109ca7ca)
+``manifests/base/config/argocd-cm.yaml`` (git blob 393d3fe657b26cdd66dc09295c80f1abb2b03712),
+copied from the file."""
+
+
+def test_argocd_cm_keeps_argocds_default_exclusions(fleet: Fleet) -> None:
+    """The fleet applies ``resource.exclusions`` server-side with force-conflicts
+    (argo-cd v3.5.1 ``gitops-engine/pkg/utils/kube/resource_ops.go``), which replaces the
+    whole value; ArgoCD reads it as one list (``util/settings/settings.go``
+    ``GetResourcesFilter``) and keeps no defaults of its own besides events, metrics and
+    Leases (``util/settings/resources_filter.go``). So every default entry must be there."""
+    argocd(fleet)
+    data = find(rendered(fleet), "ConfigMap", "argocd-cm").body["data"]
+    exclusions = yaml.safe_load(data["resource.exclusions"])
+    assert len(UPSTREAM_EXCLUSIONS) == 7
+    assert all(entry in exclusions for entry in UPSTREAM_EXCLUSIONS)
+    assert [e for e in exclusions if e not in UPSTREAM_EXCLUSIONS] == [
+        {"apiGroups": ["*"], "kinds": ["ProviderConfigUsage"], "clusters": ["*"]}
+    ]
 
 
 # --- item 4: provider-argocd can talk to a stock ArgoCD ---------------------------------------

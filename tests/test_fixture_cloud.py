@@ -170,7 +170,12 @@ def test_its_health_checks_are_in_argocd_cm(rendered: Path) -> None:
 def test_nothing_of_it_where_no_such_cluster_is(rendered: Path) -> None:
     prod = sorted((rendered / "prod").rglob("*.yaml"))
     assert prod
-    text = "\n".join(p.read_text() for p in prod)
+    bodies = [yaml.safe_load(p.read_text()) for p in prod]
+    for body in bodies:
+        if body["kind"] == "ConfigMap" and body["metadata"]["name"] == "argocd-cm":
+            # ArgoCD's own default exclusions name cert-manager.io (bootstrap.py): not an install.
+            body["data"].pop("resource.exclusions")
+    text = "\n".join(yaml.safe_dump(body) for body in bodies)
     for word in ("openstack", "capo", "cluster-api", "cert-manager", "x-k8s.io"):
         assert word not in text, word
     assert check_waves([]) == []

@@ -159,6 +159,8 @@ def test_seed_node_groups_match_figure_13(fleet: Fleet) -> None:
                         f"k8s-ais-batch-dev-multi-v25/zone-{zone}-xlarge"
                     ),
                     **PROTECTED,
+                    # After the ClusterV1 (tests/test_health_checks.py).
+                    "argocd.argoproj.io/sync-wave": "1",
                 },
                 "name": name,
             },

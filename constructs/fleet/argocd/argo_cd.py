@@ -50,7 +50,7 @@ from fleet.platform.component import (
     PlatformComponent,
     with_requirements,
 )
-from fleet.platform.crossplane import CROSSPLANE_SYSTEM, CrossplaneProvider
+from fleet.platform.crossplane import CROSSPLANE_SYSTEM, CrossplaneProvider, max_reconcile_rate
 from fleet.platform.plugins import Plugin, catalogue
 
 PROVIDER_CONFIG_API = "argocd.crossplane.io/v1alpha1"
@@ -304,13 +304,16 @@ class ArgoCd(FleetConstruct):
             wanted.append(EXTERNAL_SECRETS)
         for cluster in self._placed(environment):
             wanted.extend(type(cluster).plugin.components)
-        return tuple(self._configured(c) for c in with_requirements(wanted))
+        return tuple(self._configured(c, environment) for c in with_requirements(wanted))
 
-    def _configured(self, component: PlatformComponent) -> PlatformComponent:
-        """provider-argocd with its poll interval; any other component as it is."""
+    def _configured(self, component: PlatformComponent, environment: str) -> PlatformComponent:
+        """provider-argocd with its poll interval and a reconcile rate for the environment's
+        registrations (one ``Cluster`` each, read every poll); any other component as it is."""
         install = component.install
         if component is PROVIDER_ARGOCD and isinstance(install, CrossplaneProvider):
-            args = (f"--poll={self.provider_argocd_poll_seconds}s",)
+            poll = self.provider_argocd_poll_seconds
+            rate = max_reconcile_rate(len(self.registered(environment)), poll)
+            args = (f"--poll={poll}s", f"--max-reconcile-rate={rate}")
             return replace(component, install=replace(install, runtime_args=args))
         return component
 
@@ -413,6 +416,7 @@ class ArgoCd(FleetConstruct):
             prune: bool = True,
             compare: Sequence[str] = (),
             ignore: Sequence[dict[str, Any]] = (),
+            ignore_health: bool = False,
         ) -> None:
             put(
                 bs.application(
@@ -427,13 +431,19 @@ class ArgoCd(FleetConstruct):
                     prune=prune,
                     compare_options=compare,
                     ignore_differences=ignore,
+                    ignore_health=ignore_health,
                 )
             )
 
+        waves = bs.component_waves(components)
+        # The root's last wave: the clusters and the root's own manifest. ArgoCD checks the
+        # health of a wave's objects only before the next wave, so nothing there is waited
+        # for, the root's own health (the worst of its children's) included.
+        last = max([bs.WAVE_CLUSTERS, *(w + 1 for w in waves.values())])
         app(
             prefix,
             bs.git_source(config, environment, layout.BOOTSTRAP),
-            None,
+            last,
             dest=self.namespace,
             protect=True,
             options=(),
@@ -444,7 +454,6 @@ class ArgoCd(FleetConstruct):
         # from the first wave, so that the Secrets can be restored before anything needs them.
         for ns in namespaces:
             put(bs.namespace(ns, bs.WAVE_ARGOCD_CONFIG))
-        waves = bs.component_waves(components)
         for component in sorted(components, key=lambda c: (waves.get(c.name, 0), c.name)):
             install = component.install
             if isinstance(install, ChartInstall | DirectoryInstall):
@@ -483,13 +492,23 @@ class ArgoCd(FleetConstruct):
             app(
                 f"{prefix}-cluster-{cluster.cluster_name(environment)}",
                 bs.git_source(config, environment, cluster.folder(environment)),
-                bs.WAVE_CLUSTERS,
+                last,
                 dest=cluster.kubeconfig_secret(environment).namespace,
                 protect=False,
                 options=sorted(set(options)),
                 compare=cls.plugin.application_compare_options,
                 ignore=ignore,
+                # A cluster's health is its own: the root's stays that of the platform.
+                ignore_health=True,
             )
+        # The controller's load: these Applications, and those the packages generate.
+        generated = sum(
+            max(0, p.selected(environment))
+            for p in self.fleet.declarations()
+            if isinstance(p, FleetPackage) and environment in p.environments
+        )
+        applications = sum(m.kind == "Application" for m in out) + generated
+        put(bs.argocd_cmd_params_cm(self.namespace, applications))
         return out
 
     def _providers(

@@ -2,8 +2,8 @@
 bootstrap), provider-argocd (every registration) and External Secrets (kubeconfig export).
 
 They are listed by :class:`~fleet.ArgoCd`'s plug-in, which is how the wave check learns
-their CRDs. Pinned: provider-argocd v0.14.3 (the pinned CRDs are byte-identical to it),
-External Secrets 2.9.0 (chart).
+their CRDs. Pinned: ArgoCD v3.5.1 (installed by a person), provider-argocd v0.14.3,
+External Secrets 2.9.0 (chart); ``crds.lock.yaml`` pins the CRDs of the same releases.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from fleet.platform.crossplane import CROSSPLANE, XPKG_CONTRIB, CrossplaneProvid
 
 ARGO_CD = PlatformComponent(
     name="argo-cd",
+    version="v3.5.1",
     install=Preinstalled(),
     owns=frozenset(
         {
@@ -24,7 +25,9 @@ ARGO_CD = PlatformComponent(
         }
     ),
 )
-"""ArgoCD: there before the bootstrap (a person installs it), with its CRDs."""
+"""ArgoCD: there before the bootstrap (a person installs it), with its CRDs. ``version`` is
+the release the bootstrap is written and validated for (its CRDs are pinned at it); the
+fleet does not install it."""
 
 PROVIDER_ARGOCD = PlatformComponent(
     name="provider-argocd",
@@ -34,18 +37,16 @@ PROVIDER_ARGOCD = PlatformComponent(
     owns=frozenset(
         {
             ("cluster.argocd.crossplane.io", "Cluster"),
-            ("cluster.m.argocd.crossplane.io", "Cluster"),
             ("argocd.crossplane.io", "ProviderConfig"),
-            ("m.argocd.crossplane.io", "ProviderConfig"),
             ("projects.argocd.crossplane.io", "Project"),
-            ("projects.m.argocd.crossplane.io", "Project"),
             ("applications.argocd.crossplane.io", "Application"),
-            ("applications.m.argocd.crossplane.io", "Application"),
         }
     ),
 )
 """provider-argocd: registers clusters in ArgoCD. The ArgoCd renders it with its poll
-interval (``--poll``, a ``DeploymentRuntimeConfig``)."""
+interval (``--poll``, a ``DeploymentRuntimeConfig``). v0.14.3 serves only cluster-scoped kinds
+(the namespaced ``*.m.argocd.crossplane.io`` ones came after it), so only those are owned,
+pinned and valid."""
 
 EXTERNAL_SECRETS = PlatformComponent(
     name="external-secrets",

@@ -182,12 +182,13 @@ class FleetPackage(FleetConstruct):
             helm["valuesObject"] = dict(s.values)
         return {"chart": s.chart, "helm": helm, "repoURL": s.repo_url, "targetRevision": s.version}
 
-    def selects_any(self, environment: str) -> bool:
-        """Whether ``match_labels`` selects a cluster registered in ``environment`` (its
-        registration's labels, as the ApplicationSet's cluster generator sees them)."""
+    def selected(self, environment: str) -> int:
+        """How many clusters registered in ``environment`` ``match_labels`` selects (their
+        registration's labels, as the ApplicationSet's cluster generator sees them): the
+        Applications it generates there. -1 without an ArgoCd in the environment."""
         for argocd in self.fleet.declarations():
             if isinstance(argocd, Registrar) and environment in argocd.environments:
-                return any(
+                return sum(
                     all(labels.get(key) == value for key, value in self.match_labels.items())
                     for labels in (
                         registration_body(
@@ -196,7 +197,12 @@ class FleetPackage(FleetConstruct):
                         for cluster, registration in argocd.registered(environment)
                     )
                 )
-        return True  # no ArgoCd in the environment: registration reports that
+        return -1
+
+    def selects_any(self, environment: str) -> bool:
+        """Whether ``match_labels`` selects a cluster registered in ``environment``; True
+        without an ArgoCd there (registration reports that)."""
+        return self.selected(environment) != 0
 
     def render(self, environment: str) -> list[Manifest]:
         """One ApplicationSet with a cluster generator."""

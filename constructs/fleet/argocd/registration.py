@@ -25,9 +25,9 @@ life cuts ArgoCD off the cluster. What we do, and why (see README, "OKE tokens")
 
 * Implemented: the bootstrap runs provider-argocd with ``--poll=30s`` (``ArgoCd(
   provider_argocd_poll_seconds=...)``) through a ``DeploymentRuntimeConfig``, which halves the
-  window. Cost: one ArgoCD API call per registered cluster per poll (1,000 clusters at the
-  provider's default 10 reconciles/s take 100 s, so a fleet that large should raise
-  ``--max-reconcile-rate`` or go back to 60 s).
+  window. Cost: one ArgoCD API call per registered cluster per poll; the bootstrap raises
+  ``--max-reconcile-rate`` to twice that demand (1,000 clusters: 67 a second instead of the
+  default 10, which would take 100 s per round; docs/performance.md).
 * The robust fix, documented for when OKE clusters land: a long-lived ``argocd-manager``
   ServiceAccount token in the workload cluster (what ``argocd cluster add`` does), applied by a
   Cluster API ``ClusterResourceSet`` and read back by External Secrets' Kubernetes provider
@@ -54,7 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
-from fleet.core.layout import SYNC_WAVE
+from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.core.refs import Ref, article
 from fleet.core.tree import Scope
@@ -63,8 +63,9 @@ from fleet.core.values import PerEnv, caller_location, resolve
 
 CLUSTER_API_VERSION = "cluster.argocd.crossplane.io/v1alpha1"
 PUSH_SECRET_API_VERSION = "external-secrets.io/v1alpha1"
-REGISTRATION_WAVE = 1
-"""The registration's wave inside its cluster's Application (the cluster's objects: 0)."""
+REGISTRATION_WAVE = AFTER_CLUSTER_WAVE
+"""The registration's wave inside its cluster's Application (the cluster's objects: 0);
+none where the cluster is paused (its Application then has a single wave)."""
 
 LABEL_PREFIX = "fleet/"
 LABEL_CLUSTER = LABEL_PREFIX + "cluster"
@@ -311,7 +312,8 @@ def render_registration(
     export: KubeconfigExport | None,
 ) -> list[Manifest]:
     """The registration of ``cluster`` (and its kubeconfig PushSecret when ``export``), in
-    the cluster's folder, in the wave after the cluster's own objects."""
+    the cluster's folder, in the wave after the cluster's own objects (in the same wave
+    where the cluster is paused: a Suspended cluster would hold a later wave for ever)."""
     if environment not in cluster.environments or cluster.is_retired(environment):
         return []
     source = registration.context if registration else cluster.context
@@ -323,8 +325,9 @@ def render_registration(
     ]
     if export is not None:
         bodies.append(push_secret(cluster, environment, export))
-    for body in bodies:
-        body["metadata"]["annotations"] = {SYNC_WAVE: str(REGISTRATION_WAVE)}
+    if not cluster.is_paused(environment):
+        for body in bodies:
+            body["metadata"]["annotations"] = {SYNC_WAVE: str(REGISTRATION_WAVE)}
     return [Manifest(environment, body, folder, source) for body in bodies]
 
 

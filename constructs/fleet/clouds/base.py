@@ -63,6 +63,10 @@ class CloudPlugin(Plugin):
     short_account: Callable[[str], str] | None = None
     """How a narrow table (``fleet ls``) shows an account of the cloud: a long id by its
     unique end, say. None: as it is."""
+    ignore_differences: tuple[IgnoreDifference, ...] = ()
+    """What the cloud's controllers write into rendered objects of every cluster of the
+    kind: its clusters' Applications ignore it (with the class's own
+    ``ignore_differences``)."""
 
 
 def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
@@ -76,9 +80,9 @@ def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
 
 
 def ignore_differences(cls: type[FleetCluster]) -> tuple[dict[str, Any], ...]:
-    """ArgoCD ``ignoreDifferences`` entries of a cluster class (its ``ignore_differences``
-    ClassVar: fields the cloud's controller writes into spec), () if it declares none."""
-    return tuple(d.to_dict() for d in cls.ignore_differences)
+    """ArgoCD ``ignoreDifferences`` entries of a cluster class: its plug-in's, then its own
+    ``ignore_differences`` ClassVar (fields the cloud's controllers write), () if none."""
+    return tuple(d.to_dict() for d in (*cls.plugin.ignore_differences, *cls.ignore_differences))
 
 
 @dataclass(frozen=True)
@@ -218,19 +222,24 @@ def unique_pools(
 @dataclass(frozen=True)
 class IgnoreDifference:
     """One entry of an ArgoCD Application's ``spec.ignoreDifferences``: fields a controller
-    writes into ``spec`` that the render cannot know (jq paths)."""
+    writes that the render cannot know, as jq paths (removed with ``del(<path>)``) or JSON
+    pointers (removed with a JSON Patch ``remove``; argo-cd
+    ``util/argo/normalizers/diff_normalizer.go``)."""
 
     group: str
     kind: str
-    jq_path_expressions: tuple[str, ...]
+    jq_path_expressions: tuple[str, ...] = ()
+    json_pointers: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The Application form: ``{group, kind, jqPathExpressions}``."""
-        return {
-            "group": self.group,
-            "jqPathExpressions": list(self.jq_path_expressions),
-            "kind": self.kind,
-        }
+        """The Application form: ``{group, kind, jqPathExpressions?, jsonPointers?}``."""
+        out: dict[str, Any] = {"group": self.group}
+        if self.jq_path_expressions:
+            out["jqPathExpressions"] = list(self.jq_path_expressions)
+        if self.json_pointers:
+            out["jsonPointers"] = list(self.json_pointers)
+        out["kind"] = self.kind
+        return out
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ bootstrap (which syncs the folders), the checks (which read them back) and the d
       providers/          Crossplane Providers, cluster-api-operator providers, namespaces
       platform/           ProviderConfigs and cloud identities
       packages/           ApplicationSets over registered clusters
-      clusters/<name>/    one cluster: its objects (wave 0), its registration (wave 1)
+      clusters/<name>/    one cluster: its objects (wave 0), what needs it up (wave 1)
       extra/              cdk8s objects a user added to the environment's chart
 """
 
@@ -25,6 +25,11 @@ EXTRA = "extra"
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 """Annotation: the wave an object is applied in, within the Application that syncs it."""
+AFTER_CLUSTER_WAVE = 1
+"""Inside a cluster's Application: the wave of what needs the running cluster (Magnum node
+groups need its API address, the registration its kubeconfig); the cluster's own objects
+are wave 0. A paused cluster's Application has one wave only: ArgoCD waits on a Suspended
+object before the next wave for ever (``gitops-engine/pkg/sync/sync_context.go``)."""
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 """Annotation: per-object ArgoCD sync options."""
 COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"

@@ -32,11 +32,17 @@ Kind = tuple[str, str]
 
 @dataclass(frozen=True)
 class HealthCheck:
-    """An ArgoCD Lua health check for ``group``/``kind`` (an ``argocd-cm`` key)."""
+    """An ArgoCD Lua health check for ``group``/``kind`` (an ``argocd-cm`` key).
+
+    ``open_libs``: the script needs Lua's standard libraries (``string``, ``math``), which
+    ArgoCD opens for an ``argocd-cm`` check only with its ``useOpenLibs`` key (argo-cd
+    v3.5.1 ``util/lua/lua.go``: ``SkipOpenLibs: !UseOpenLibs``, then only package, base,
+    table and a safe ``os``)."""
 
     group: str
     kind: str
     lua: str
+    open_libs: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

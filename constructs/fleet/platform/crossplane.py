@@ -3,20 +3,22 @@ registrations, through provider-argocd) require.
 
 Crossplane is installed from its Helm chart (2.3.4: the release the pinned ``crossplane/``
 CRDs of ``crds.lock.yaml`` come from). A provider is a ``pkg.crossplane.io`` ``Provider``
-in ``providers/``; ArgoCD has built-in health for every ``*.crossplane.io`` group (argo-cd
-``resource_customizations/_.crossplane.io/_/health.lua``, since v3.1), so the Provider is
-Healthy only once its package, and so its CRDs, are installed.
+in ``providers/``, Healthy only once its package, and so its CRDs, are installed and its
+controller runs: :data:`PROVIDER_HEALTH` (ArgoCD's built-in check calls an installing
+provider Degraded, which fails the bootstrap's sync and retries it with back-off).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.core.layout import PROTECT, sync_options
 from fleet.platform.component import (
     ChartInstall,
+    HealthCheck,
     InstallContext,
     Kind,
     ObjectsInstall,
@@ -27,6 +29,77 @@ CROSSPLANE_SYSTEM = "crossplane-system"
 """Crossplane's namespace (its chart's), where providers run and credentials live."""
 XPKG_CONTRIB = "xpkg.upbound.io/crossplane-contrib"
 """The registry repository of the crossplane-contrib providers."""
+
+PROVIDER_HEALTH = """\
+-- Crossplane Provider (crossplane v2.3.4 apis/pkg/v1/conditions.go): Healthy once Installed
+-- and Healthy; Progressing while the package unpacks and its runtime starts; Degraded when
+-- the package cannot be fetched or its revision is unhealthy; Suspended when paused.
+local hs = {status = "Progressing", message = "Waiting for the provider to be installed"}
+local meta = obj.metadata or {}
+local ann = meta.annotations or {}
+if ann["crossplane.io/paused"] == "true" then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation paused (crossplane.io/paused)"
+  return hs
+end
+if obj.status == nil or obj.status.conditions == nil then
+  return hs
+end
+local cond = {}
+for _, c in ipairs(obj.status.conditions) do
+  cond[c.type] = c
+end
+local synced = cond["Synced"]
+if synced ~= nil and synced.reason == "ReconcilePaused" then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation paused"
+  return hs
+end
+local inst, healthy = cond["Installed"], cond["Healthy"]
+if inst ~= nil and inst.status == "False" then
+  if inst.reason == "UnpackingPackage" and inst.message ~= nil and inst.message ~= "" then
+    hs.status = "Degraded"
+    hs.message = inst.message
+    return hs
+  end
+  if inst.reason == "InactivePackageRevision" then
+    hs.status = "Suspended"
+    hs.message = "Package revision is inactive"
+    return hs
+  end
+end
+if healthy ~= nil and healthy.status == "False" then
+  local m = healthy.message or healthy.reason or ""
+  if string.find(m, 'health is "Unknown"', 1, true) ~= nil
+      or string.find(m, "Package runtime health is", 1, true) ~= nil then
+    hs.message = m
+    return hs
+  end
+  hs.status = "Degraded"
+  hs.message = m
+  return hs
+end
+if inst ~= nil and inst.status == "True" and healthy ~= nil and healthy.status == "True" then
+  hs.status = "Healthy"
+  hs.message = "Installed and healthy"
+  return hs
+end
+if inst ~= nil and inst.status == "False" then
+  hs.message = inst.reason or hs.message
+end
+return hs
+"""
+"""Health of a ``pkg.crossplane.io/Provider``. crossplane v2.3.4: the package manager sets
+``Installed=False`` ``UnpackingPackage`` while it unpacks, with the error as message when
+it cannot (``internal/controller/pkg/manager/reconciler.go``); ``Healthy`` comes from
+``PackageHealth`` (``apis/pkg/v1/conditions.go``): ``Package revision health is "Unknown"``
+before the revision reports, ``Package runtime health is ...`` while the Deployment is not
+yet available (``internal/controller/pkg/runtime/runtime_provider.go``), ``Package revision
+health is "False" with message: ...`` when the revision fails. The runtime message is the
+same while the pod starts and while it crash-loops, so both read as Progressing. Paused:
+crossplane-runtime ``ReconcilePaused``. ArgoCD's built-in (argo-cd v3.5.1
+``resource_customizations/pkg.crossplane.io/Provider/health.lua``) calls all but Healthy
+Degraded, and raises a Lua error when a condition is missing."""
 
 CROSSPLANE = PlatformComponent(
     name="crossplane",
@@ -45,6 +118,7 @@ CROSSPLANE = PlatformComponent(
             ("protection.crossplane.io", "ClusterUsage"),
         }
     ),
+    health_checks=(HealthCheck("pkg.crossplane.io", "Provider", PROVIDER_HEALTH, open_libs=True),),
 )
 """Crossplane itself (its chart; every Crossplane provider requires it)."""
 
@@ -54,15 +128,47 @@ def _repository(package: str) -> str:
     return package.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
 
 
+DEFAULT_MAX_RECONCILE_RATE = 10
+"""``--max-reconcile-rate`` of a crossplane-contrib provider left alone (provider-openstack
+v0.9.0 and provider-argocd v0.14.3 ``cmd/provider/main.go``)."""
+
+
+def max_reconcile_rate(managed_resources: int, poll_seconds: int) -> int:
+    """``--max-reconcile-rate`` for ``managed_resources`` objects polled every
+    ``poll_seconds``: twice the steady demand (one reconcile per object per poll), never
+    below the default of 10.
+
+    The flag is both the provider's global token bucket (``rate`` per second, bursts of
+    ten times that: crossplane-runtime v2.1.0 ``pkg/ratelimiter/default.go`` ``NewGlobal``)
+    and each controller's ``MaxConcurrentReconciles`` (provider ``cmd/provider/main.go``).
+    Steady demand is ``managed_resources / poll_seconds``: the hourly ``--sync`` resync
+    adds none, its unchanged objects are dropped by ``DesiredStateChanged``
+    (crossplane-runtime ``pkg/resource/predicates.go``). The other half is headroom for
+    creates, updates and error requeues.
+    """
+    return max(DEFAULT_MAX_RECONCILE_RATE, math.ceil(2 * managed_resources / poll_seconds))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderRuntime:
+    """How a provider's Deployment runs in one environment: the arguments of its
+    ``package-runtime`` container and its ``resources`` (requests/limits)."""
+
+    args: tuple[str, ...] = ()
+    resources: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, kw_only=True)
 class CrossplaneProvider(ObjectsInstall):
     """A Crossplane ``Provider`` named ``name`` for ``package`` (without tag) at the
-    component's version; with ``runtime_args``, a ``DeploymentRuntimeConfig`` of the same
-    name passes them to the provider's container."""
+    component's version; with ``runtime_args``, or a ``runtime`` that works them out per
+    environment (with resources), a ``DeploymentRuntimeConfig`` of the same name passes
+    them to the provider's container."""
 
     name: str
     package: str
     runtime_args: tuple[str, ...] = ()
+    runtime: Callable[[InstallContext], ProviderRuntime] | None = None
 
     @property
     def installer_kind(self) -> Kind:
@@ -73,13 +179,15 @@ class CrossplaneProvider(ObjectsInstall):
         """The Provider (never pruned: its CRDs hold the clusters), and its runtime config."""
         spec: dict[str, Any] = {"package": f"{self.package}:{ctx.version}"}
         out: list[dict[str, Any]] = []
-        if self.runtime_args:
+        runtime = self.runtime(ctx) if self.runtime else ProviderRuntime()
+        args = (*self.runtime_args, *runtime.args)
+        if args or runtime.resources:
             spec["runtimeConfigRef"] = {
                 "apiVersion": "pkg.crossplane.io/v1beta1",
                 "kind": "DeploymentRuntimeConfig",
                 "name": self.name,
             }
-            out.append(runtime_config(self.name, self.runtime_args))
+            out.append(runtime_config(self.name, args, runtime.resources))
         provider = {
             "apiVersion": "pkg.crossplane.io/v1",
             "kind": "Provider",
@@ -98,8 +206,17 @@ class CrossplaneProvider(ObjectsInstall):
         return _repository(package) == _repository(self.package)
 
 
-def runtime_config(name: str, args: tuple[str, ...]) -> dict[str, Any]:
-    """A ``DeploymentRuntimeConfig`` that passes ``args`` to a provider's container."""
+def runtime_config(
+    name: str, args: tuple[str, ...], resources: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, Any]:
+    """A ``DeploymentRuntimeConfig`` that passes ``args`` (and ``resources``) to a provider's
+    container (``package-runtime``: crossplane v2.3.4 ``internal/controller/pkg/runtime/
+    runtime.go``), with one replica: the providers run without ``--leader-election``
+    (their default), and a second replica would be a second active controller on the same
+    objects (two Creates, two clusters), not a standby."""
+    container: dict[str, Any] = {"args": list(args), "name": "package-runtime"}
+    if resources:
+        container["resources"] = {k: dict(v) for k, v in sorted(resources.items())}
     return {
         "apiVersion": "pkg.crossplane.io/v1beta1",
         "kind": "DeploymentRuntimeConfig",
@@ -107,10 +224,9 @@ def runtime_config(name: str, args: tuple[str, ...]) -> dict[str, Any]:
         "spec": {
             "deploymentTemplate": {
                 "spec": {
+                    "replicas": 1,
                     "selector": {},
-                    "template": {
-                        "spec": {"containers": [{"args": list(args), "name": "package-runtime"}]}
-                    },
+                    "template": {"spec": {"containers": [container]}},
                 }
             }
         },

@@ -20,6 +20,7 @@ from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.core.options import (
     option,
@@ -678,7 +679,8 @@ class MagnumCluster(FleetCluster):
         name = self.cluster_name(environment)
         folder = self.folder(environment)
         protection = self.protection_annotations()
-        if self.is_paused(environment):
+        paused = self.is_paused(environment)
+        if paused:
             protection = {**protection, PAUSED: "true"}
 
         def common(autoscaled: bool) -> dict[str, Any]:
@@ -746,6 +748,8 @@ class MagnumCluster(FleetCluster):
                     "annotations": {
                         EXTERNAL_NAME: group_external,
                         **protection,
+                        # Magnum refuses a node group until its cluster has an API address.
+                        **({} if paused else {SYNC_WAVE: str(AFTER_CLUSTER_WAVE)}),
                     },
                     "name": f"{name}-{group.name}",
                 },

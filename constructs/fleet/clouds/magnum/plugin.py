@@ -2,8 +2,11 @@
 
 Components: provider-openstack v0.9.0 (the release the pinned ``provider-openstack/`` CRDs
 come from), which requires Crossplane; installed only where an environment holds a Magnum
-cluster. ArgoCD has built-in health for Crossplane managed resources (argo-cd
-``resource_customizations/_.crossplane.io/_/health.lua``, since v3.1), so no Lua. Reference
+cluster. Health: :data:`MAGNUM_HEALTH` for the Magnum kinds (ArgoCD's built-in check for
+``*.crossplane.io``, argo-cd v3.5.1 ``resource_customizations/_.crossplane.io/_/health.lua``,
+calls a paused object and Magnum's transient refusals Degraded, and a failed create
+Healthy). The clusters' Applications ignore the external name the provider rewrites
+(:data:`EXTERNAL_NAME_IGNORED`). Reference
 rules: a managed resource's ProviderConfig, NodegroupV1 ``clusterId`` -> ClusterV1, and the
 connection secret a ClusterV1 writes. ``fleet diff``: terraform-provider-openstack's ForceNew
 arguments of the Magnum resources (``data/openstack-force-new.json``, with provenance), and
@@ -15,11 +18,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.base import CloudPlugin
+from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.manifest import Manifest
-from fleet.platform.component import PlatformComponent
-from fleet.platform.crossplane import CROSSPLANE, XPKG_CONTRIB, CrossplaneProvider
+from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
+from fleet.platform.crossplane import (
+    CROSSPLANE,
+    XPKG_CONTRIB,
+    CrossplaneProvider,
+    ProviderRuntime,
+    max_reconcile_rate,
+)
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules, Level
 
@@ -39,11 +48,131 @@ def _connection_secret(m: Manifest) -> tuple[str, str, frozenset[str] | None] | 
     return (str(ref.get("namespace") or m.namespace), str(ref["name"]), frozenset({KUBECONFIG_KEY}))
 
 
+MAGNUM_HEALTH = """\
+-- provider-openstack's Magnum objects (upjet managed resources): Progressing while Magnum
+-- provisions, Suspended while paused, Degraded on a failure.
+local hs = {status = "Progressing", message = "Provisioning"}
+local meta = obj.metadata or {}
+local ann = meta.annotations or {}
+if ann["crossplane.io/paused"] == "true" then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation paused (crossplane.io/paused)"
+  return hs
+end
+if meta.deletionTimestamp ~= nil then
+  hs.message = "Deleting"
+  return hs
+end
+if obj.status == nil or obj.status.conditions == nil then
+  return hs
+end
+local cond = {}
+for _, c in ipairs(obj.status.conditions) do
+  cond[c.type] = c
+end
+local synced = cond["Synced"]
+if synced ~= nil and synced.status == "False" and synced.reason == "ReconcilePaused" then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation paused"
+  return hs
+end
+for _, t in ipairs({"LastAsyncOperation", "Synced"}) do
+  local c = cond[t]
+  if c ~= nil and c.status == "False" then
+    if c.message ~= nil
+        and string.find(c.message, "Cluster API address is not available yet", 1, true) then
+      hs.message = "Waiting for the cluster's API address"
+      return hs
+    end
+    hs.status = "Degraded"
+    hs.message = c.message or c.reason or t
+    return hs
+  end
+end
+local ready = cond["Ready"]
+if ready ~= nil and ready.status == "True" then
+  if obj.kind == "ClusterV1" then
+    local at = obj.status.atProvider or {}
+    if at.apiAddress == nil or at.apiAddress == "" then
+      hs.status = "Degraded"
+      hs.message = "Magnum has no API address for the cluster: its create failed or timed out"
+      return hs
+    end
+  end
+  hs.status = "Healthy"
+  hs.message = "Available"
+  return hs
+end
+if ready ~= nil then
+  hs.message = ready.reason or "Not ready"
+end
+return hs
+"""
+"""Health of ``ClusterV1``, ``NodegroupV1`` and ``ClustertemplateV1``.
+
+* Provisioning: upjet v2.2.0 sets ``Ready`` (``Available``) only from an Observe once no
+  async operation runs (``pkg/controller/external_async_tfpluginsdk.go`` ``Observe``,
+  ``external_tfpluginsdk.go``); until then Progressing.
+* Paused: ``crossplane.io/paused: "true"`` gives ``Synced=False`` reason ``ReconcilePaused``
+  (crossplane-runtime v2.1.0 ``pkg/reconciler/managed/reconciler.go``): Suspended, also
+  before the provider noticed.
+* Transient: Magnum refuses a node group while its cluster has no API address, 409
+  "Cluster API address is not available yet" (openstack/magnum ``magnum/common/exception.py``
+  ``ClusterAPIAddressUnavailable``, ``magnum/api/controllers/v1/nodegroup.py`` ``post``),
+  which upjet reports in ``LastAsyncOperation`` and ``Synced`` (``pkg/controller/api.go``
+  ``callbackFn``): Progressing. Node groups are applied after their cluster (wave 1), so
+  this is rare.
+* Failure: any other ``False`` ``LastAsyncOperation``/``Synced`` (a refused update, a bad
+  flavor); and a ``ClusterV1`` that is ``Ready`` without ``status.atProvider.apiAddress``:
+  upjet keeps the state of a create that failed after the POST (CREATE_FAILED, or
+  terraform-provider-openstack v3.4.0's create timeout: ``WaitForStateContext`` for
+  ``CREATE_COMPLETE``, then ``Read`` sets ``api_address``), and the next Observe clears the
+  error and marks it Available; the missing address is the only trace left.
+
+Needs Lua's ``string`` library (``useOpenLibs``)."""
+
+POLL = "10m"
+POLL_SECONDS = 600
+"""provider-openstack's ``--poll`` (its default, v0.9.0 ``cmd/provider/main.go``): each
+Magnum object is read once per poll (a Keystone token and Magnum GETs each time)."""
+RESOURCES: dict[str, dict[str, str]] = {"requests": {"cpu": "500m", "memory": "512Mi"}}
+"""The provider's requests, a starting point: upstream publishes no figure for upjet's
+in-process runtime (upjet's only sizing guide, v0.10.0 ``docs/sizing-guide.md``, measured
+the runtime that forked Terraform). No limit: an OOM-killed provider leaves every cluster
+unmanaged; size from ``container_memory_working_set_bytes`` (docs/performance.md)."""
+
+
+def managed_resources(ctx: InstallContext) -> int:
+    """The Magnum managed resources of ``ctx.environment``: per cluster placed there and
+    not retired, its ``ClusterV1`` (Magnum's ``default-worker`` pool) and one ``NodegroupV1``
+    per other node pool rendered (``node_pools``)."""
+    return sum(
+        len(cluster.node_pools(ctx.environment))
+        for cluster in ctx.fleet.declarations()
+        if isinstance(cluster, FleetCluster)
+        and type(cluster).plugin is MAGNUM_PLUGIN
+        and ctx.environment in cluster.environments
+        and not cluster.is_retired(ctx.environment)
+    )
+
+
+def openstack_runtime(ctx: InstallContext) -> ProviderRuntime:
+    """provider-openstack's Deployment in ``ctx.environment``: the poll, a reconcile rate
+    for the environment's Magnum objects (:func:`~fleet.platform.crossplane.max_reconcile_rate`),
+    its resources; one replica (no leader election, docs/performance.md)."""
+    rate = max_reconcile_rate(managed_resources(ctx), POLL_SECONDS)
+    return ProviderRuntime(
+        args=(f"--poll={POLL}", f"--max-reconcile-rate={rate}"), resources=RESOURCES
+    )
+
+
 PROVIDER_OPENSTACK = PlatformComponent(
     name="provider-openstack",
     version="v0.9.0",
     install=CrossplaneProvider(
-        name="provider-openstack", package=f"{XPKG_CONTRIB}/provider-openstack"
+        name="provider-openstack",
+        package=f"{XPKG_CONTRIB}/provider-openstack",
+        runtime=openstack_runtime,
     ),
     requires=(CROSSPLANE,),
     owns=frozenset(
@@ -53,6 +182,10 @@ PROVIDER_OPENSTACK = PlatformComponent(
             ("openstack.m.crossplane.io", "ProviderConfig"),
             ("openstack.m.crossplane.io", "ClusterProviderConfig"),
         }
+    ),
+    health_checks=tuple(
+        HealthCheck(CONTAINERINFRA_GROUPS[0], kind, MAGNUM_HEALTH, open_libs=True)
+        for kind in MAGNUM_KINDS
     ),
 )
 """Crossplane's provider-openstack (a ``Provider`` in ``providers/``)."""
@@ -98,8 +231,32 @@ MAGNUM_FORCE_NEW = ForceNewRules(
 """What ``fleet diff`` refuses on provider-openstack's Magnum objects."""
 
 
+EXTERNAL_NAME_POINTER = "/metadata/annotations/" + EXTERNAL_NAME.replace("/", "~1")
+"""The external-name annotation as a JSON pointer (``/`` escaped as ``~1``, RFC 6901)."""
+
+EXTERNAL_NAME_IGNORED = tuple(
+    IgnoreDifference(CONTAINERINFRA_GROUPS[0], kind, json_pointers=(EXTERNAL_NAME_POINTER,))
+    for kind in ("ClusterV1", "NodegroupV1")
+)
+"""The external name of Magnum clusters and node groups, which the provider rewrites.
+
+A cluster the fleet creates is rendered with its name as external name. After the Create,
+upjet's tracker holds the Magnum UUID as Terraform ID, and every Observe writes it back into
+``crossplane.io/external-name`` (upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go``
+``setExternalName``, called in ``Create`` and ``Observe``; node groups
+``<cluster>/<node group UUID>``). The tracker is kept per object UID for the provider's
+lifetime (``pkg/controller/nofork_store.go``), so an ArgoCD self-heal that writes the name
+back is undone on the next poll: a fight until the provider restarts. Ignored (with
+``RespectIgnoreDifferences=true``), ArgoCD neither diffs nor syncs the annotation of a live
+object and keeps the provider's value, while a new object (a rebuilt management cluster)
+is created with the rendered name, which Magnum resolves (``magnum/api/utils.py``
+``get_resource``) and the Terraform Read never changes: adoption by name still works
+(argo-cd v3.5.1 ``controller/sync.go`` ``normalizeTargetResources``: a target without a live
+object is applied as rendered)."""
+
 MAGNUM_PLUGIN = CloudPlugin(
     components=(PROVIDER_OPENSTACK,),
+    ignore_differences=EXTERNAL_NAME_IGNORED,
     protected_kinds=(),
     references=ReferenceRules(
         provider_config_families={
