@@ -683,6 +683,23 @@ def test_vendored_force_new_fields_are_crd_fields_and_more_than_the_crd_text_say
     assert data["kinds"]["ClusterV1"]["blob"] == "6b8f6de34351e7be2f5b3f78802cd447e8f2f4af"
 
 
+def test_a_refused_field_names_the_declarations_argument() -> None:
+    """The option tables say which argument a forProvider field renders from: the user
+    edited ``create_timeout_minutes`` and ``flavor`` (NodeGroup), not ``createTimeout`` and
+    ``flavorId``. Where both names are the same, one is enough."""
+    diff = changed(
+        cluster_v1(),
+        lambda b: b["spec"]["forProvider"].update(createTimeout=90, keypair="other-key"),
+    )
+    [error] = force_new_guard(diff)
+    assert "Terraform marks createTimeout (create_timeout_minutes), keypair ForceNew" in (
+        error.message
+    )
+    group = changed(nodegroup_v1(), lambda b: b["spec"]["forProvider"].update(flavorId="g1"))
+    [error] = force_new_guard(group)
+    assert "Terraform marks flavorId (flavor) ForceNew" in error.message
+
+
 def test_force_new_change_fails_by_default_and_says_what_to_do() -> None:
     """upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go``: ``assertNoForceNew`` runs
     before Apply in ``Update`` and wraps its error in the refusal quoted by the guard."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import textwrap
 
+import pytest
+
 from fleet.core.config import FleetConfig
 from fleet.core.values import _line_of
 from fleet.pipeline.discovery import load_fleet
@@ -66,3 +68,114 @@ def test_caller_location_skips_the_library_frames(make_project) -> None:  # type
     cluster = fleet.declaration("c")
     assert cluster.where == "clusters/located.py:12"
     assert cluster.node_groups[0].where == "clusters/located.py:23"  # type: ignore[attr-defined]
+
+
+ARGUMENT_LINES = """\
+from fleet import ClusterTemplate, Fleet, MagnumCluster, NodeGroup, OkeNodePool, OpenStackProject
+
+T = ClusterTemplate(name="t-1", kubernetes_version="v1.25.3",
+                    uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59")
+
+
+def define(fleet: Fleet) -> None:
+    project = OpenStackProject(fleet, "p", project_name="P")
+    MagnumCluster(
+        fleet,
+        "c",
+        name="k8s-c-{env}",
+        environments=["dev"],
+        project=project,
+        template=T,
+        {argument}
+        flavor="m2.large",
+        keypair="k",
+        node_count=1,
+    )
+"""
+
+
+@pytest.mark.parametrize(
+    ("argument", "field", "message"),
+    [
+        # the argument checker (a str for an int), before anything is built
+        ('master_count="3",', "master_count", "must be an integer"),
+        # a bound of the option's table
+        ("create_timeout_minutes=0,", "create_timeout_minutes", "must be 1 or more"),
+        # an unknown keyword, with did-you-mean
+        ("flavour='x',", "flavour", "unknown keyword argument"),
+        # the declaration's own check, after the argument checks passed
+        ('labels={"auto_scaling_enabled": "true"},', "labels", "is set from min_node_count"),
+        # a per_env key that is no environment
+        ("master_count=per_env(dve=1),", "master_count", "per_env key 'dve'"),
+        # a nested value's own check: its line inside the nested call
+        (
+            'node_groups=[NodeGroup(\n        name="default-worker", flavor="f", node_count=1)],',
+            "name",
+            "the node group Magnum creates",
+        ),
+    ],
+)
+def test_an_error_about_an_argument_names_its_line(  # type: ignore[no-untyped-def]
+    make_project, argument: str, field: str, message: str
+) -> None:
+    from fleet.core.errors import DefinitionError, DefinitionErrors
+
+    source = ARGUMENT_LINES.replace("{argument}", argument).replace(
+        "import ClusterTemplate,", "import ClusterTemplate, per_env,"
+    )
+    lines = source.splitlines()
+    # the line the argument's keyword (or the nested argument, the last of that name) is on
+    wanted = max(i for i, text in enumerate(lines, 1) if text.lstrip().startswith(f"{field}="))
+    assert wanted > lines.index("    MagnumCluster(") + 1  # not the call's first line
+    root = make_project({"clusters/located.py": source})
+    with pytest.raises((DefinitionError, DefinitionErrors)) as caught:
+        load_fleet(FleetConfig.load(root))
+    errors = getattr(caught.value, "errors", [caught.value])
+    (error,) = [e for e in errors if e.field.split("[")[0] == field]
+    assert error.where.split(" ")[0] == f"clusters/located.py:{wanted}", error.line()
+    assert message in error.message
+
+
+def test_a_one_line_call_and_an_unknown_file_keep_the_call_line() -> None:
+    """Without the source (a module made by exec), the call's line is the fallback."""
+    from fleet.core.errors import DefinitionError
+
+    source = (
+        "from fleet import NodeGroup\n"
+        "def make():\n"
+        "    return NodeGroup(\n"
+        "        name='a',\n"
+        "        flavor='f',\n"
+        "        node_count='x',\n"
+        "    )\n"
+    )
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<generated>", "exec"), namespace)
+    with pytest.raises(DefinitionError) as caught:
+        namespace["make"]()  # type: ignore[operator]
+    assert caught.value.where.startswith("<generated>:3 ")
+
+
+def test_a_construct_with_its_own_init_names_the_arguments_line(make_project) -> None:  # type: ignore[no-untyped-def]
+    from fleet.core.errors import DefinitionErrors
+
+    source = textwrap.dedent(
+        """
+        from fleet import Fleet, OpenStackProject
+
+
+        def define(fleet: Fleet) -> None:
+            OpenStackProject(
+                fleet,
+                "p",
+                project_name="P",
+                name="Not A DNS Name",
+            )
+        """
+    )
+    root = make_project({"clusters/located.py": source})
+    with pytest.raises(DefinitionErrors) as caught:
+        load_fleet(FleetConfig.load(root))
+    (error,) = caught.value.errors
+    assert error.where == "clusters/located.py:10 (p)", error.line()
+    assert error.field == "name"

@@ -20,10 +20,10 @@ from fleet import (
     FleetConfig,
     JsonPatch,
     MagnumCluster,
-    MagnumClusterState,
     ManagementPolicy,
     NodeGroup,
     OpenStackProject,
+    ResolvedMagnum,
     TemplateCatalog,
     per_env,
 )
@@ -487,7 +487,7 @@ def test_fails_bad_deletion_policy(fleet: Fleet) -> None:
 
 
 def test_fails_bad_create_timeout(fleet: Fleet) -> None:
-    with pytest.raises(DefinitionError, match="create_timeout_minutes: must be more than 0"):
+    with pytest.raises(DefinitionError, match="create_timeout_minutes: must be 1 or more, got 0"):
         small_cluster(fleet, create_timeout_minutes=0)
 
 
@@ -541,6 +541,45 @@ def test_template_uuid_per_region(fleet: Fleet) -> None:
         "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"
     )
     assert cluster["metadata"]["annotations"]["fleet.openstack/cluster-template"] == "tpl-regions"
+
+
+def test_openstack_region_is_the_clusters_region(fleet: Fleet) -> None:
+    """``openstack_region`` (ClusterV1 ``region``) is where the cluster is: what ``region()``
+    says (registration labels, ``fleet ls``) and where the template's UUID is looked up.
+    terraform-provider-openstack v3.4.0 ``openstack/util.go`` ``GetRegion``: the resource's
+    ``region``, else the provider's (the credentials' region, the project's)."""
+    template = ClusterTemplate(
+        name="tpl-regions",
+        kubernetes_version="v1.29.2",
+        uuid={"cern": TPL_UUID, "wigner": "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"},
+    )
+    cern = OpenStackProject(fleet, "cern", project_name="C", region="cern")
+    cluster = small_cluster(
+        fleet,
+        template=template,
+        project=cern,
+        environments=["dev", "prod"],
+        name="c1-{env}",
+        openstack_region=per_env(prod="wigner", default="cern"),
+    )
+    plain = MagnumCluster(
+        fleet,
+        "c2",
+        name="c2",
+        environments=["dev"],
+        project=cern,
+        template=template,
+        flavor="m2.small",
+        keypair="key",
+        node_count=1,
+    )
+    assert (cluster.region("dev"), cluster.region("prod")) == ("cern", "wigner")
+    for env, uuid in (("dev", TPL_UUID), ("prod", "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a")):
+        for_provider = bodies(fleet, env)[("ClusterV1", f"c1-{env}")]["spec"]["forProvider"]
+        assert for_provider["region"] == cluster.region(env)
+        assert for_provider["clusterTemplateId"] == uuid
+    assert plain.region("dev") == "cern"  # the project's, and nothing rendered
+    assert "region" not in bodies(fleet, "dev")[("ClusterV1", "c2")]["spec"]["forProvider"]
 
 
 def test_fails_template_without_uuid_for_region(fleet: Fleet) -> None:
@@ -601,7 +640,7 @@ def test_autoscaled_cluster_sets_magnum_labels_and_init_node_count(fleet: Fleet)
         1,
         5,
     )
-    assert cluster.state("dev").autoscaled
+    assert cluster.resolved("dev").autoscaled
 
 
 def test_fixed_size_cluster_keeps_node_count_in_for_provider(fleet: Fleet) -> None:
@@ -712,8 +751,8 @@ def test_add_node_group_appends_and_renders(fleet: Fleet) -> None:
 
 def test_resolved_state_is_typed_and_frozen(fleet: Fleet) -> None:
     cluster = small_cluster(fleet, flavor="m2.small", keypair="k")
-    state = cluster.state("dev")
-    assert isinstance(state, MagnumClusterState)
+    state = cluster.resolved("dev")
+    assert isinstance(state, ResolvedMagnum)
     assert (state.flavor, state.master_flavor, state.keypair, state.template_uuid) == (
         "m2.small",
         "m2.small",

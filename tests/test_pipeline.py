@@ -108,8 +108,9 @@ def test_failed_synth_leaves_dist_untouched(
     )
     assert main(["--root", str(example_project), "synth"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
+    # The argument's line (node_count is on the call's second line), not the call's first.
     assert err == [
-        "error: clusters/zz_broken.py:9 (broken): node_count: must be 0 or more, got -3 (dev)"
+        "error: clusters/zz_broken.py:10 (broken): node_count: must be 0 or more, got -3 (dev)"
     ]
     assert tree_hash(example_project / "dist") == before
 
@@ -136,7 +137,7 @@ def test_unknown_keyword_is_reported_at_its_line(
     root = make_project({"clusters/a.py": cluster_module().replace("node_count=", "node_cont=")})
     assert main(["--root", str(root), "synth"]) == 2
     err = capsys.readouterr().err
-    assert "clusters/a.py:9" in err and "node_cont" in err
+    assert "clusters/a.py:10: node_cont: unknown keyword" in err  # the keyword's own line
     assert "Traceback" not in err
 
 

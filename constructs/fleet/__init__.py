@@ -12,24 +12,26 @@ from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import (
     DeletionPolicy,
     MagnumCluster,
-    MagnumClusterState,
     ManagementPolicy,
     NodeGroup,
+    ResolvedMagnum,
 )
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
-from fleet.clouds.oci.cluster import ClusterType, FaultDomain, OciManagedCluster, OkeNodePool
+from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
 from fleet.clouds.oci.credentials import CapociCredentials
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
+from fleet.clouds.oci.pool import FaultDomain, OkeNodePool
 from fleet.core import nodejs  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.options import option, value_type
 from fleet.core.refs import Ref
-from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node
+from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 __all__ = [
@@ -61,7 +63,6 @@ __all__ = [
     "JsonPatch",
     "Lifecycle",
     "MagnumCluster",
-    "MagnumClusterState",
     "ManagementPolicy",
     "Manifest",
     "Node",
@@ -78,7 +79,13 @@ __all__ = [
     "PerEnv",
     "Problem",
     "Ref",
+    "ResolvedMagnum",
+    "ResolvedOke",
+    "Scope",
     "SecretKeyRef",
     "TemplateCatalog",
+    "TreeConstruct",
+    "option",
     "per_env",
+    "value_type",
 ]

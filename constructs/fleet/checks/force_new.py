@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fleet.checks.diff import ABSENT, FieldChange, Finding, FleetDiff, ObjectRef, shown, subject
-from fleet.clouds.base import cloud_plugins
+from fleet.clouds.base import cloud_plugins, declared_fields
 from fleet.platform.upjet import ForceNewRules, ForceNewTable
 
 EXTERNAL_NAME = "crossplane.io/external-name"
@@ -23,8 +23,16 @@ def force_new_rules() -> list[ForceNewRules]:
     return [plugin.force_new for _, plugin in cloud_plugins() if plugin.force_new is not None]
 
 
-def _names(changes: Sequence[FieldChange]) -> str:
-    return ", ".join(sorted({str(c.path[2]) for c in changes}))
+def _names(ref: ObjectRef, changes: Sequence[FieldChange]) -> str:
+    """The fields, each with the declaration's argument it renders from when that is
+    another name (``dockerVolumeSize (docker_volume_size_gb)``): the option tables."""
+    declared = declared_fields()
+    names = []
+    for name in sorted({str(c.path[2]) for c in changes}):
+        found = declared.get((ref.kind, ("spec", "forProvider", name)))
+        keyword = found.option.keyword if found is not None else name
+        names.append(name if keyword == name else f"{name} ({keyword})")
+    return ", ".join(names)
 
 
 def force_new_guard(
@@ -91,7 +99,7 @@ def _judge(
                 "error",
                 environment,
                 what,
-                f"{shown(refused)}: Terraform marks {_names(refused)} ForceNew "
+                f"{shown(refused)}: Terraform marks {_names(ref, refused)} ForceNew "
                 f'({table.source}), so upjet refuses the update ("{UPJET_REFUSAL}"): nothing '
                 "of it is applied and the object stays Synced=False; "
                 f"{rule.instead.get(ref.kind, rule.default_instead)}",

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from fleet.core import layout
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope
-from fleet.core.validators import check_dns_label, check_label_values
+from fleet.core.options import Option, option, rendered, value_types_in
+from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.plugins import Plugin, plugins
 from fleet.platform.references import ReferenceRules
@@ -83,6 +83,47 @@ def ignore_differences(cls: type[FleetCluster]) -> tuple[dict[str, Any], ...]:
     """ArgoCD ``ignoreDifferences`` entries of a cluster class: its plug-in's, then its own
     ``ignore_differences`` ClassVar (fields the cloud's controllers write), () if none."""
     return tuple(d.to_dict() for d in (*cls.plugin.ignore_differences, *cls.ignore_differences))
+
+
+@dataclass(frozen=True)
+class DeclaredField:
+    """An option of a cluster kind's table (or of a value type it holds), where it renders."""
+
+    cluster: type[FleetCluster]
+    table: type
+    """The class whose body declares it (the cluster class, ``NodeGroup``, ...)."""
+    option: Option
+    kind: str
+    """The kind of the object it renders into."""
+
+
+def declared_fields() -> dict[tuple[str, tuple[str, ...]], DeclaredField]:
+    """(kind, render path) -> the option that renders there, over every cloud's cluster
+    class and the value types its options hold: which argument of a declaration a field of
+    a rendered object comes from (for ``fleet diff``'s messages)."""
+    out: dict[tuple[str, tuple[str, ...]], DeclaredField] = {}
+    for cluster, _ in cloud_plugins():
+        for table in (cluster, *value_types_in(cluster)):
+            for o in rendered(table):
+                kind = o.rendered_kind(table)
+                out.setdefault((kind, o.render), DeclaredField(cluster, table, o, kind))
+    return out
+
+
+def force_new(cluster: type[FleetCluster], table: type, option: Option) -> bool | None:
+    """Whether the cloud's provider refuses to change ``option`` (of ``table``, held by
+    ``cluster``) on an existing object: its Terraform attribute is ForceNew in the vendored
+    provider data of the cluster's plug-in (``CloudPlugin.force_new``). None where there is
+    no such data, or the option has no Terraform attribute."""
+    rules = cluster.plugin.force_new
+    if rules is None or not option.terraform:
+        return None
+    kind = option.rendered_kind(table)
+    data = rules.table()
+    for (_, table_kind), fields in data.kinds.items():
+        if table_kind == kind:
+            return any(f.terraform == option.terraform for f in fields.values())
+    return None
 
 
 @runtime_checkable
@@ -229,25 +270,16 @@ class NodePoolSummary:
 
 
 class Lifecycle(TypedDict, total=False):
-    """How a cluster lives and dies, apart from what it is: every cloud's cluster takes
-    these keywords (``**lifecycle: Unpack[Lifecycle]``), defined once here.
-
-    ``fleet_labels`` (default none) label the cluster's ArgoCD registration;
-    ``deletion_protection`` (default True) keeps the cloud objects when their definition
-    disappears; ``register_in_argocd`` (default True) registers the cluster in the
-    environment's ArgoCd; ``retired`` (default False) retires it everywhere (True) or in
-    the listed environments; ``paused`` (default False, same forms) makes its controllers
-    leave the real cluster alone there.
+    """The lifecycle keywords of every cluster (the fields :class:`FleetCluster` declares),
+    for a wrapper that passes them on: ``def __init__(self, scope, id, *, size: int,
+    **lifecycle: Unpack[Lifecycle])``. The table is FleetCluster's; a test keeps this in step.
     """
 
-    fleet_labels: Mapping[str, str] | None
+    fleet_labels: Mapping[str, str]
     deletion_protection: bool
     register_in_argocd: bool
     retired: bool | Sequence[str]
     paused: bool | Sequence[str]
-
-
-LIFECYCLE_KEYS = frozenset(Lifecycle.__annotations__)
 
 
 class FleetCluster(FleetConstruct):
@@ -257,17 +289,36 @@ class FleetCluster(FleetConstruct):
     ``{env}`` placeholder such as ``"k8s-ais-batch-{env}-multi-v25"``); it names every
     object of the cluster and must never change once the cluster exists.
 
-    ``retired=True`` retires the cluster in every environment it is placed in; a list
-    (``retired=["dev"]``) only in those. Where retired, it renders nothing and nothing
-    registers it; its project's ProviderConfig (OKE: its identity) still renders while the
-    definition is kept, so that goes last. ``paused`` takes the same forms: where paused,
-    the cluster's controller leaves the real cluster alone (Crossplane's
-    ``crossplane.io/paused``, Cluster API's ``spec.paused``). The lifecycle keywords are
-    :class:`Lifecycle`.
+    How a cluster lives, apart from what it is, are the lifecycle fields below, the same
+    for every cloud. ``retired=True`` retires the cluster in every environment it is placed
+    in; a list (``retired=["dev"]``) only in those. Where retired, it renders nothing and
+    nothing registers it; its project's ProviderConfig (OKE: its identity) still renders
+    while the definition is kept, so that goes last. ``paused`` takes the same forms: where
+    paused, the cluster's controller leaves the real cluster alone (Crossplane's
+    ``crossplane.io/paused``, Cluster API's ``spec.paused``).
     """
 
+    name: str | PerEnv[str] = option(
+        doc="The cluster's name (``{env}`` is replaced by the environment); never changes."
+    )
+    fleet_labels: Mapping[str, str] = option(
+        factory=dict, doc="Labels of the cluster's ArgoCD registration (FleetPackage selects)."
+    )
+    deletion_protection: bool = option(
+        default=True, doc="Keep the cloud objects when the definition disappears."
+    )
+    register_in_argocd: bool = option(
+        default=True, doc="Register the cluster in its environment's ArgoCd."
+    )
+    retired: bool | Sequence[str] = option(
+        default=False, doc="Retired everywhere (True) or in the listed environments."
+    )
+    paused: bool | Sequence[str] = option(
+        default=False,
+        doc="Its controllers leave the real cluster alone everywhere (True) or in the list.",
+    )
+
     environments_required = True
-    extra_keywords = LIFECYCLE_KEYS
 
     cloud: ClassVar[str] = ""
     bearing_kinds: ClassVar[tuple[tuple[str, str], ...]] = ()
@@ -282,36 +333,19 @@ class FleetCluster(FleetConstruct):
     ignore_differences: ClassVar[tuple[IgnoreDifference, ...]] = ()
     """Fields controllers write into the ``spec`` of rendered objects: the cluster's
     Application ignores them (``spec.ignoreDifferences``, ``RespectIgnoreDifferences``)."""
+    rendered_kind: ClassVar[str] = ""
+    """The kind of the object an option's ``render`` path is in, unless it names another."""
 
-    def __init__(
-        self,
-        scope: Scope,
-        construct_id: str,
-        *,
-        name: str | PerEnv[str],
-        environments: Sequence[str] | None = None,
-        **lifecycle: Unpack[Lifecycle],
-    ) -> None:
-        super().__init__(scope, construct_id, environments=environments)
-        unknown = sorted(set(lifecycle) - LIFECYCLE_KEYS)
-        if unknown:
-            raise DefinitionError(
-                f"unknown keyword argument of {type(self).__name__} (lifecycle keywords: "
-                f"{', '.join(sorted(LIFECYCLE_KEYS))})",
-                where=self.context,
-                field=unknown[0],
-            )
+    def __post_init__(self) -> None:
+        """The names per environment and the lifecycle fields, checked."""
+        super().__post_init__()
         self._names: dict[str, str] = {}
         for env in self.environments:
-            value = resolve(name, env, where=self.context, field="name")
-            if isinstance(value, str) and "{env}" in value:
+            value = resolve(self.name, env, where=self.context, field="name")
+            if "{env}" in value:
                 value = value.replace("{env}", env)
             self._names[env] = check_dns_label(value, where=self.context, field="name")
-        self.fleet_labels: Mapping[str, str] = MappingProxyType(
-            check_label_values(
-                lifecycle.get("fleet_labels") or {}, where=self.context, field="fleet_labels"
-            )
-        )
+        self.fleet_labels = MappingProxyType(dict(self.fleet_labels))
         for key in self.fleet_labels:
             if key.startswith(FLEET_LABEL_PREFIX):
                 raise DefinitionError(
@@ -320,14 +354,10 @@ class FleetCluster(FleetConstruct):
                     where=self.context,
                     field="fleet_labels",
                 )
-        self.deletion_protection: bool = lifecycle.get("deletion_protection", True)
-        self.register_in_argocd: bool = lifecycle.get("register_in_argocd", True)
-        self.retired_environments = self._some_environments(
-            lifecycle.get("retired", False), "retired"
-        )
+        self.retired_environments = self._some_environments(self.retired, "retired")
         """The environments the cluster is declared retired in (whether or not the fleet
         is reviving; ask :meth:`is_retired` what renders)."""
-        self.paused_environments = self._some_environments(lifecycle.get("paused", False), "paused")
+        self.paused_environments = self._some_environments(self.paused, "paused")
         """The environments where the cluster's controllers must leave it alone (each
         cloud renders its controller's pause switch; see :meth:`is_paused`)."""
 
@@ -337,12 +367,6 @@ class FleetCluster(FleetConstruct):
             return frozenset(self.environments)
         if value is False:
             return frozenset()
-        if isinstance(value, str) or not isinstance(value, Sequence):
-            raise DefinitionError(
-                f"must be True, False or a list of environments, got {value!r}",
-                where=self.context,
-                field=field,
-            )
         for env in value:
             if env not in self.environments:
                 raise DefinitionError(

@@ -4,61 +4,73 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar, cast, dataclass_transform
 
 import jsonpatch
 
-from fleet.core.errors import DefinitionError
+from fleet.core.errors import DefinitionError, FleetError
 from fleet.core.manifest import Manifest
+from fleet.core.options import argument_table, declare_fields, option
 from fleet.core.tree import Scope, TreeConstruct, attach, did_you_mean, narrow_environments
 from fleet.core.validators import CheckedArguments
-from fleet.core.values import JsonPatch, caller_location
+from fleet.core.values import JsonPatch, argument_location, caller_location, relocate
 
 if TYPE_CHECKING:
     from fleet.core.fleet import Fleet
 
 
+_T = TypeVar("_T")
 _KEYWORDS: dict[type, frozenset[str] | None] = {}
 
 
 def _keywords(cls: type) -> frozenset[str] | None:
-    """The keywords ``cls(...)`` takes: its ``__init__``'s, plus ``extra_keywords`` where
-    ``__init__`` takes ``**options: Unpack[...]`` (None: not checked here)."""
+    """The keywords a class with its own ``__init__`` takes (None: it takes ``**kwargs``,
+    passed on to the base class, which checks them)."""
     known = _KEYWORDS.get(cls, frozenset())
     if known == frozenset():
         params = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]
         names = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
-        var = [p for p in params if p.kind is p.VAR_KEYWORD]
-        if var:
-            # Only ``**lifecycle: Unpack[...]`` is known; a user's ``**kwargs`` passes
-            # anything on to its base class, which checks it.
-            extra = getattr(cls, "extra_keywords", None)
-            typed = "Unpack[" in str(var[0].annotation)
-            known = frozenset(names | extra) if typed and extra is not None else None
-        else:
-            known = frozenset(names)
+        known = None if any(p.kind is p.VAR_KEYWORD for p in params) else frozenset(names)
         _KEYWORDS[cls] = known
     return known
 
 
+@dataclass_transform(eq_default=False, kw_only_default=True, field_specifiers=(option,))
 class _Sealed(type):
-    """Checks the keywords of a declaration's constructor (one line naming the unknown
-    keyword, not a TypeError about another one), and seals the declaration once its
-    constructor (the whole subclass chain) has returned."""
+    """The metaclass of declarations.
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        known = _keywords(cls)
-        if known is not None and not known.issuperset(kwargs):
-            unknown = sorted(set(kwargs) - known)[0]
-            raise DefinitionError(
-                f"unknown keyword argument of {cls.__name__}"
-                + did_you_mean(unknown, sorted(known - {"self", "scope", "construct_id"}), n=1),
-                where=caller_location(),
-                field=unknown,
-            )
-        obj = super().__call__(*args, **kwargs)
+    Type checkers (pyright, mypy) read a declaration's fields (``option``) as its
+    constructor's signature (``typing.dataclass_transform``), unless the class defines
+    ``__init__``. At run time it collects each class's fields, checks the keywords of a
+    class with its own ``__init__`` (one line naming the unknown keyword, not a TypeError
+    about another one), points an error about an argument at the argument's line, and
+    seals the declaration once its constructor (the whole subclass chain) has returned.
+    """
+
+    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
+        super().__init__(name, bases, namespace)
+        init = namespace.get("__init__")
+        if init is None or getattr(init, "_fleet_generic", False):
+            declare_fields(cls)
+
+    def __call__(cls: type[_T], *args: Any, **kwargs: Any) -> _T:
+        if not getattr(cls.__init__, "_fleet_generic", False):
+            known = _keywords(cls)
+            if known is not None and not known.issuperset(kwargs):
+                unknown = sorted(set(kwargs) - known)[0]
+                raise DefinitionError(
+                    f"unknown keyword argument of {cls.__name__}"
+                    + did_you_mean(unknown, sorted(known - {"self", "scope", "construct_id"}), n=1),
+                    where=argument_location(unknown),
+                    field=unknown,
+                )
+        try:
+            obj = type.__call__(cls, *args, **kwargs)
+        except FleetError as e:
+            relocate(e, kwargs)
+            raise
         object.__setattr__(obj, "_sealed", True)
-        return obj
+        return cast(_T, obj)
 
 
 class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
@@ -72,29 +84,50 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
     environment chart. Subclasses render plain dicts in :meth:`render`;
     ``add_json_patch`` is the escape hatch for what a construct does not model.
 
+    A declaration's arguments are its fields, declared once in its class body with
+    :func:`~fleet.core.options.option` (the table every use of an argument reads:
+    :mod:`fleet.core.options`); its own checks go in :meth:`__post_init__`, which
+    subclasses extend (calling ``super().__post_init__()`` first). A subclass may define
+    ``__init__`` instead, and pass its base's arguments to ``super().__init__``.
+
     Declarations are immutable: assigning an attribute after construction fails, and the
     mutators (``add_json_patch``, a cloud's ``add_node_group``) only work until the tree is
     locked, when every ``define()`` has run (docs/construct-tree.md).
     """
 
-    extra_keywords: ClassVar[frozenset[str] | None] = None
-    """The keywords a subclass's ``**options`` take (None: not checked before the call)."""
+    scope: Scope = option(kw_only=False, doc="What it is declared in.")
+    construct_id: str = option(kw_only=False, doc="Its id, unique among its scope's children.")
+    _environments: Sequence[str] | None = option(
+        default=None,
+        alias="environments",
+        doc="The environments to place it in (default: its scope's, or every environment).",
+    )
+
     environments_required: ClassVar[bool] = False
     """True: ``environments`` must be given unless the scope narrows them (clusters)."""
-    _sealed: bool = False
+    _sealed: ClassVar[bool] = False
 
-    def __init__(
-        self, scope: Scope, construct_id: str, *, environments: Sequence[str] | None = None
-    ) -> None:
+    if not TYPE_CHECKING:
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            values = argument_table(type(self)).bind(args, kwargs)
+            scope = values.pop("scope")
+            self.__dict__.update(values)
+            self._place(scope)
+            self.__post_init__()
+
+        __init__._fleet_generic = True
+
+    def _place(self, scope: Scope) -> None:
+        """Attach the declaration to the tree under ``scope``; its environments."""
         where = caller_location()
-        self.where = where
-        self.construct_id = construct_id
-        self.node, inherited = attach(self, scope, construct_id, where)
+        self.where: str = where
+        self.node, inherited = attach(self, scope, self.construct_id, where)
         fleet: Fleet = self.node.root  # type: ignore[assignment]
         self.fleet = fleet
         fleet.register(self)
         self._patches: list[tuple[str | None, str | None, tuple[JsonPatch, ...]]] = []
-        envs = narrow_environments(fleet, environments, inherited, where=self.context)
+        envs = narrow_environments(fleet, self._environments, inherited, where=self.context)
         if envs is None:
             if self.environments_required:
                 raise DefinitionError(
@@ -105,6 +138,10 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
                 )
             envs = fleet.environment_names
         self.environments: tuple[str, ...] = envs
+
+    def __post_init__(self) -> None:
+        """The declaration's own checks, once its fields are set and it is placed in the
+        tree (``self.environments``, ``self.fleet``); subclasses extend it."""
 
     def __setattr__(self, name: str, value: object) -> None:
         if self._sealed and not name.startswith("_"):

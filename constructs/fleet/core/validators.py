@@ -5,17 +5,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import enum
 import functools
 import inspect
+import ipaddress
 import re
 import types
 import typing
 from collections import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union
 
-from fleet.core.errors import DefinitionError
-from fleet.core.values import PerEnv, caller_location
+from fleet.core.errors import DefinitionError, FleetError
+from fleet.core.values import PerEnv, argument_location, relocate
 
 C = TypeVar("C")
 
@@ -55,6 +58,87 @@ def check_label_values(labels: Mapping[str, object], *, where: str, field: str) 
                 f"label values are strings, got {value!r} for {key!r}", where=where, field=field
             )
     return dict(labels)  # type: ignore[arg-type]  # checked above
+
+
+E = TypeVar("E", bound=enum.StrEnum)
+
+
+def check_choice(
+    kind: type[E],
+    value: object,
+    *,
+    where: str,
+    field: str,
+    aliases: Mapping[str, E] | None = None,
+    quoted: bool = False,
+) -> E:
+    """``value`` as a member of ``kind``: the member, its value, or one of ``aliases``;
+    else the error listing them (``quoted``: each in quotes)."""
+    if isinstance(value, str) and aliases and value in aliases:
+        return aliases[value]
+    try:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return kind(value)
+    except ValueError:
+        known = [*(aliases or {}), *(m.value for m in kind)]
+        shown = ", ".join(repr(k) if quoted else k for k in known)
+        raise DefinitionError(
+            f"must be one of {shown}, got {value!r}", where=where, field=field
+        ) from None
+
+
+def check_cidr(value: str, *, where: str, field: str) -> ipaddress.IPv4Network:
+    """``value`` as an IPv4 network (``10.0.0.0/16``), else the error."""
+    try:
+        return ipaddress.IPv4Network(value)
+    except (ValueError, TypeError):
+        raise DefinitionError(
+            f"must be an IPv4 CIDR block such as 10.0.0.0/16, got {value!r}",
+            where=where,
+            field=field,
+        ) from None
+
+
+_KUBE_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
+
+
+def check_kubernetes_version(value: str, *, where: str, field: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a full Kubernetes version (``v1.30.1``), else the error."""
+    match = _KUBE_VERSION.match(value) if isinstance(value, str) else None
+    if not match:
+        raise DefinitionError(
+            f"must be a full Kubernetes version like v1.30.1, got {value!r}",
+            where=where,
+            field=field,
+        )
+    major, minor, patch = (int(g) for g in match.groups())
+    return major, minor, patch
+
+
+def positive_number(value: float | None, *, where: str, field: str, unit: str) -> str | None:
+    """A number above 0 in its shortest string form (``"1"``, ``"1.5"``), None for None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise DefinitionError(
+            f"must be a number of {unit} above 0, got {value!r}", where=where, field=field
+        )
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+_SSH_KEY = re.compile(r"^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp\d+) [A-Za-z0-9+/]+=*( \S.*)?$")
+
+
+def check_ssh_public_key(key: str, *, where: str, field: str) -> str:
+    """``key`` stripped, if it is one OpenSSH public key line; else the error."""
+    if not isinstance(key, str) or not _SSH_KEY.match(key.strip()):
+        raise DefinitionError(
+            "must be one OpenSSH public key line (ssh-ed25519 AAAA... comment)",
+            where=where,
+            field=field,
+        )
+    return key.strip()
 
 
 # --- argument types, read from the constructors' type hints --------------------------------
@@ -217,21 +301,16 @@ def _compile_hint(hint: Any) -> Check | None:
             return None
 
         return sequence
-    if origin is not None and getattr(origin, "__name__", "") == "PerEnv":
+    if origin is PerEnv:
         value_check = _compile_hint(args[0]) if args else None
+        inner = per_env_values(value_check) if value_check is not None else None
 
-        def per_env_values(v: Any, f: str) -> str | None:
-            if not isinstance(v, origin):
+        def per_env_value(v: Any, f: str) -> str | None:
+            if not isinstance(v, PerEnv):
                 return f"must be {expected}, got {_shown(v, f)}"
-            if value_check is not None:
-                for env, item in v.values.items():
-                    if (error := value_check(item, f)) is not None:
-                        return f"[{env}]: {error}"
-                if v.default is not None and (error := value_check(v.default, f)) is not None:
-                    return f"[default]: {error}"
-            return None
+            return inner(v, f) if inner is not None else None
 
-        return per_env_values
+        return per_env_value
     if origin is not None and isinstance(origin, type):
         hint = origin
     if callable(hint) and not isinstance(hint, type):  # Callable[...] and the like
@@ -283,7 +362,7 @@ def _hints(init: Callable[..., Any]) -> dict[str, Any]:
         return {}
     for p in inspect.signature(init).parameters.values():
         hint = hints.get(p.name)
-        if p.kind is p.VAR_KEYWORD and typing.get_origin(hint) is typing_extensions_unpack():
+        if p.kind is p.VAR_KEYWORD and typing.get_origin(hint) is typing.Unpack:
             (typed,) = typing.get_args(hint)
             del hints[p.name]
             with contextlib.suppress(NameError, TypeError):
@@ -294,48 +373,152 @@ def _hints(init: Callable[..., Any]) -> dict[str, Any]:
     return hints
 
 
-def typing_extensions_unpack() -> Any:
-    """``typing.Unpack`` (Python 3.11+)."""
-    return typing.Unpack
+def per_env_values(check: Check) -> Check:
+    """``check`` applied to a value, or to each value (and the default) of a ``PerEnv``;
+    a failure inside one names it (``[dev]: ...``)."""
+
+    def each(v: Any, f: str) -> str | None:
+        if not isinstance(v, PerEnv):
+            return check(v, f)
+        for env, item in v.values.items():
+            if (error := check(item, f)) is not None:
+                return f"[{env}]: {error}"
+        if v.default is not None and (error := check(v.default, f)) is not None:
+            return f"[default]: {error}"
+        return None
+
+    return each
 
 
-@functools.cache
-def _argument_checks(init: Callable[..., Any]) -> tuple[tuple[str, ...], dict[str, Check]]:
-    """(positional parameter names, name -> check) of ``init``, from its type hints."""
-    hints = _hints(init)
-    parameters = list(inspect.signature(init).parameters.values())[1:]  # without self
-    positional = tuple(
-        p.name
-        for p in parameters
-        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    )
-    checks: dict[str, Check] = {}
-    for name, hint in hints.items():
-        check = _compile_hint(hint)
-        if check is not None:
-            checks[name] = check
-    return positional, checks
+@dataclass(frozen=True, slots=True)
+class ArgumentChecks:
+    """The checks of one constructor's arguments, compiled from their type hints.
+
+    A wrong argument is a :class:`DefinitionError` at the argument's line (its keyword in
+    the caller's call), naming the field and what was expected: ``True or False`` for a
+    ``bool`` (a string ``"false"`` is not), an integer for an ``int`` (a bool is not), a
+    list for a ``Sequence`` (a single item or a string is not), and a ``per_env`` key that
+    is not a configured environment. Values of an exact type the hint surely accepts skip
+    the checks (the fast path, taken by almost every argument).
+    """
+
+    positional: tuple[str, ...]
+    checks: Mapping[str, Check]
+    fast: Mapping[str, frozenset[type]]
+    walks: Mapping[str, Walk]
+
+    @classmethod
+    def compile(
+        cls,
+        hints: Mapping[str, Any],
+        *,
+        positional: tuple[str, ...] = (),
+        bounds: Mapping[str, Check] | None = None,
+    ) -> ArgumentChecks:
+        """The checks for parameters ``hints`` (name -> hint); ``bounds`` (name -> check)
+        run after the type check of the same argument."""
+        checks: dict[str, Check] = {}
+        for name, hint in hints.items():
+            check = _compile_hint(hint)
+            bound = (bounds or {}).get(name)
+            if check is not None and bound is not None:
+                checks[name] = _then(check, bound)
+            elif check is not None or bound is not None:
+                checks[name] = check or bound  # type: ignore[assignment]
+        walks = {name: _compile_walk(hint) for name, hint in hints.items()}
+        fast = {
+            name: _EVERYTHING
+            if name not in checks and walks[name] is None
+            else frozenset()
+            if name in (bounds or {})
+            else _fast_types(hint)
+            for name, hint in hints.items()
+        }
+        return cls(
+            positional,
+            checks,
+            fast,
+            {name: walk for name, walk in walks.items() if walk is not None},
+        )
+
+    @classmethod
+    @functools.cache
+    def of_init(cls, init: Callable[..., Any]) -> ArgumentChecks:
+        """The checks of ``init``'s parameters (without ``self``)."""
+        parameters = list(inspect.signature(init).parameters.values())[1:]
+        positional = tuple(
+            p.name
+            for p in parameters
+            if p.kind
+            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        )
+        return cls.compile(_hints(init), positional=positional)
+
+    def check(self, owner: type, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        """Raise the first problem of a call of ``owner`` with ``args`` and ``kwargs``."""
+        fast = self.fast
+        slow = [
+            (name, value)
+            for name, value in (*zip(self.positional, args, strict=False), *kwargs.items())
+            if type(value) not in fast.get(name, ())
+        ]
+        if slow:
+            self._check_slow(owner, slow, args, kwargs)
+
+    def _check_slow(
+        self,
+        owner: type,
+        slow: list[tuple[str, Any]],
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> None:
+        for name, value in slow:
+            check = self.checks.get(name)
+            if check is not None and (error := check(value, name)) is not None:
+                field, problem = _joined(name, error)
+                raise DefinitionError(
+                    problem, where=self._where(owner, name, args, kwargs), field=field
+                )
+        environments = _configured_environments(args, kwargs)
+        if not environments:
+            return
+        for name, value in slow:
+            walk = self.walks.get(name)
+            if walk is not None:
+                for field, problem in per_env_key_errors(value, walk, environments, name):
+                    raise DefinitionError(
+                        problem, where=self._where(owner, name, args, kwargs), field=field
+                    )
+
+    def _where(
+        self, owner: type, name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> str:
+        """``file:line (id)`` for a construct, ``file:line (Class name)`` for a value type;
+        the line is the argument's."""
+        argument: str | int = name
+        if name in self.positional[: len(args)]:
+            argument = self.positional.index(name)
+        where = argument_location(argument)
+        construct_id = kwargs.get("construct_id", args[1] if len(args) >= 2 else None)
+        if isinstance(construct_id, str) and "scope" in (*self.positional, *kwargs):
+            return f"{where} ({construct_id})"
+        label = kwargs.get("name") if isinstance(kwargs.get("name"), str) else None
+        noun = getattr(owner, "argument_noun", owner.__name__)  # NodeGroup: "node group"
+        return f"{where} ({noun}{' ' + label if label else ''})"
 
 
-@functools.cache
-def _fast_paths(init: Callable[..., Any]) -> dict[str, frozenset[type]]:
-    """name -> the exact types that need neither a check nor a PerEnv walk."""
-    return {name: _fast_types(hint) for name, hint in _hints(init).items()}
+class _Everything(frozenset[type]):
+    """The fast-path types of an argument nothing checks: every type."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
 
 
-def argument_errors(
-    init: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Iterator[tuple[str, str]]:
-    """(field, problem) for each argument of a call to ``init`` that does not fit its hint."""
-    positional, checks = _argument_checks(init)
-    for name, value in zip(positional, args, strict=False):
-        check = checks.get(name)
-        if check is not None and (error := check(value, name)) is not None:
-            yield _joined(name, error)
-    for name, value in kwargs.items():
-        check = checks.get(name)
-        if check is not None and (error := check(value, name)) is not None:
-            yield _joined(name, error)
+_EVERYTHING = _Everything()
+
+
+def _then(first: Check, second: Check) -> Check:
+    return lambda v, f: first(v, f) or second(v, f)
 
 
 def _joined(name: str, error: str) -> tuple[str, str]:
@@ -350,62 +533,35 @@ def _joined(name: str, error: str) -> tuple[str, str]:
 _CHECKING = "_fleet_arguments_checked"
 
 
-def checked_arguments(cls: type[C]) -> type[C]:
-    """Check every argument of ``cls(...)`` against ``cls.__init__``'s type hints.
+def checked_arguments(cls: type[C], checks: Callable[[], ArgumentChecks] | None = None) -> type[C]:
+    """Check every argument of ``cls(...)`` against ``cls.__init__``'s type hints
+    (:class:`ArgumentChecks`, or those ``checks`` returns); an error raised while ``cls``
+    is built names the line of the argument at fault.
 
-    For frozen dataclasses (``NodeGroup``, ``HelmChart``, ...): put ``@checked_arguments``
-    above ``@dataclass``. A wrong argument is a :class:`DefinitionError` naming the caller's
-    ``file:line``, the class, the field and what was expected: ``True or False`` for a
-    ``bool`` (a string ``"false"`` is not), an integer for an ``int`` (a bool is not), a
-    list for a ``Sequence`` (a single item or a string is not).
+    For frozen dataclasses (``HelmChart``, ...): put ``@checked_arguments`` above
+    ``@dataclass`` (or use :func:`fleet.core.options.value_type`).
     """
     init = cls.__dict__["__init__"]
+    compiled = checks or functools.partial(ArgumentChecks.of_init, init)
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if not getattr(self, _CHECKING, False):
-            object.__setattr__(self, _CHECKING, True)
-            fast = _fast_paths(init)
-            slow = [
-                (name, value)
-                for name, value in (
-                    *zip(_argument_checks(init)[0], args, strict=False),
-                    *kwargs.items(),
-                )
-                if type(value) not in fast.get(name, ())
-            ]
-            if slow:
-                _check_slow(cls, init, slow, args, kwargs)
-        init(self, *args, **kwargs)
+        if getattr(self, _CHECKING, False):
+            init(self, *args, **kwargs)
+            return
+        object.__setattr__(self, _CHECKING, True)
+        compiled().check(cls, args, kwargs)
+        try:
+            init(self, *args, **kwargs)
+        except FleetError as e:
+            relocate(e, kwargs)
+            raise
 
     setattr(cls, "__init__", __init__)  # noqa: B010  (mypy: no method assignment)
     return cls
 
 
-def _check_slow(
-    cls: type,
-    init: Callable[..., Any],
-    slow: list[tuple[str, Any]],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> None:
-    """The full checks, for the arguments the fast path did not clear."""
-    checks = _argument_checks(init)[1]
-    for name, value in slow:
-        check = checks.get(name)
-        if check is not None and (error := check(value, name)) is not None:
-            field, problem = _joined(name, error)
-            raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
-    environments = _configured_environments(args, kwargs)
-    walks = _per_env_parameters(init) if environments else {}
-    for name, value in slow:
-        walk = walks.get(name)
-        if walk is not None:
-            for field, problem in per_env_key_errors(value, walk, environments, name):
-                raise DefinitionError(problem, where=_where(cls, args, kwargs), field=field)
-
-
-def _configured_environments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, ...]:
+def _configured_environments(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
     """The fleet's environments when the first argument is the fleet (a construct's scope)."""
     scope = args[0] if args else kwargs.get("scope")
     config = getattr(scope, "config", None) or getattr(
@@ -413,15 +569,6 @@ def _configured_environments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
     )
     environments = getattr(config, "environments", None)
     return environments if isinstance(environments, tuple) else ()
-
-
-def _where(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """``file:line (id)`` for a construct, ``file:line (Class name)`` for a value type."""
-    if len(args) >= 2 and isinstance(args[1], str):  # (scope, construct_id, ...)
-        return f"{caller_location()} ({args[1]})"
-    label = kwargs.get("name") if isinstance(kwargs.get("name"), str) else None
-    noun = getattr(cls, "argument_noun", cls.__name__)  # NodeGroup: "node group"
-    return f"{caller_location()} ({noun}{' ' + label if label else ''})"
 
 
 Walk = Callable[[Any, str], Iterator[tuple[str, PerEnv[Any]]]]
@@ -491,19 +638,12 @@ def _compile_walk(hint: Any, depth: int = 0) -> Walk | None:
             return None
 
         def fields(v: Any, path: str) -> Iterator[tuple[str, PerEnv[Any]]]:
-            if isinstance(v, cls):
-                for name, walk in _class_walks(cls):
+            if isinstance(v, cls):  # a subclass's own fields too
+                for name, walk in _class_walks(type(v)):
                     yield from walk(getattr(v, name, None), f"{path}.{name}")
 
         return fields
     return None
-
-
-@functools.cache
-def _per_env_parameters(init: Callable[..., Any]) -> dict[str, Walk]:
-    """name -> walk of the parameters of ``init`` whose values may hold a PerEnv."""
-    walks = {name: _compile_walk(hint) for name, hint in _hints(init).items()}
-    return {name: walk for name, walk in walks.items() if walk is not None}
 
 
 def per_env_key_errors(
@@ -528,9 +668,10 @@ def per_env_key_errors(
 
 
 class CheckedArguments:
-    """Base whose subclasses' ``__init__`` arguments are checked (see :func:`checked_arguments`)."""
+    """Base whose subclasses' own ``__init__`` arguments are checked (:func:`checked_arguments`)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "__init__" in cls.__dict__:
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_fleet_generic", False):
             checked_arguments(cls)

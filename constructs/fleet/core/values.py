@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import ast
 import bisect
 import contextlib
 import functools
+import linecache
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any, Generic, TypeVar
 
-from fleet.core.errors import DefinitionError
+from fleet.core.errors import DefinitionError, DefinitionErrors
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 _FLEET_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Frames of these packages sit between a user's declaration and our constructors.
@@ -22,16 +26,16 @@ _LIBRARY_DIRS = (_FLEET_DIR, os.sep + "jsii" + os.sep, os.sep + "typeguard" + os
 
 
 @dataclass(frozen=True)
-class PerEnv(Generic[T]):
+class PerEnv(Generic[T_co]):
     """A value that differs by environment: ``PerEnv({"dev": 1, "prod": 3}, default=2)``.
 
     Without ``default``, every environment the construct is placed in must be listed.
     """
 
-    values: Mapping[str, T]
-    default: T | None = None
+    values: Mapping[str, T_co]
+    default: T_co | None = None
 
-    def get(self, environment: str, *, where: str, field: str) -> T:
+    def get(self, environment: str, *, where: str, field: str) -> T_co:
         """The value for ``environment``, or a DefinitionError naming the field."""
         if environment in self.values:
             return self.values[environment]
@@ -111,6 +115,14 @@ def set_location_root(root: str) -> None:
     _location_root[:] = [os.path.abspath(root)]
 
 
+def _user_frame() -> FrameType:
+    """The innermost frame outside the fleet package (the user's definition)."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and _is_library(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
 def caller_location(*, outer: int = 0) -> str:
     """``file:line`` of the first caller outside the fleet package (the user's definition).
 
@@ -118,9 +130,7 @@ def caller_location(*, outer: int = 0) -> str:
     the fleet's nor in the Python installation or virtualenv, such as a test runner or the
     ``fleet`` script), to tell two calls of one line apart; ``""`` when there is none.
     """
-    frame = sys._getframe(1)
-    while frame.f_back is not None and _is_library(frame.f_code.co_filename):
-        frame = frame.f_back
+    frame = _user_frame()
     root = _location_root[0] if _location_root else os.getcwd()
     for _ in range(outer):
         caller = frame.f_back
@@ -140,6 +150,109 @@ def _is_users(filename: str) -> bool:
         or filename.startswith((sys.prefix, sys.base_prefix))
         or "site-packages" in filename
     )
+
+
+def argument_location(argument: str | int) -> str:
+    """``file:line`` of one argument of the call the user's code is making: keyword
+    ``argument``, or the positional one at that index (-1: the call's last line).
+
+    Only for errors: it parses the caller's file (once per file) to find the argument in
+    the call (Python 3.11 gives the call's position, ``code.co_positions()``). Falls back
+    to the call's first line, as :func:`caller_location`, when the source is not there.
+    """
+    frame = _user_frame()
+    line = _argument_line(frame.f_code, frame.f_lasti, argument)
+    if line is None:
+        line = _line_of(frame.f_code, frame.f_lasti)
+    root = _location_root[0] if _location_root else os.getcwd()
+    return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
+
+
+def relocate(error: BaseException, keywords: Mapping[str, object]) -> None:
+    """Point ``error`` (a :class:`DefinitionError`, or each of :class:`DefinitionErrors`)
+    at the line of the argument its field names, when it is located at the call the user's
+    code is making and the argument is one of ``keywords`` (``id``: the second positional
+    argument). For the constructors: an error about ``node_count`` given on line +7 of a
+    multi-line call names line +7, not the call's first line."""
+    targets = error.errors if isinstance(error, DefinitionErrors) else [error]
+    frame = _user_frame()
+    code, lasti = frame.f_code, frame.f_lasti
+    root = _location_root[0] if _location_root else os.getcwd()
+    here = f"{_shown_name(code.co_filename, root)}:{_line_of(code, lasti)}"
+    for e in targets:
+        if not isinstance(e, DefinitionError):
+            continue
+        where, field = e.where, e.field
+        if where != here and not where.startswith(here + " "):
+            continue
+        argument: str | int = _FIELD_ROOT.split(field, maxsplit=1)[0]
+        if argument == "id":
+            argument = 1
+        elif argument not in keywords:
+            continue
+        line = _argument_line(code, lasti, argument)
+        if line is not None:
+            e.where = f"{here.rsplit(':', 1)[0]}:{line}{where[len(here) :]}"
+            e.args = (e.line(),)
+    if isinstance(error, DefinitionErrors):
+        error.args = ("\n".join(e.line() for e in error.errors),)
+
+
+_FIELD_ROOT = re.compile(r"[\[. ]")
+
+
+def _argument_line(code: CodeType, lasti: int, argument: str | int) -> int | None:
+    """The line of ``argument`` in the call at bytecode offset ``lasti`` of ``code``."""
+    try:
+        line, end_line, column, end_column = _positions(code)[lasti // 2]
+    except IndexError:
+        return None
+    if line is None or end_line is None or column is None or end_column is None:
+        return None
+    if line == end_line:
+        return line
+    call = _calls(code.co_filename).get((line, column, end_line, end_column))
+    if call is None:
+        return None
+    if isinstance(argument, int):
+        if argument == -1:
+            return end_line
+        return call.args[argument].lineno if argument < len(call.args) else None
+    for keyword in call.keywords:
+        if keyword.arg == argument:
+            return keyword.lineno
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _positions(code: CodeType) -> list[tuple[int | None, int | None, int | None, int | None]]:
+    return list(code.co_positions())
+
+
+@functools.lru_cache(maxsize=32)
+def _calls_cached(
+    filename: str, stamp: tuple[int, int]
+) -> dict[tuple[int, int, int, int], ast.Call]:
+    text = "".join(linecache.getlines(filename))
+    try:
+        tree = ast.parse(text, filename)
+    except (SyntaxError, ValueError):
+        return {}
+    return {
+        (n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or 0): n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+    }
+
+
+def _calls(filename: str) -> dict[tuple[int, int, int, int], ast.Call]:
+    """The calls in ``filename`` by position, parsed once per version of the file."""
+    try:
+        stat = os.stat(filename)
+    except OSError:
+        return {}
+    linecache.checkcache(filename)
+    return _calls_cached(filename, (stat.st_mtime_ns, stat.st_size))
 
 
 @functools.lru_cache(maxsize=256)

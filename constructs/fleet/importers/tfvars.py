@@ -16,6 +16,7 @@ already in a string is reported as an invalid escape first); :func:`decode_strin
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,7 +31,9 @@ from hcl2.rules.base import AttributeRule, BlockRule
 from hcl2.rules.containers import ObjectRule
 from hcl2.utils import SerializationOptions
 
+from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.options import Option, options_of
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 
 TFVARS_NAME = "terraform.tfvars"
@@ -71,34 +74,27 @@ NODEGROUP_KEYS = (
 )
 
 
-@dataclass(frozen=True)
-class Option:
-    """An optional argument of the Terraform resource that ClusterV1/NodegroupV1 also has:
-    its tfvars key, the model's keyword, the forProvider field, and its kind."""
+def importable(cls: type) -> tuple[Option, ...]:
+    """The optional arguments of ``cls`` a tfvars file sets as they are: those of its
+    table (:func:`fleet.core.options.options_of`) with a Terraform attribute, rendered as
+    they are (``render``) and left out by default. The tfvars key is the attribute, the
+    model's keyword the option's, the forProvider field its render path's last step."""
+    return tuple(
+        o
+        for o in options_of(cls).values()
+        if o.terraform and o.render and o.default is None and o.scalar in _CONVERT
+    )
 
-    key: str
-    keyword: str
-    field: str
-    kind: type
+
+def cluster_options() -> tuple[Option, ...]:
+    """The optional ``openstack_containerinfra_cluster_v1`` arguments ClusterV1 renders."""
+    return importable(MagnumCluster)
 
 
-CLUSTER_OPTIONS = (
-    Option("discovery_url", "discovery_url", "discoveryUrl", str),
-    Option("docker_volume_size", "docker_volume_size_gb", "dockerVolumeSize", int),
-    Option("fixed_network", "fixed_network", "fixedNetwork", str),
-    Option("fixed_subnet", "fixed_subnet", "fixedSubnet", str),
-    Option("floating_ip_enabled", "floating_ip_enabled", "floatingIpEnabled", bool),
-    Option("master_lb_enabled", "master_lb_enabled", "masterLbEnabled", bool),
-    Option("region", "openstack_region", "region", str),
-)
-"""The optional arguments of ``openstack_containerinfra_cluster_v1`` the ClusterV1 CRD has."""
+def node_group_options() -> tuple[Option, ...]:
+    """The optional ``openstack_containerinfra_nodegroup_v1`` arguments NodegroupV1 renders."""
+    return importable(NodeGroup)
 
-NODEGROUP_OPTIONS = (
-    Option("docker_volume_size", "docker_volume_size_gb", "dockerVolumeSize", int),
-    Option("image_id", "image_id", "imageId", str),
-    Option("role", "role", "role", str),
-)
-"""The optional arguments of ``openstack_containerinfra_nodegroup_v1`` NodegroupV1 has."""
 
 _OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=False)
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -135,7 +131,7 @@ class ImportedNodeGroup:
     merge_labels: bool | None = None
     labels: Mapping[str, str]
     options: Mapping[str, Any] = field(default_factory=dict)
-    """The :data:`NODEGROUP_OPTIONS` set, by keyword, converted."""
+    """The :func:`node_group_options` set, by keyword, converted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +173,7 @@ class ImportedCluster:
     values: Mapping[str, Any]
     lines: Mapping[str, int]
     options: Mapping[str, Any] = field(default_factory=dict)
-    """The :data:`CLUSTER_OPTIONS` set, by keyword, converted."""
+    """The :func:`cluster_options` set, by keyword, converted."""
 
     def where(self, key: str) -> str:
         """``file:line`` of ``key`` (just the file when the key is absent)."""
@@ -533,13 +529,16 @@ def as_labels(value: Any, *, where: str, field: str) -> dict[str, str]:
     return dict(value)
 
 
-_CONVERT: dict[type, Any] = {int: as_int, bool: as_bool, str: as_text}
-_MINIMUM: dict[type, dict[str, int]] = {int: {"minimum": 1}, bool: {}, str: {}}
+_CONVERT: dict[type | None, Any] = {int: as_int, bool: as_bool, str: as_text}
 
 
 def convert_option(option: Option, value: Any, *, where: str, field: str) -> Any:
-    """A tfvars value of ``option`` as the model holds it (``"50"`` -> 50)."""
-    return _CONVERT[option.kind](value, where=where, field=field, **_MINIMUM[option.kind])
+    """A tfvars value of ``option`` as the model holds it (``"50"`` -> 50), within the
+    option's bounds."""
+    kind = option.scalar
+    if kind is int and option.minimum is not None:
+        return as_int(value, where=where, field=field, minimum=option.minimum)
+    return _CONVERT[kind](value, where=where, field=field)
 
 
 # --- the model ----------------------------------------------------------------------------
@@ -603,7 +602,7 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
         for key, value in values.items()
         if key not in CLUSTER_KEYS
         and key not in CONNECTION_KEYS
-        and key not in {o.key for o in CLUSTER_OPTIONS}
+        and key not in {o.terraform for o in cluster_options()}
     ]
     unmapped.extend(groups[1])
     cluster = dict(
@@ -616,9 +615,9 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
         merge_labels=get("merge_labels", as_bool),
         labels=get("labels", as_labels) or {},
         options={
-            o.keyword: get(o.key, _CONVERT[o.kind], **_MINIMUM[o.kind])
-            for o in CLUSTER_OPTIONS
-            if o.key in values
+            o.keyword: get(o.terraform, functools.partial(convert_option, o))
+            for o in cluster_options()
+            if o.terraform in values
         },
     )
     if errors or name is None or template is None or connection is None:
@@ -671,7 +670,7 @@ def _node_groups(
         unmapped.extend(
             Unmapped(source=source, key=f"nodegroups_list[{group.name}].{k}", value=v)
             for k, v in item.items()
-            if k not in NODEGROUP_KEYS and k not in {o.key for o in NODEGROUP_OPTIONS}
+            if k not in NODEGROUP_KEYS and k not in {o.terraform for o in node_group_options()}
         )
     return tuple(groups), unmapped
 
@@ -706,11 +705,11 @@ def _node_group(item: dict[str, Any], *, where: str, prefix: str) -> ImportedNod
         else None,
         labels=as_labels(item.get("labels", {}), where=where, field=f"{field}.labels"),
         options={
-            o.keyword: _CONVERT[o.kind](
-                item[o.key], where=where, field=f"{field}.{o.key}", **_MINIMUM[o.kind]
+            o.keyword: convert_option(
+                o, item[o.terraform], where=where, field=f"{field}.{o.terraform}"
             )
-            for o in NODEGROUP_OPTIONS
-            if o.key in item
+            for o in node_group_options()
+            if o.terraform in item
         },
     )
 

@@ -21,17 +21,17 @@ from fleet.clouds.magnum.template import is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
+from fleet.core.options import Option
 from fleet.importers.codegen import ClusterDecl
 from fleet.importers.plan import ImportResult, project_modules
 from fleet.importers.tfvars import (
-    CLUSTER_OPTIONS,
     CONNECTION_KEYS,
-    NODEGROUP_OPTIONS,
     ImportedCluster,
-    Option,
     as_bool,
     as_int,
+    cluster_options,
     convert_option,
+    node_group_options,
 )
 from fleet.pipeline.synth import synthesize
 
@@ -55,7 +55,7 @@ _CLUSTER_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "master_flavor": ("masterFlavor", None),
     "merge_labels": ("mergeLabels", as_bool),
     "node_count": ("nodeCount", as_int),
-    **{o.key: (o.field, _option(o)) for o in CLUSTER_OPTIONS},
+    **{o.terraform: (o.render[-1], _option(o)) for o in cluster_options()},
 }
 _CONNECTION_ANNOTATIONS = {
     key: ANNOTATION_PREFIX + name
@@ -72,7 +72,7 @@ _GROUP_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "min_node_count": ("minNodeCount", as_int),
     "max_node_count": ("maxNodeCount", as_int),
     "merge_labels": ("mergeLabels", as_bool),
-    **{o.key: (o.field, _option(o)) for o in NODEGROUP_OPTIONS},
+    **{o.terraform: (o.render[-1], _option(o)) for o in node_group_options()},
 }
 
 

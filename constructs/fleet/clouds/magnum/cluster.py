@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Unpack
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from fleet.clouds.base import (
     CloudPlugin,
     FleetCluster,
     IntPerEnv,
-    Lifecycle,
     NodeCounts,
     NodePoolSummary,
     resolve_counts,
@@ -23,9 +22,16 @@ from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uu
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
+from fleet.core.options import (
+    option,
+    render_object,
+    render_values,
+    rendered,
+    resolved_values,
+    value_type,
+)
 from fleet.core.refs import Ref, mutator, target_of
-from fleet.core.tree import Scope
-from fleet.core.validators import check_dns_label, check_label_values, checked_arguments
+from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
 API_VERSION = "containerinfra.openstack.crossplane.io/v1alpha1"
@@ -67,8 +73,7 @@ AUTOSCALING_LABELS = ("auto_scaling_enabled", "min_node_count", "max_node_count"
 """The cluster labels that turn on Magnum's cluster autoscaler and bound ``default-worker``."""
 
 
-@checked_arguments
-@dataclass(frozen=True, kw_only=True)
+@value_type
 class NodeGroup:
     """A Magnum node group: nodes of one flavor, usually in one availability zone.
 
@@ -77,8 +82,8 @@ class NodeGroup:
     is only the size at creation (``spec.initProvider``), so Crossplane does not resize
     the group back after whatever scales it. Magnum's own autoscaler manages only the
     cluster's ``default-worker`` group (see :class:`MagnumCluster`); for this group the
-    bounds are Magnum's resize limits. ``docker_volume_size_gb``, ``image_id`` and ``role``
-    (NodegroupV1's ``dockerVolumeSize``, ``imageId``, ``role``) are rendered only when set
+    bounds are Magnum's resize limits. The optional NodegroupV1 arguments
+    (``docker_volume_size_gb``, ``image_id``, ``role``) are rendered only when set
     (Magnum's defaults when left out). ``external_name`` is Terraform's id of the node
     group, ``<cluster id>/<node group id>`` (default: the cluster's external name, ``/``,
     the node group's name). Counts may differ per environment (:class:`PerEnv`).
@@ -88,24 +93,62 @@ class NodeGroup:
 
     argument_noun: ClassVar[str] = "node group"
     """How locations name it: ``file:line (node group <name>)``."""
+    rendered_kind: ClassVar[str] = "NodegroupV1"
 
-    name: str
-    flavor: str
-    node_count: IntPerEnv
-    min_node_count: IntPerEnv | None = None
-    max_node_count: IntPerEnv | None = None
-    availability_zone: str | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    merge_labels: bool = True
-    retired: bool = False
-    where: str = field(default="", compare=False)
-    docker_volume_size_gb: int | None = None
-    image_id: str | None = None
-    role: str | None = None
-    external_name: str | PerEnv[str] | None = None
+    name: str = option(
+        render="spec.forProvider.name", terraform="name", doc="The node group's name."
+    )
+    flavor: str = option(
+        render="spec.forProvider.flavorId", terraform="flavor_id", doc="The nodes' flavor."
+    )
+    node_count: IntPerEnv = option(terraform="node_count", doc="The number of nodes.")
+    min_node_count: IntPerEnv | None = option(
+        default=None, terraform="min_node_count", doc="Magnum's lower resize limit."
+    )
+    max_node_count: IntPerEnv | None = option(
+        default=None, terraform="max_node_count", doc="Magnum's upper resize limit."
+    )
+    availability_zone: str | None = option(
+        default=None, doc="The availability zone (the ``availability_zone`` label)."
+    )
+    labels: Mapping[str, str] = option(
+        factory=dict, terraform="labels", doc="Labels of the node group."
+    )
+    merge_labels: bool = option(
+        default=True,
+        render="spec.forProvider.mergeLabels",
+        terraform="merge_labels",
+        doc="Whether Magnum merges the labels with the cluster's.",
+    )
+    retired: bool = option(default=False, doc="Removed from the render everywhere.")
+    where: str = option(default="", init=False, compare=False, doc="Where it was declared.")
+    docker_volume_size_gb: int | None = option(
+        default=None,
+        render="spec.forProvider.dockerVolumeSize",
+        terraform="docker_volume_size",
+        minimum=1,
+        doc="The Docker volume size in GB (Magnum's default when left out).",
+    )
+    image_id: str | None = option(
+        default=None,
+        render="spec.forProvider.imageId",
+        terraform="image_id",
+        nonempty=True,
+        doc="The nodes' image (the template's when left out).",
+    )
+    role: str | None = option(
+        default=None,
+        render="spec.forProvider.role",
+        terraform="role",
+        nonempty=True,
+        doc="The node group's role (Magnum's ``worker`` when left out).",
+    )
+    external_name: str | PerEnv[str] | None = option(
+        default=None, doc="Terraform's id of the node group, to adopt it."
+    )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "where", self.where or caller_location())
+        object.__setattr__(self, "where", caller_location())
         ctx = f"{self.where} (node group {self.name})"
         check_dns_label(self.name, where=ctx, field="name")
         if self.name in RESERVED_NODE_GROUPS:
@@ -115,16 +158,8 @@ class NodeGroup:
                 where=ctx,
                 field="name",
             )
-        if not isinstance(self.retired, bool):
-            raise DefinitionError(
-                f"must be True or False, got {self.retired!r}", where=ctx, field="retired"
-            )
-        if not self.flavor or not isinstance(self.flavor, str):
+        if not self.flavor:
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
-        check_label_values(self.labels, where=ctx, field="labels")
-        check_optional(self.docker_volume_size_gb, int, where=ctx, field="docker_volume_size_gb")
-        check_optional(self.image_id, str, where=ctx, field="image_id")
-        check_optional(self.role, str, where=ctx, field="role")
 
     def all_labels(self) -> dict[str, str]:
         """The node group's labels, ``availability_zone`` included."""
@@ -135,50 +170,43 @@ class NodeGroup:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MagnumClusterState:
-    """A :class:`MagnumCluster` resolved for one environment: the values it renders."""
+class ResolvedMagnum:
+    """A :class:`MagnumCluster` resolved for one environment: the values it renders
+    (:meth:`MagnumCluster.resolved`)."""
 
     environment: str
-    flavor: str
+    options: Mapping[str, Any]
+    """The options rendered as they are (``flavor``, ``docker_volume_size_gb``, ...), by
+    name, resolved for the environment; None where not set (the template's or Magnum's
+    value applies)."""
     master_flavor: str
-    keypair: str
     external_name: str
     """The ``crossplane.io/external-name``: the cluster name, or the Magnum UUID adopted."""
+    region: str
+    """The effective OpenStack region: ``openstack_region``, else the project's ("")."""
     template_uuid: str
-    """The template's UUID in the project's region: ``clusterTemplateId``."""
+    """The template's UUID in :attr:`region`: ``clusterTemplateId``."""
     labels: Mapping[str, str]
     """Template base labels, the cluster's own, and the autoscaling labels."""
     counts: NodeCounts
     """``default-worker``'s size; min/max set when the autoscaler manages it."""
-    master_count: int
     groups: tuple[tuple[NodeGroup, NodeCounts], ...]
     """Every declared node group (retired ones too) with its counts."""
-    docker_volume_size_gb: int | None = None
-    floating_ip_enabled: bool | None = None
-    master_lb_enabled: bool | None = None
-    fixed_network: str | None = None
-    fixed_subnet: str | None = None
-    discovery_url: str | None = None
-    openstack_region: str | None = None
-    """The optional ClusterV1 arguments: None where not set (the template's or Magnum's
-    value applies); see :attr:`extra_for_provider`."""
 
     @property
-    def extra_for_provider(self) -> dict[str, Any]:
-        """The optional ClusterV1 arguments that are set (forProvider name -> value)."""
-        return {
-            key: value
-            for key, value in (
-                ("discoveryUrl", self.discovery_url),
-                ("dockerVolumeSize", self.docker_volume_size_gb),
-                ("fixedNetwork", self.fixed_network),
-                ("fixedSubnet", self.fixed_subnet),
-                ("floatingIpEnabled", self.floating_ip_enabled),
-                ("masterLbEnabled", self.master_lb_enabled),
-                ("region", self.openstack_region),
-            )
-            if value is not None
-        }
+    def flavor(self) -> str:
+        """The workers' flavor."""
+        return str(self.options["flavor"])
+
+    @property
+    def keypair(self) -> str:
+        """The nodes' keypair."""
+        return str(self.options["keypair"])
+
+    @property
+    def master_count(self) -> int:
+        """The control-plane nodes."""
+        return int(self.options["master_count"])
 
     @property
     def autoscaled(self) -> bool:
@@ -201,6 +229,11 @@ class MagnumCluster(FleetCluster):
     creation only (``spec.initProvider``). Labels cannot change on an existing cluster,
     so this is chosen when the cluster is created.
 
+    The arguments are the fields below (each with its documentation); the optional
+    ClusterV1 arguments (``docker_volume_size_gb``, ``floating_ip_enabled``, ...,
+    ``openstack_region``) are rendered only when set, and may differ per environment: left
+    out, the template's or Magnum's value applies.
+
     Example::
 
         MagnumCluster(
@@ -220,105 +253,173 @@ class MagnumCluster(FleetCluster):
         (API_VERSION, "NodegroupV1"),
     )
     plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
+    rendered_kind: ClassVar[str] = "ClusterV1"
 
-    def __init__(
-        self,
-        scope: Scope,
-        construct_id: str,
-        *,
-        name: str | PerEnv[str],
-        environments: Sequence[str] | None = None,
-        project: OpenStackProject | Ref[OpenStackProject],
-        template: ClusterTemplate | str,
-        flavor: str | PerEnv[str],
-        keypair: str | PerEnv[str],
-        node_count: IntPerEnv,
-        min_node_count: IntPerEnv | None = None,
-        max_node_count: IntPerEnv | None = None,
-        master_count: IntPerEnv = 1,
-        master_flavor: str | PerEnv[str] | None = None,
-        create_timeout_minutes: int = 60,
-        labels: Mapping[str, str] | PerEnv[Mapping[str, str]] | None = None,
-        allow_extra_labels: bool = False,
-        merge_labels: bool = True,
-        node_groups: Sequence[NodeGroup] = (),
-        deletion_policy: DeletionPolicy | str | None = None,
-        management_policies: Sequence[ManagementPolicy | str] | None = None,
-        connection_secret_namespace: str = "crossplane-clusters",
-        external_name: str | PerEnv[str] | None = None,
-        docker_volume_size_gb: int | PerEnv[int] | None = None,
-        floating_ip_enabled: bool | PerEnv[bool] | None = None,
-        master_lb_enabled: bool | PerEnv[bool] | None = None,
-        fixed_network: str | PerEnv[str] | None = None,
-        fixed_subnet: str | PerEnv[str] | None = None,
-        discovery_url: str | PerEnv[str] | None = None,
-        openstack_region: str | PerEnv[str] | None = None,
-        **lifecycle: Unpack[Lifecycle],
-    ) -> None:
-        """Arguments left out: ``master_flavor`` is ``flavor``; ``labels`` only the
-        template's base labels; ``deletion_policy`` is ``Orphan`` while
-        ``deletion_protection`` is on, else ``Delete``; ``management_policies`` is not
-        rendered (Crossplane's default, all); ``external_name`` is the cluster name;
-        ``retired`` False (True: retired everywhere; a list: in those environments).
-        ``docker_volume_size_gb``, ``floating_ip_enabled``, ``master_lb_enabled``,
-        ``fixed_network``, ``fixed_subnet``, ``discovery_url`` and ``openstack_region``
-        (ClusterV1's ``region``) are rendered only when set (each may differ per
-        environment): left out, the template's or Magnum's value applies."""
-        super().__init__(
-            scope,
-            construct_id,
-            name=name,
-            environments=environments,
-            **lifecycle,
-        )
+    _project: OpenStackProject | Ref[OpenStackProject] = option(
+        alias="project",
+        doc="The OpenStack project (its ProviderConfig), or a reference to one.",
+    )
+    _template: ClusterTemplate | str = option(
+        alias="template", doc="The cluster template, or its name in the fleet's templates."
+    )
+    flavor: str | PerEnv[str] = option(
+        render="spec.forProvider.flavor",
+        terraform="flavor",
+        nonempty=True,
+        doc="The workers' flavor (``default-worker``).",
+    )
+    keypair: str | PerEnv[str] = option(
+        render="spec.forProvider.keypair",
+        terraform="keypair",
+        nonempty=True,
+        doc="The Nova keypair of the nodes.",
+    )
+    node_count: IntPerEnv = option(
+        terraform="node_count", doc="The workers (``default-worker``); 0 or more."
+    )
+    min_node_count: IntPerEnv | None = option(
+        default=None, doc="With max_node_count: Magnum's autoscaler manages the workers."
+    )
+    max_node_count: IntPerEnv | None = option(
+        default=None, doc="With min_node_count: Magnum's autoscaler manages the workers."
+    )
+    master_count: IntPerEnv = option(
+        default=1,
+        render="spec.forProvider.masterCount",
+        terraform="master_count",
+        minimum=1,
+        doc="The control-plane nodes.",
+    )
+    master_flavor: str | PerEnv[str] | None = option(
+        default=None,
+        terraform="master_flavor",
+        nonempty=True,
+        doc="The control-plane nodes' flavor (default: ``flavor``).",
+    )
+    create_timeout_minutes: int = option(
+        default=60,
+        render="spec.forProvider.createTimeout",
+        terraform="create_timeout",
+        minimum=1,
+        doc="How long Magnum may take to create the cluster.",
+    )
+    labels: Mapping[str, str] | PerEnv[Mapping[str, str]] | None = option(
+        default=None,
+        terraform="labels",
+        doc="The cluster's labels over the template's base labels.",
+    )
+    allow_extra_labels: bool = option(
+        default=False, doc="Allow labels the template does not know (else a typo)."
+    )
+    merge_labels: bool = option(
+        default=True,
+        render="spec.forProvider.mergeLabels",
+        terraform="merge_labels",
+        doc="Whether Magnum merges the labels with the template's.",
+    )
+    node_groups: Sequence[NodeGroup] = option(default=(), doc="The node groups.")
+    _deletion_policy: DeletionPolicy | str | None = option(
+        default=None,
+        alias="deletion_policy",
+        doc="Orphan while deletion_protection is on (the default), else Delete.",
+    )
+    _management_policies: Sequence[ManagementPolicy | str] | None = option(
+        default=None,
+        alias="management_policies",
+        doc="Crossplane's management policies (default: all).",
+    )
+    connection_secret_namespace: str = option(
+        default="crossplane-clusters", doc="The namespace of the kubeconfig secret."
+    )
+    external_name: str | PerEnv[str] | None = option(
+        default=None,
+        nonempty=True,
+        doc="The Magnum cluster to adopt, by UUID (default: the name).",
+    )
+    docker_volume_size_gb: int | PerEnv[int] | None = option(
+        default=None,
+        render="spec.forProvider.dockerVolumeSize",
+        terraform="docker_volume_size",
+        minimum=1,
+        doc="The Docker volume size in GB.",
+    )
+    floating_ip_enabled: bool | PerEnv[bool] | None = option(
+        default=None,
+        render="spec.forProvider.floatingIpEnabled",
+        terraform="floating_ip_enabled",
+        doc="Whether the nodes get floating IPs.",
+    )
+    master_lb_enabled: bool | PerEnv[bool] | None = option(
+        default=None,
+        render="spec.forProvider.masterLbEnabled",
+        terraform="master_lb_enabled",
+        doc="Whether the API gets a load balancer.",
+    )
+    fixed_network: str | PerEnv[str] | None = option(
+        default=None,
+        render="spec.forProvider.fixedNetwork",
+        terraform="fixed_network",
+        nonempty=True,
+        doc="An existing network for the nodes.",
+    )
+    fixed_subnet: str | PerEnv[str] | None = option(
+        default=None,
+        render="spec.forProvider.fixedSubnet",
+        terraform="fixed_subnet",
+        nonempty=True,
+        doc="An existing subnet of fixed_network.",
+    )
+    discovery_url: str | PerEnv[str] | None = option(
+        default=None,
+        render="spec.forProvider.discoveryUrl",
+        terraform="discovery_url",
+        nonempty=True,
+        doc="The etcd discovery URL.",
+    )
+    openstack_region: str | PerEnv[str] | None = option(
+        default=None,
+        render="spec.forProvider.region",
+        terraform="region",
+        nonempty=True,
+        doc="The region to create the cluster in (default: the credentials' region).",
+    )
+
+    def __post_init__(self) -> None:
+        """The cluster's checks, and its values resolved for each environment."""
+        super().__post_init__()
         ctx = self.context
-        if not isinstance(project, OpenStackProject) and not (
-            isinstance(project, Ref) and issubclass(project.target_kind, OpenStackProject)
+        if isinstance(self._project, Ref) and not issubclass(
+            self._project.target_kind, OpenStackProject
         ):
             raise DefinitionError(
-                f"must be an OpenStackProject or a reference to one, got {project!r}",
+                f"must be an OpenStackProject or a reference to one, got {self._project!r}",
                 where=ctx,
                 field="project",
             )
-        self._project = project
         # A template by name is looked up in the prepare phase, among the fleet's templates.
-        self._template: ClusterTemplate | str = TemplateCatalog.of(self.fleet).use(
-            template, where=ctx
-        )
-        if isinstance(create_timeout_minutes, bool) or not isinstance(create_timeout_minutes, int):
-            raise DefinitionError(
-                f"must be an integer, got {create_timeout_minutes!r}",
-                where=ctx,
-                field="create_timeout_minutes",
-            )
-        if create_timeout_minutes <= 0:
-            raise DefinitionError(
-                f"must be more than 0, got {create_timeout_minutes}",
-                where=ctx,
-                field="create_timeout_minutes",
-            )
-        self.create_timeout_minutes = create_timeout_minutes
-        chosen_policy = deletion_policy or (
+        self._template = TemplateCatalog.of(self.fleet).use(self._template, where=ctx)
+        chosen_policy = self._deletion_policy or (
             DeletionPolicy.ORPHAN if self.deletion_protection else DeletionPolicy.DELETE
         )
         if chosen_policy not in DELETION_POLICIES:
             raise DefinitionError(
-                f"must be one of {', '.join(DELETION_POLICIES)}, got {deletion_policy!r}",
+                f"must be one of {', '.join(DELETION_POLICIES)}, got {self._deletion_policy!r}",
                 where=ctx,
                 field="deletion_policy",
             )
         self.deletion_policy = DeletionPolicy(chosen_policy)
-        if management_policies is not None:
-            bad = [p for p in management_policies if p not in MANAGEMENT_POLICIES]
-            if bad or not management_policies:
+        given = self._management_policies
+        if given is not None:
+            bad = [p for p in given if p not in MANAGEMENT_POLICIES]
+            if bad or not given:
                 raise DefinitionError(
                     f"must be a non-empty list of {', '.join(MANAGEMENT_POLICIES)}, got "
-                    f"{list(management_policies)!r}",
+                    f"{list(given)!r}",
                     where=ctx,
                     field="management_policies",
                 )
-        self.management_policies = (
-            [ManagementPolicy(p) for p in management_policies] if management_policies else None
+        self.management_policies: list[ManagementPolicy] | None = (
+            [ManagementPolicy(p) for p in given] if given else None
         )
         if (
             self.deletion_policy is DeletionPolicy.ORPHAN
@@ -333,36 +434,14 @@ class MagnumCluster(FleetCluster):
                 where=ctx,
                 field="management_policies",
             )
-        self.connection_secret_namespace = check_dns_label(
-            connection_secret_namespace, where=ctx, field="connection_secret_namespace"
+        check_dns_label(
+            self.connection_secret_namespace, where=ctx, field="connection_secret_namespace"
         )
         self.node_groups = unique_pools(
-            node_groups, NodeGroup, where=ctx, field="node_groups", noun="node group"
+            self.node_groups, NodeGroup, where=ctx, field="node_groups", noun="node group"
         )
-        self.merge_labels = merge_labels
-        self._inputs: dict[str, Any] = dict(
-            flavor=flavor,
-            master_flavor=master_flavor,
-            keypair=keypair,
-            node_count=node_count,
-            min_node_count=min_node_count,
-            max_node_count=max_node_count,
-            master_count=master_count,
-            labels=labels,
-            allow_extra_labels=allow_extra_labels,
-            external_name=external_name,
-        )
-        self._options: tuple[tuple[str, type, Any], ...] = (
-            ("discovery_url", str, discovery_url),
-            ("docker_volume_size_gb", int, docker_volume_size_gb),
-            ("fixed_network", str, fixed_network),
-            ("fixed_subnet", str, fixed_subnet),
-            ("floating_ip_enabled", bool, floating_ip_enabled),
-            ("master_lb_enabled", bool, master_lb_enabled),
-            ("openstack_region", str, openstack_region),
-        )
-        self._resolved: dict[str, MagnumClusterState] = {}
-        if isinstance(self._template, ClusterTemplate) and not isinstance(project, Ref):
+        self._resolved: dict[str, ResolvedMagnum] = {}
+        if isinstance(self._template, ClusterTemplate) and not isinstance(self._project, Ref):
             self._resolve_all()  # checked now; otherwise in prepare()
 
     @property
@@ -386,62 +465,16 @@ class MagnumCluster(FleetCluster):
             self._resolve_all()
 
     def _resolve_all(self) -> None:
-        ctx = self.context
-        self._resolved = {env: self._resolve(env, **self._inputs) for env in self.environments}
-        options = self._options
-        for env in self.environments:
-            self._resolved[env] = replace(
-                self._resolved[env],
-                **{
-                    name: check_optional(
-                        resolve(value, env, where=ctx, field=name), kind, where=ctx, field=name
-                    )
-                    for name, kind, value in options
-                    if value is not None
-                },
-            )
+        self._resolved = {env: self._resolve(env) for env in self.environments}
 
-    def _resolve(
-        self,
-        env: str,
-        *,
-        flavor: str | PerEnv[str],
-        master_flavor: str | PerEnv[str] | None,
-        keypair: str | PerEnv[str],
-        node_count: IntPerEnv,
-        min_node_count: IntPerEnv | None,
-        max_node_count: IntPerEnv | None,
-        master_count: IntPerEnv,
-        labels: Mapping[str, str] | PerEnv[Mapping[str, str]] | None,
-        allow_extra_labels: bool,
-        external_name: str | PerEnv[str] | None,
-    ) -> MagnumClusterState:
+    def _resolve(self, env: str) -> ResolvedMagnum:
         ctx = self.context
         errors: list[DefinitionError] = []
-
-        def text(value: str | PerEnv[str], field_name: str) -> str:
-            v = resolve(value, env, where=ctx, field=field_name)
-            if not isinstance(v, str) or not v:
-                errors.append(
-                    DefinitionError(
-                        f"must be a non-empty string, got {v!r}", where=ctx, field=field_name
-                    )
-                )
-                return ""
-            return v
-
-        chosen = None if labels is None else resolve(labels, env, where=ctx, field="labels")
+        options = resolved_values(self, rendered(type(self)), env, where=ctx)
+        chosen = resolve(self.labels, env, where=ctx, field="labels")
         own_labels: dict[str, str] = dict(chosen or {})
-        for key, value in own_labels.items():
-            if not isinstance(value, str):
-                errors.append(
-                    DefinitionError(
-                        f"label values are strings, got {value!r} for {key!r}",
-                        where=ctx,
-                        field="labels",
-                    )
-                )
-            elif key in AUTOSCALING_LABELS:
+        for key in own_labels:
+            if key in AUTOSCALING_LABELS:
                 errors.append(
                     DefinitionError(
                         f"label {key!r} is set from min_node_count and max_node_count; "
@@ -450,8 +483,9 @@ class MagnumCluster(FleetCluster):
                         field="labels",
                     )
                 )
-            elif not allow_extra_labels and key not in self.template.known_labels:
+            elif not self.allow_extra_labels and key not in self.template.known_labels:
                 errors.append(self.template.unknown_label_error(key, where=ctx))
+        min_node_count, max_node_count = self.min_node_count, self.max_node_count
         if (min_node_count is None) != (max_node_count is None):
             errors.append(
                 DefinitionError(
@@ -461,39 +495,21 @@ class MagnumCluster(FleetCluster):
                 )
             )
             min_node_count = max_node_count = None
-        template_uuid = self.template.uuid_for(self.project.region or "")
+        region = options["openstack_region"] or self.project.region or ""
+        template_uuid = self.template.uuid_for(region)
         if template_uuid is None:
-            errors.append(self.template.missing_uuid_error(self.project.region or "", where=ctx))
+            errors.append(self.template.missing_uuid_error(region, where=ctx))
         counts = NodeCounts(0, None, None)
         try:
-            counts = resolve_counts(ctx, "", env, node_count, min_node_count, max_node_count)
-            masters = resolve_counts(ctx, "master_", env, master_count, None, None).node_count or 0
-            if masters < 1:
-                raise DefinitionError(
-                    f"must be 1 or more, got {masters}", where=ctx, field="master_count"
-                )
+            counts = resolve_counts(ctx, "", env, self.node_count, min_node_count, max_node_count)
         except DefinitionError as e:
             errors.append(e)
-            masters = 0
         groups = []
         for group in self.node_groups:
             try:
-                groups.append(
-                    (
-                        group,
-                        resolve_counts(
-                            ctx,
-                            f"node_groups[{group.name}].",
-                            env,
-                            group.node_count,
-                            group.min_node_count,
-                            group.max_node_count,
-                        ),
-                    )
-                )
+                groups.append((group, self._group_counts(group, env)))
             except DefinitionError as e:
                 errors.append(e)
-        flavor_value = text(flavor, "flavor")
         all_labels = {**self.template.base_labels, **own_labels}
         if counts.min_node_count is not None and counts.max_node_count is not None:
             all_labels.update(
@@ -511,26 +527,34 @@ class MagnumCluster(FleetCluster):
                     field="min_node_count",
                 )
             )
-        resolved = MagnumClusterState(
+        if errors:
+            raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
+        external_name = resolve(self.external_name, env, where=ctx, field="external_name")
+        master_flavor = resolve(self.master_flavor, env, where=ctx, field="master_flavor")
+        return ResolvedMagnum(
             environment=env,
-            flavor=flavor_value,
-            master_flavor=text(master_flavor, "master_flavor") if master_flavor else flavor_value,
-            keypair=text(keypair, "keypair"),
-            external_name=text(external_name, "external_name")
-            if external_name
-            else self.cluster_name(env),
+            options=options,
+            master_flavor=master_flavor or options["flavor"],
+            external_name=external_name or self.cluster_name(env),
+            region=region,
             template_uuid=template_uuid or "",
             labels=all_labels,
             counts=counts,
-            master_count=masters,
             groups=tuple(groups),
         )
-        if errors:
-            raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
-        return resolved
 
-    def state(self, environment: str) -> MagnumClusterState:
-        """The cluster resolved for ``environment`` (one of its environments)."""
+    def _group_counts(self, group: NodeGroup, env: str) -> NodeCounts:
+        return resolve_counts(
+            self.context,
+            f"node_groups[{group.name}].",
+            env,
+            group.node_count,
+            group.min_node_count,
+            group.max_node_count,
+        )
+
+    def resolved(self, environment: str) -> ResolvedMagnum:
+        """The cluster's values in ``environment`` (one of its environments)."""
         return self._resolved[environment]
 
     @mutator
@@ -538,33 +562,19 @@ class MagnumCluster(FleetCluster):
         """Append ``group`` to the node groups (checked like those given at construction)."""
         ctx = self.context
         self.check_mutable("add_node_group")
-        self.set_input(
-            "node_groups",
-            unique_pools(
-                (*self.node_groups, group),
-                NodeGroup,
-                where=ctx,
-                field="node_groups",
-                noun="node group",
-            ),
+        groups = unique_pools(
+            (*self.node_groups, group), NodeGroup, where=ctx, field="node_groups", noun="node group"
         )
         errors: list[DefinitionError] = []
         added: dict[str, NodeCounts] = {}
         for env in self.environments:
             try:
-                added[env] = resolve_counts(
-                    ctx,
-                    f"node_groups[{group.name}].",
-                    env,
-                    group.node_count,
-                    group.min_node_count,
-                    group.max_node_count,
-                )
+                added[env] = self._group_counts(group, env)
             except DefinitionError as e:
                 errors.append(e)
         if errors:
-            self.set_input("node_groups", self.node_groups[:-1])
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
+        self.set_input("node_groups", groups)
         if not self._resolved:
             return group  # resolved with the other node groups in prepare()
         for env, counts in added.items():
@@ -579,8 +589,10 @@ class MagnumCluster(FleetCluster):
         return self.template.kubernetes_version
 
     def region(self, environment: str) -> str:
-        """The project's OpenStack region ("" when the project does not say)."""
-        return self.project.region or ""
+        """The OpenStack region the cluster is in: ``openstack_region`` (ClusterV1's
+        ``region``), else its project's ("" when neither says); as terraform-provider-openstack
+        does (``GetRegion``: the resource's region, else the provider's)."""
+        return self._resolved[environment].region
 
     def template_name(self, environment: str) -> str | None:
         """The Magnum cluster template."""
@@ -656,11 +668,12 @@ class MagnumCluster(FleetCluster):
     def render(self, environment: str) -> list[Manifest]:
         """ClusterV1, then one NodegroupV1 per node group (retired ones left out).
 
-        ``clusterTemplateId`` is the template's UUID (its name is an annotation). Where a
-        pool is autoscaled, ``nodeCount`` goes to ``spec.initProvider``: used to create
-        it, then left to the autoscaler (and the object is not late-initialized, see
-        :meth:`_policies`). Where the cluster is paused, every object carries
-        ``crossplane.io/paused: "true"``.
+        The options rendered as they are go where their table entry says (``render``);
+        the rest is below. ``clusterTemplateId`` is the template's UUID (its name is an
+        annotation). Where a pool is autoscaled, ``nodeCount`` goes to
+        ``spec.initProvider``: used to create it, then left to the autoscaler (and the
+        object is not late-initialized, see :meth:`_policies`). Where the cluster is
+        paused, every object carries ``crossplane.io/paused: "true"``.
         """
         r = self._resolved[environment]
         name = self.cluster_name(environment)
@@ -680,13 +693,8 @@ class MagnumCluster(FleetCluster):
 
         for_provider: dict[str, Any] = {
             "clusterTemplateId": r.template_uuid,
-            "createTimeout": self.create_timeout_minutes,
-            "flavor": r.flavor,
-            "keypair": r.keypair,
             "labels": dict(r.labels),
-            "masterCount": r.master_count,
             "masterFlavor": r.master_flavor,
-            "mergeLabels": self.merge_labels,
             "name": r.external_name if not is_uuid(r.external_name) else name,
         }
         cluster_spec: dict[str, Any] = {**common(r.autoscaled), "forProvider": for_provider}
@@ -694,7 +702,6 @@ class MagnumCluster(FleetCluster):
             cluster_spec["initProvider"] = {"nodeCount": r.counts.node_count}
         else:
             for_provider["nodeCount"] = r.counts.node_count
-        for_provider.update(r.extra_for_provider)
         cluster_spec["writeConnectionSecretToRef"] = {
             "name": name,
             "namespace": self.connection_secret_namespace,
@@ -712,14 +719,12 @@ class MagnumCluster(FleetCluster):
             },
             "spec": cluster_spec,
         }
+        render_values(cluster, rendered(type(self)), r.options)
         out = [self._manifest(environment, folder, cluster)]
         for group, counts in self._groups(environment):
             group_for_provider: dict[str, Any] = {
                 "clusterId": r.external_name,
-                "flavorId": group.flavor,
                 "labels": group.all_labels(),
-                "mergeLabels": group.merge_labels,
-                "name": group.name,
             }
             autoscaled = counts.min_node_count is not None or counts.max_node_count is not None
             if not autoscaled:
@@ -728,13 +733,6 @@ class MagnumCluster(FleetCluster):
                 group_for_provider["minNodeCount"] = counts.min_node_count
             if counts.max_node_count is not None:
                 group_for_provider["maxNodeCount"] = counts.max_node_count
-            for key, value in (
-                ("dockerVolumeSize", group.docker_volume_size_gb),
-                ("imageId", group.image_id),
-                ("role", group.role),
-            ):
-                if value is not None:
-                    group_for_provider[key] = value
             group_spec: dict[str, Any] = {**common(autoscaled), "forProvider": group_for_provider}
             if autoscaled:
                 group_spec["initProvider"] = {"nodeCount": counts.node_count}
@@ -757,21 +755,6 @@ class MagnumCluster(FleetCluster):
                 },
                 "spec": group_spec,
             }
+            render_object(nodegroup, rendered(type(group)), group, environment, where=group.where)
             out.append(self._manifest(environment, folder, nodegroup))
         return out
-
-
-def check_optional(value: Any, kind: type, *, where: str, field: str) -> Any:
-    """``value`` unchanged when it is None or a ``kind`` (an int that is no bool; a
-    non-empty string; a positive size); else the error naming ``field``."""
-    if value is None:
-        return None
-    ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
-    if ok and kind is str and not value:
-        ok = False
-    if ok and kind is int and value < 1:
-        raise DefinitionError(f"must be 1 or more, got {value}", where=where, field=field)
-    if not ok:
-        what = {bool: "True or False", int: "a whole number", str: "a non-empty string"}[kind]
-        raise DefinitionError(f"must be {what}, got {value!r}", where=where, field=field)
-    return value

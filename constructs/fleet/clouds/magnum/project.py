@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope, name_from_id
+from fleet.core.options import option
+from fleet.core.tree import name_from_id
 from fleet.core.validators import check_dns_subdomain
 from fleet.core.values import SecretKeyRef
 
@@ -70,42 +73,49 @@ class OpenStackProject(FleetConstruct):
         jeedy = OpenStackProject(fleet, "jeedy-ais", project_name="JEEDY AIS")
     """
 
-    def __init__(
-        self,
-        scope: Scope,
-        construct_id: str,
-        *,
-        project_name: str,
-        name: str | None = None,
-        credentials: SecretKeyRef | None = None,
-        project_id: str | None = None,
-        auth_url: str | None = None,
-        region: str | None = None,
-        interface: str | None = None,
-        identity_api_version: str | None = None,
-    ) -> None:
-        """``name`` (the ProviderConfig's name) defaults to the construct id, after the
-        prefixes of the Components it is declared in (:func:`~fleet.core.tree.name_from_id`);
-        ``credentials`` default to key ``credentials`` (the JSON object) of Secret
-        ``<name>-openstack-credentials`` in ``crossplane-system``."""
-        super().__init__(scope, construct_id, environments=None)
-        self.name = check_dns_subdomain(
-            name or name_from_id(self), where=self.context, field="name"
+    project_name: str = option(doc="The OpenStack project's name.")
+    _name: str | None = option(
+        default=None,
+        alias="name",
+        doc="The ProviderConfig's name (default: the construct id, after the prefixes of "
+        "the Components it is declared in, :func:`~fleet.core.tree.name_from_id`).",
+    )
+    _credentials: SecretKeyRef | None = option(
+        default=None,
+        alias="credentials",
+        doc="The credentials JSON (default: key ``credentials`` of Secret "
+        "``<name>-openstack-credentials`` in ``crossplane-system``).",
+    )
+    project_id: str | None = option(default=None, doc="The project's id (an annotation).")
+    auth_url: str | None = option(default=None, doc="Keystone's URL (an annotation).")
+    region: str | None = option(
+        default=None, doc="The credentials' region: the clusters' unless they say."
+    )
+    interface: str | None = option(default=None, doc="The endpoint interface (an annotation).")
+    identity_api_version: str | None = option(
+        default=None, doc="Keystone's API version (an annotation)."
+    )
+    _environments: Sequence[str] | None = option(default=None, init=False)
+    """A project renders where its clusters are (:meth:`prepare`): not an argument."""
+
+    def __post_init__(self) -> None:
+        """The ProviderConfig's name and credentials."""
+        super().__post_init__()
+        self.name: str = check_dns_subdomain(
+            self._name or name_from_id(self), where=self.context, field="name"
         )
-        self.project_name = project_name
-        self.credentials = credentials or SecretKeyRef(
+        self.credentials: SecretKeyRef = self._credentials or SecretKeyRef(
             name=f"{self.name}-openstack-credentials",
             namespace="crossplane-system",
             key=CREDENTIALS_KEY,
         )
-        self.region = region
         self._details = {
-            "project-name": project_name,
-            "project-id": project_id,
-            "auth-url": auth_url,
-            "region": region,
-            "interface": interface,
-            "identity-api-version": identity_api_version,
+            "project-name": self.project_name,
+            "project-id": self.project_id,
+            "auth-url": self.auth_url,
+            "region": self.region,
+            "interface": self.interface,
+            "identity-api-version": self.identity_api_version,
         }
         self._used_in: frozenset[str] = frozenset()
 

@@ -1,9 +1,11 @@
 """An Oracle OKE cluster through Cluster API's OCI provider (CAPOCI), managed node pools.
 
-Renders the object set of CAPOCI's ``cluster-template-managed.yaml``: a Cluster API
-``Cluster``, an ``OCIManagedCluster`` (compartment, network), an
-``OCIManagedControlPlane`` (the OKE cluster) and, per node pool, a ``MachinePool`` with
-its ``OCIManagedMachinePool`` (seed Figures 15, 16).
+The declaration, its checks and its values resolved per environment; the objects it
+renders are in :mod:`fleet.clouds.oci.render`, its node pools in :mod:`fleet.clouds.oci.pool`.
+CAPOCI's ``cluster-template-managed.yaml`` object set: a Cluster API ``Cluster``, an
+``OCIManagedCluster`` (compartment, network), an ``OCIManagedControlPlane`` (the OKE
+cluster) and, per node pool, a ``MachinePool`` with its ``OCIManagedMachinePool`` (seed
+Figures 15, 16).
 """
 
 from __future__ import annotations
@@ -12,51 +14,50 @@ import enum
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, TypeVar, Unpack
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from fleet.clouds.base import (
     CloudPlugin,
     CreateOnlyField,
     FleetCluster,
     IgnoreDifference,
-    IntPerEnv,
-    Lifecycle,
-    NodeCounts,
     NodePoolSummary,
     resolve_counts,
     unique_pools,
 )
+from fleet.clouds.oci import render
 from fleet.clouds.oci.identity import OciClusterIdentity
-from fleet.clouds.oci.network import (
-    POD,
-    WORKER,
-    OkeNetwork,
-    check_ocid,
-    parse_cidr,
-)
+from fleet.clouds.oci.network import OkeNetwork
 from fleet.clouds.oci.plugin import OKE_PLUGIN
-from fleet.clouds.oci.regions import REGION_KEYS, services_cidr_label
+from fleet.clouds.oci.pool import (
+    MAX_NODE_POOL_NAME,
+    OkeNodePool,
+    ResolvedPool,
+    StrPerEnv,
+)
+from fleet.clouds.oci.regions import REGION_KEYS
+from fleet.clouds.oci.validators import (
+    AVAILABILITY_DOMAIN,
+    check_availability_domains,
+    check_ocid,
+)
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
+from fleet.core.options import option, rendered, resolved_values
 from fleet.core.refs import mutator
-from fleet.core.tree import Scope
-from fleet.core.validators import check_dns_label, check_label_values, checked_arguments
-from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
+from fleet.core.validators import (
+    check_choice,
+    check_cidr,
+    check_dns_label,
+    check_kubernetes_version,
+    check_ssh_public_key,
+)
+from fleet.core.values import PerEnv, SecretKeyRef, resolve
 
-CAPI_API = "cluster.x-k8s.io/v1beta1"
-"""CAPOCI implements the CAPI v1beta1 contract: its templates use v1beta1 refs."""
-INFRA_API = "infrastructure.cluster.x-k8s.io/v1beta2"
-CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
+CAPI_API = render.CAPI_API
+INFRA_API = render.INFRA_API
 KUBECONFIG_KEY = "value"
-VCN_NATIVE = "OCI_VCN_IP_NATIVE"
-MIN_BOOT_VOLUME_GB = 50
-"""OKE refuses smaller boot volumes."""
-MAX_NODE_POOL_NAME = 31
-"""CAPOCI's OCIManagedMachinePool webhook refuses longer names (``ValidateCreate``)."""
-OKE_MAX_PODS_PER_NODE = 31
-"""CAPOCI compares a pool against OKE with ``maxPodsPerNode`` forced to 31
-(``setMachinePoolSpecDefaults``): any other value looks changed on every reconcile."""
 
 OCI_RESOURCE_IDENTIFIER_NAMESPACE = uuid.UUID("c4385321-d340-43b9-a6f2-1edb9e387165")
 """The UUIDv5 namespace of derived ``ociResourceIdentifier`` s. Never change it: every OKE
@@ -71,41 +72,10 @@ class ClusterType(enum.StrEnum):
     ENHANCED = "ENHANCED_CLUSTER"
 
 
-class FaultDomain(enum.StrEnum):
-    """The three fault domains of an OCI availability domain."""
-
-    FD1 = "FAULT-DOMAIN-1"
-    FD2 = "FAULT-DOMAIN-2"
-    FD3 = "FAULT-DOMAIN-3"
-
-
 CLUSTER_TYPES = {"basic": ClusterType.BASIC, "enhanced": ClusterType.ENHANCED}
 """The older lower-case spellings, still accepted."""
-FAULT_DOMAINS = tuple(FaultDomain)
 
-E = TypeVar("E", bound=enum.StrEnum)
-
-
-def choice(
-    kind: type[E],
-    value: object,
-    *,
-    where: str,
-    field: str,
-    aliases: Mapping[str, E] | None = None,
-) -> E:
-    """``value`` as a member of ``kind``: the member, its value, or one of ``aliases``."""
-    if isinstance(value, str) and aliases and value in aliases:
-        return aliases[value]
-    try:
-        if not isinstance(value, str):
-            raise ValueError(value)
-        return kind(value)
-    except ValueError:
-        known = [*(aliases or {}), *(m.value for m in kind)]
-        raise DefinitionError(
-            f"must be one of {', '.join(known)}, got {value!r}", where=where, field=field
-        ) from None
+_REGION = re.compile(r"^[a-z]{2,}(-[a-z0-9]+)+-\d+$")
 
 
 def derived_resource_identifier(environment: str, cluster_name: str) -> str:
@@ -113,257 +83,28 @@ def derived_resource_identifier(environment: str, cluster_name: str) -> str:
     return str(uuid.uuid5(OCI_RESOURCE_IDENTIFIER_NAMESPACE, f"{environment}/{cluster_name}"))
 
 
-# OKE wants the full version (v1.30.1); Magnum templates may omit the patch.
-_KUBE_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
-_REGION = re.compile(r"^[a-z]{2,}(-[a-z0-9]+)+-\d+$")
-_AD = re.compile(r"^[A-Za-z0-9]+:(?P<region>[A-Z0-9-]+)-AD-\d+$")
-_SSH_KEY = re.compile(r"^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp\d+) [A-Za-z0-9+/]+=*( \S.*)?$")
-
-StrPerEnv = str | PerEnv[str]
-
-
-def _version(value: str, *, where: str, field: str) -> tuple[int, int, int]:
-    match = _KUBE_VERSION.match(value) if isinstance(value, str) else None
-    if not match:
-        raise DefinitionError(
-            f"must be a full Kubernetes version like v1.30.1, got {value!r}",
-            where=where,
-            field=field,
-        )
-    major, minor, patch = (int(g) for g in match.groups())
-    return major, minor, patch
-
-
-def _positive(value: float | None, *, where: str, field: str, unit: str) -> str | None:
-    """The number as CAPOCI's string form ("1", "1.5"), checked to be above 0."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise DefinitionError(
-            f"must be a number of {unit} above 0, got {value!r}", where=where, field=field
-        )
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
-@checked_arguments
-@dataclass(frozen=True, kw_only=True)
-class OkeNodePool:
-    """An OKE node pool: nodes of one shape, placed across availability domains.
-
-    Fixed size: give ``node_count`` (may differ per environment, :class:`PerEnv`); CAPOCI
-    keeps the OKE node pool at ``MachinePool.spec.replicas``. ``min_node_count`` and
-    ``max_node_count`` are refused: no cluster autoscaler runs for OKE clusters, and with
-    Cluster API's autoscaler annotations CAPOCI never resizes the pool (see
-    docs/oke-clusters.md, "Node pool size").
-
-    Upgrades: a pool's ``kubernetes_version`` and ``image_id`` change together (an image is
-    built for one Kubernetes version), after the control plane's; OKE replaces the nodes
-    ``max_surge`` at a time (``nodePoolCyclingDetails``, always rendered: without it a new
-    version reaches only nodes created later).
-
-    Left out: ``availability_domains`` are the cluster's; ``fault_domains`` all three
-    (:class:`FaultDomain`, Figure 16); ``image_id``, ``ssh_public_key`` and
-    ``kubernetes_version`` the cluster's; ``memory_gb`` the shape's default for the OCPUs;
-    ``max_pods_per_node`` OKE's 31 (the only value CAPOCI can keep in sync); ``max_surge``
-    1 and ``max_unavailable`` 0 (an integer or ``"25%"``). ``ocpus`` is required for
-    flexible (``*.Flex``) shapes. ``labels`` become Kubernetes node labels.
-    ``retired=True`` removes the pool from the render in every environment (see docs:
-    retiring); its name stays taken. ``<cluster name>-<name>`` is at most 31 characters.
-
-    Example::
-
-        OkeNodePool(name="general", node_shape="VM.Standard.E4.Flex", ocpus=2,
-                    memory_gb=32, node_count=per_env(test=1, prod=3))
-    """
-
-    name: str
-    node_shape: str = "VM.Standard.E4.Flex"
-    ocpus: float | None = None
-    memory_gb: float | None = None
-    node_count: IntPerEnv | None = None
-    min_node_count: IntPerEnv | None = None
-    max_node_count: IntPerEnv | None = None
-    availability_domains: Sequence[str] | None = None
-    fault_domains: Sequence[FaultDomain | str] = FAULT_DOMAINS
-    subnet_name: str = WORKER
-    nsg_names: Sequence[str] = (WORKER,)
-    pod_subnet_names: Sequence[str] = (POD,)
-    pod_nsg_names: Sequence[str] = (POD,)
-    max_pods_per_node: int | None = None
-    boot_volume_size_gb: int = MIN_BOOT_VOLUME_GB
-    image_id: StrPerEnv | None = None
-    ssh_public_key: str | None = None
-    kubernetes_version: StrPerEnv | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    max_surge: int | str = 1
-    max_unavailable: int | str = 0
-    retired: bool = False
-    where: str = field(default="", compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "where", self.where or caller_location())
-        ctx = self.context
-        check_dns_label(self.name, where=ctx, field="name")
-        if not isinstance(self.retired, bool):
-            raise DefinitionError(
-                f"must be True or False, got {self.retired!r}", where=ctx, field="retired"
-            )
-        if not isinstance(self.node_shape, str) or not self.node_shape:
-            raise DefinitionError("a node pool needs a node shape", where=ctx, field="node_shape")
-        ocpus = _positive(self.ocpus, where=ctx, field="ocpus", unit="OCPUs")
-        if ocpus is None and self.node_shape.endswith(".Flex"):
-            raise DefinitionError(
-                f"a flexible shape ({self.node_shape}) needs ocpus", where=ctx, field="ocpus"
-            )
-        _positive(self.memory_gb, where=ctx, field="memory_gb", unit="GB")
-        size = self.boot_volume_size_gb
-        if isinstance(size, bool) or not isinstance(size, int) or size < MIN_BOOT_VOLUME_GB:
-            raise DefinitionError(
-                f"must be an integer of at least {MIN_BOOT_VOLUME_GB} (GB), got {size!r}",
-                where=ctx,
-                field="boot_volume_size_gb",
-            )
-        if self.max_pods_per_node is not None and (
-            isinstance(self.max_pods_per_node, bool)
-            or self.max_pods_per_node != OKE_MAX_PODS_PER_NODE
-        ):
-            raise DefinitionError(
-                f"must be {OKE_MAX_PODS_PER_NODE} or left out, got {self.max_pods_per_node!r}: "
-                "CAPOCI compares every pool with maxPodsPerNode 31 and would update a pool "
-                "with another value on every reconcile",
-                where=ctx,
-                field="max_pods_per_node",
-            )
-        for name in ("min_node_count", "max_node_count"):
-            if getattr(self, name) is not None:
-                raise DefinitionError(
-                    "OKE node pools have a fixed size: give node_count. No cluster autoscaler "
-                    "runs for OKE clusters, and CAPOCI never resizes a pool that Cluster API's "
-                    "autoscaler annotations mark (docs/oke-clusters.md, Node pool size)",
-                    where=ctx,
-                    field=name,
-                )
-        if self.node_count is None:
-            raise DefinitionError("give node_count", where=ctx, field="node_count")
-        for name in ("max_surge", "max_unavailable"):
-            _check_surge(getattr(self, name), where=ctx, field=name)
-        if self.max_surge in (0, "0", "0%") and self.max_unavailable in (0, "0", "0%"):
-            raise DefinitionError(
-                "max_surge and max_unavailable are both 0: OKE could replace no node",
-                where=ctx,
-                field="max_surge",
-            )
-        for name in ("fault_domains", "nsg_names", "pod_subnet_names", "pod_nsg_names"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                raise DefinitionError("must be a list, not one string", where=ctx, field=name)
-            if len(set(value)) != len(value):
-                raise DefinitionError(f"lists a name twice: {list(value)}", where=ctx, field=name)
-            object.__setattr__(self, name, tuple(value))
-        if not self.fault_domains:
-            raise DefinitionError(
-                "needs at least one fault domain", where=ctx, field="fault_domains"
-            )
-        object.__setattr__(
-            self,
-            "fault_domains",
-            tuple(
-                choice(FaultDomain, fd, where=ctx, field="fault_domains")
-                for fd in self.fault_domains
-            ),
-        )
-        if self.availability_domains is not None:
-            object.__setattr__(
-                self, "availability_domains", _check_ads(self.availability_domains, ctx)
-            )
-        if self.ssh_public_key is not None:
-            _check_ssh_key(self.ssh_public_key, ctx)
-        check_label_values(self.labels, where=ctx, field="labels")
-
-    @property
-    def context(self) -> str:
-        """``file:line (node pool <name>)`` for messages."""
-        return f"{self.where} (node pool {self.name})"
-
-    @property
-    def machine_size(self) -> str:
-        """``VM.Standard.E4.Flex/2ocpu/32gb`` (the parts that are set)."""
-        parts = [self.node_shape]
-        if self.ocpus is not None:
-            parts.append(f"{_positive(self.ocpus, where='', field='', unit='')}ocpu")
-        if self.memory_gb is not None:
-            parts.append(f"{_positive(self.memory_gb, where='', field='', unit='')}gb")
-        return "/".join(parts)
-
-
-_SURGE = re.compile(r"^(\d+|(100|[1-9]?\d)%)$")
-
-
-def _check_surge(value: object, *, where: str, field: str) -> str:
-    """OKE's cycling count: an integer of 0 or more, or a percentage, as CAPOCI's string."""
-    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-    if not isinstance(text, str) or not _SURGE.match(text):
-        raise DefinitionError(
-            f"must be an integer of 0 or more or a percentage like '25%', got {value!r}",
-            where=where,
-            field=field,
-        )
-    return text
-
-
-def _check_ads(ads: Sequence[str], ctx: str) -> tuple[str, ...]:
-    if isinstance(ads, str):
-        raise DefinitionError(
-            "must be a list, not one string", where=ctx, field="availability_domains"
-        )
-    for ad in ads:
-        if not isinstance(ad, str) or not _AD.match(ad):
-            raise DefinitionError(
-                f"must look like BKrI:EU-FRANKFURT-1-AD-1, got {ad!r}",
-                where=ctx,
-                field="availability_domains",
-            )
-    if len(set(ads)) != len(ads):
-        raise DefinitionError(
-            f"lists an availability domain twice: {list(ads)}",
-            where=ctx,
-            field="availability_domains",
-        )
-    return tuple(ads)
-
-
-def _check_ssh_key(key: str, ctx: str, field: str = "ssh_public_key") -> str:
-    if not isinstance(key, str) or not _SSH_KEY.match(key.strip()):
-        raise DefinitionError(
-            "must be one OpenSSH public key line (ssh-ed25519 AAAA... comment)",
-            where=ctx,
-            field=field,
-        )
-    return key.strip()
-
-
-@dataclass(frozen=True)
-class ResolvedPool:
-    """A node pool resolved for one environment."""
-
-    spec: OkeNodePool
-    counts: NodeCounts
-    version: str
-    image_id: str
-    ssh_public_key: str | None
-    availability_domains: tuple[str, ...]
-
-
 @dataclass(frozen=True)
 class ResolvedOke:
-    """An OKE cluster's values resolved for one environment (what :meth:`render` reads)."""
+    """An OKE cluster's values resolved for one environment (what the render reads;
+    :meth:`OciManagedCluster.resolved`)."""
 
-    compartment_id: str
-    version: str
+    options: Mapping[str, Any]
+    """The options rendered as they are (``compartment_id``, ``kubernetes_version``, ...),
+    by keyword, resolved for the environment."""
     oci_resource_identifier: str
     pinned_identifier: bool
     """Whether the identifier was given (an existing cluster) rather than derived."""
     pools: tuple[ResolvedPool, ...]
+
+    @property
+    def compartment_id(self) -> str:
+        """The compartment OCID."""
+        return str(self.options["compartment_id"])
+
+    @property
+    def version(self) -> str:
+        """The control plane's Kubernetes version."""
+        return str(self.options["kubernetes_version"])
 
 
 class OciManagedCluster(FleetCluster):
@@ -514,70 +255,78 @@ class OciManagedCluster(FleetCluster):
     """Changes ``fleet diff`` refuses on a live OKE cluster (CAPOCI webhook
     ``ValidateUpdate``, or applied only at creation)."""
 
-    def __init__(
-        self,
-        scope: Scope,
-        construct_id: str,
-        *,
-        name: StrPerEnv,
-        environments: Sequence[str] | None = None,
-        compartment_id: StrPerEnv,
-        region: str,
-        kubernetes_version: StrPerEnv,
-        availability_domains: Sequence[str],
-        node_image_id: StrPerEnv,
-        node_pools: Sequence[OkeNodePool] = (),
-        identity: OciClusterIdentity | None = None,
-        network: OkeNetwork | None = None,
-        cluster_type: ClusterType | str = ClusterType.BASIC,
-        pods_cidr: str = "10.244.0.0/16",
-        services_cidr: str = "10.96.0.0/16",
-        ssh_public_key: str | None = None,
-        namespace: str | None = None,
-        oci_resource_identifier: StrPerEnv | None = None,
-        **lifecycle: Unpack[Lifecycle],
-    ) -> None:
-        super().__init__(
-            scope,
-            construct_id,
-            name=name,
-            environments=environments,
-            **lifecycle,
-        )
+    rendered_kind: ClassVar[str] = "OCIManagedCluster"
+
+    compartment_id: StrPerEnv = option(
+        render="spec.compartmentId", doc="The compartment (or tenancy) OCID of the cluster."
+    )
+    oci_region: str = option(
+        alias="region", render="spec.region", doc="The OCI region (eu-frankfurt-1)."
+    )
+    _kubernetes_version: StrPerEnv = option(
+        alias="kubernetes_version",
+        render="spec.version",
+        kind="OCIManagedControlPlane",
+        doc="The control plane's Kubernetes version (v1.30.1).",
+    )
+    availability_domains: Sequence[str] = option(
+        doc="The node pools' availability domains, unless a pool names its own."
+    )
+    node_image_id: StrPerEnv = option(doc="The nodes' image OCID, unless a pool names its own.")
+    _node_pools: Sequence[OkeNodePool] = option(
+        default=(), alias="node_pools", doc="The node pools."
+    )
+    identity: OciClusterIdentity | None = option(
+        default=None, doc="The credentials CAPOCI uses (default: its controller-wide ones)."
+    )
+    _network: OkeNetwork | None = option(
+        default=None, alias="network", doc="OkeVcn or OkeExistingVcn (required)."
+    )
+    _cluster_type: ClusterType | str = option(
+        default=ClusterType.BASIC, alias="cluster_type", doc="BASIC_CLUSTER or ENHANCED_CLUSTER."
+    )
+    pods_cidr: str = option(default="10.244.0.0/16", doc="The pods' CIDR block.")
+    services_cidr: str = option(default="10.96.0.0/16", doc="The services' CIDR block.")
+    ssh_public_key: str | None = option(default=None, doc="SSH access to the nodes.")
+    _namespace: str | None = option(
+        default=None,
+        alias="namespace",
+        doc="Where the objects live (default: the identity's, else oke-clusters).",
+    )
+    oci_resource_identifier: StrPerEnv | None = option(
+        default=None, doc="CAPOCI's identifier of an existing cluster (default: derived)."
+    )
+
+    def __post_init__(self) -> None:
+        """The cluster's checks, and its values resolved for each environment."""
+        super().__post_init__()
         ctx = self.context
-        if identity is not None and not isinstance(identity, OciClusterIdentity):
-            raise DefinitionError(
-                f"must be an OciClusterIdentity, got {type(identity).__name__}",
-                where=ctx,
-                field="identity",
-            )
-        self.identity = identity
-        self.namespace = check_dns_label(
-            namespace or (identity.namespace if identity else "oke-clusters"),
+        identity = self.identity
+        self.namespace: str = check_dns_label(
+            self._namespace or (identity.namespace if identity else "oke-clusters"),
             where=ctx,
             field="namespace",
         )
-        if not isinstance(region, str) or not _REGION.match(region):
+        if not _REGION.match(self.oci_region):
             raise DefinitionError(
-                f"must be an OCI region identifier like eu-frankfurt-1, got {region!r}",
+                f"must be an OCI region identifier like eu-frankfurt-1, got {self.oci_region!r}",
                 where=ctx,
                 field="region",
             )
-        self.oci_region = region
-        self.default_ads = _check_ads(availability_domains, ctx)
+        self.default_ads = check_availability_domains(self.availability_domains, ctx)
         for ad in self.default_ads:
             self._check_ad_region(ad, ctx)
-        if region not in REGION_KEYS:
+        if self.oci_region not in REGION_KEYS:
             raise DefinitionError(
-                f"{region} is not a region the fleet knows the key of (the table in "
+                f"{self.oci_region} is not a region the fleet knows the key of (the table in "
                 "fleet/clouds/oci/regions.py, from oci-go-sdk common/regions.go)",
                 where=ctx,
                 field="region",
             )
-        self.cluster_type = choice(
-            ClusterType, cluster_type, where=ctx, field="cluster_type", aliases=CLUSTER_TYPES
+        self.cluster_type: ClusterType = check_choice(
+            ClusterType, self._cluster_type, where=ctx, field="cluster_type", aliases=CLUSTER_TYPES
         )
-        if network is None:
+        if self._network is None:
             raise DefinitionError(
                 "give the network: OkeVcn(api_allowed_cidrs=[...]) for a public API endpoint "
                 "open to those CIDR blocks, OkeVcn(api_endpoint='private', "
@@ -586,30 +335,30 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field="network",
             )
-        if not isinstance(network, OkeNetwork):
-            raise DefinitionError(
-                f"must be OkeVcn or OkeExistingVcn, got {type(network).__name__}",
-                where=ctx,
-                field="network",
-            )
-        self.network: OkeNetwork = network
-        pods = parse_cidr(pods_cidr, where=ctx, field="pods_cidr")
-        services = parse_cidr(services_cidr, where=ctx, field="services_cidr")
+        self.network: OkeNetwork = self._network
+        pods = check_cidr(self.pods_cidr, where=ctx, field="pods_cidr")
+        services = check_cidr(self.services_cidr, where=ctx, field="services_cidr")
         if pods.overlaps(services):
             raise DefinitionError(
-                f"{pods_cidr} overlaps services_cidr {services_cidr}", where=ctx, field="pods_cidr"
+                f"{self.pods_cidr} overlaps services_cidr {self.services_cidr}",
+                where=ctx,
+                field="pods_cidr",
             )
         vcn = self.network.vcn_cidr()
         if vcn is not None and services.overlaps(vcn):
             # Service IPs inside the VCN would shadow real hosts (OKE requires them apart).
             raise DefinitionError(
-                f"{services_cidr} overlaps the VCN's {vcn}", where=ctx, field="services_cidr"
+                f"{self.services_cidr} overlaps the VCN's {vcn}", where=ctx, field="services_cidr"
             )
         self.pods_cidr, self.services_cidr = str(pods), str(services)
-        self.ssh_public_key = _check_ssh_key(ssh_public_key, ctx) if ssh_public_key else None
-        self._node_image_id = node_image_id
-        self.node_pool_specs = self._check_pools(node_pools)
-        if isinstance(oci_resource_identifier, str) and len(self.environments) > 1:
+        if self.ssh_public_key:
+            self.ssh_public_key = check_ssh_public_key(
+                self.ssh_public_key, where=ctx, field="ssh_public_key"
+            )
+        else:
+            self.ssh_public_key = None
+        self.node_pool_specs = self._check_pools(self._node_pools)
+        if isinstance(self.oci_resource_identifier, str) and len(self.environments) > 1:
             raise DefinitionError(
                 "one identifier for several environments would make their clusters adopt "
                 "each other's resources: give per_env(<env>=...) for the clusters that exist",
@@ -617,17 +366,11 @@ class OciManagedCluster(FleetCluster):
                 field="oci_resource_identifier",
             )
         self._resolved: dict[str, ResolvedOke] = {
-            env: self._resolve(
-                env,
-                compartment_id=compartment_id,
-                kubernetes_version=kubernetes_version,
-                oci_resource_identifier=oci_resource_identifier,
-            )
-            for env in self.environments
+            env: self._resolve(env) for env in self.environments
         }
 
     def _check_ad_region(self, ad: str, ctx: str, prefix: str = "") -> None:
-        match = _AD.match(ad)
+        match = AVAILABILITY_DOMAIN.match(ad)
         if match is None or match.group("region") != self.oci_region.upper():
             raise DefinitionError(
                 f"{ad} is not in region {self.oci_region}",
@@ -704,36 +447,30 @@ class OciManagedCluster(FleetCluster):
             self._resolved[env] = replace(state, pools=(*state.pools, one))
         return pool
 
-    def _resolve(
-        self,
-        env: str,
-        *,
-        compartment_id: StrPerEnv,
-        kubernetes_version: StrPerEnv,
-        oci_resource_identifier: StrPerEnv | None,
-    ) -> ResolvedOke:
+    def _resolve(self, env: str) -> ResolvedOke:
         ctx = self.context
         errors: list[DefinitionError] = []
-        compartment = ""
-        version = ""
-        try:
-            compartment = check_ocid(
-                resolve(compartment_id, env, where=ctx, field="compartment_id"),
-                ["compartment", "tenancy"],
-                where=ctx,
-                field="compartment_id",
-            )
-        except DefinitionError as e:
-            errors.append(e)
-        try:
-            version = resolve(kubernetes_version, env, where=ctx, field="kubernetes_version")
-            _version(version, where=ctx, field="kubernetes_version")
-        except DefinitionError as e:
-            errors.append(e)
-            version = ""
+        options = resolved_values(self, rendered(type(self)), env, where=ctx, errors=errors)
+        if options["compartment_id"] is not None:
+            try:
+                check_ocid(
+                    options["compartment_id"],
+                    ["compartment", "tenancy"],
+                    where=ctx,
+                    field="compartment_id",
+                )
+            except DefinitionError as e:
+                errors.append(e)
+        version = options["kubernetes_version"] or ""
+        if version:
+            try:
+                check_kubernetes_version(version, where=ctx, field="kubernetes_version")
+            except DefinitionError as e:
+                errors.append(e)
+                version = ""
         identifier, pinned = "", False
         try:
-            identifier, pinned = self._identifier(env, oci_resource_identifier)
+            identifier, pinned = self._identifier(env, self.oci_resource_identifier)
         except DefinitionError as e:
             errors.append(e)
         pools: list[ResolvedPool] = []
@@ -745,8 +482,7 @@ class OciManagedCluster(FleetCluster):
         if errors:
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
         return ResolvedOke(
-            compartment_id=compartment,
-            version=version,
+            options=options,
             oci_resource_identifier=identifier,
             pinned_identifier=pinned,
             pools=tuple(pools),
@@ -779,7 +515,7 @@ class OciManagedCluster(FleetCluster):
         """``pool`` in ``env``; ``version`` is the control plane's ("" when it was bad)."""
         ctx = self.context
         prefix = f"node_pools[{pool.name}]."
-        control_plane = _version(version, where=ctx, field="") if version else None
+        control_plane = check_kubernetes_version(version, where=ctx, field="") if version else None
         counts = resolve_counts(ctx, prefix, env, pool.node_count, None, None)
         pool_version = resolve(
             pool.kubernetes_version or version,
@@ -792,7 +528,9 @@ class OciManagedCluster(FleetCluster):
         parsed = (
             control_plane
             if inherited
-            else _version(pool_version, where=ctx, field=prefix + "kubernetes_version")
+            else check_kubernetes_version(
+                pool_version, where=ctx, field=prefix + "kubernetes_version"
+            )
         )
         if control_plane and parsed and parsed[:2] > control_plane[:2]:
             raise DefinitionError(
@@ -801,9 +539,7 @@ class OciManagedCluster(FleetCluster):
                 field=prefix + "kubernetes_version",
             )
         image = check_ocid(
-            resolve(
-                pool.image_id or self._node_image_id, env, where=ctx, field=prefix + "image_id"
-            ),
+            resolve(pool.image_id or self.node_image_id, env, where=ctx, field=prefix + "image_id"),
             ["image"],
             where=ctx,
             field=prefix + "image_id",
@@ -824,7 +560,7 @@ class OciManagedCluster(FleetCluster):
         return self._resolved[environment].version
 
     def region(self, environment: str) -> str:
-        """The OCI region."""
+        """The OCI region (``region``: ``OCIManagedCluster.spec.region``)."""
         return self.oci_region
 
     def account(self, environment: str) -> str:
@@ -860,14 +596,12 @@ class OciManagedCluster(FleetCluster):
         """The Cluster API Cluster."""
         return (CAPI_API, "Cluster", self.namespace, self.cluster_name(environment))
 
-    # --- rendering ------------------------------------------------------------------
-
     def retired_pool_names(self) -> tuple[str, ...]:
         """The node pools declared retired."""
         return tuple(p.name for p in self.node_pool_specs if p.retired)
 
     def resolved(self, environment: str) -> ResolvedOke:
-        """The cluster's values in ``environment``."""
+        """The cluster's values in ``environment`` (one of its environments)."""
         return self._resolved[environment]
 
     def _pools(self, environment: str) -> list[ResolvedPool]:
@@ -875,156 +609,11 @@ class OciManagedCluster(FleetCluster):
         pools = self._resolved[environment].pools
         return [p for p in pools if not p.spec.retired or self.reviving]
 
-    def _metadata(self, name: str, environment: str, **annotations: str) -> dict[str, Any]:
-        meta: dict[str, Any] = {
-            "labels": {CLUSTER_NAME_LABEL: self.cluster_name(environment)},
-            "name": name,
-            "namespace": self.namespace,
-        }
-        merged = {**annotations, **self.protection_annotations()}
-        if merged:
-            meta["annotations"] = merged
-        return meta
-
-    def _ref(self, api_version: str, kind: str, name: str) -> dict[str, str]:
-        return {"apiVersion": api_version, "kind": kind, "name": name, "namespace": self.namespace}
-
     def render(self, environment: str) -> list[Manifest]:
         """Cluster, OCIManagedCluster, OCIManagedControlPlane, then per node pool a
         MachinePool and its OCIManagedMachinePool (retired pools left out)."""
-        r = self._resolved[environment]
-        name = self.cluster_name(environment)
         folder = self.folder(environment)
-        cluster_spec: dict[str, Any] = {
-            "clusterNetwork": {
-                "pods": {"cidrBlocks": [self.pods_cidr]},
-                "services": {"cidrBlocks": [self.services_cidr]},
-            },
-            "controlPlaneRef": self._ref(INFRA_API, "OCIManagedControlPlane", name),
-            "infrastructureRef": self._ref(INFRA_API, "OCIManagedCluster", name),
-        }
-        if self.is_paused(environment):
-            # Cluster API's IsPaused: every CAPOCI controller returns early for the cluster.
-            cluster_spec["paused"] = True
-        cluster = {
-            "apiVersion": CAPI_API,
-            "kind": "Cluster",
-            "metadata": self._metadata(name, environment),
-            "spec": cluster_spec,
-        }
-        infra_spec: dict[str, Any] = {
-            "compartmentId": r.compartment_id,
-            "ociResourceIdentifier": r.oci_resource_identifier,
-            "region": self.oci_region,
-        }
-        if self.identity is not None:
-            infra_spec["identityRef"] = self.identity.reference()
-        network_spec = self.network.network_spec(services_cidr_label(self.oci_region))
-        if network_spec is not None:
-            infra_spec["networkSpec"] = network_spec
-        infra = {
-            "apiVersion": INFRA_API,
-            "kind": "OCIManagedCluster",
-            "metadata": self._metadata(name, environment),
-            "spec": infra_spec,
-        }
-        control_plane = {
-            "apiVersion": INFRA_API,
-            "kind": "OCIManagedControlPlane",
-            "metadata": self._metadata(name, environment),
-            "spec": {
-                "clusterPodNetworkOptions": [{"cniType": VCN_NATIVE}],
-                "clusterType": self.cluster_type.value,
-                "version": r.version,
-            },
-        }
-        bodies = [cluster, infra, control_plane]
-        out = [self._manifest(environment, folder, body) for body in bodies]
-        for pool in self._pools(environment):
-            out.extend(
-                self._manifest(environment, folder, body)
-                for body in self._render_pool(environment, pool)
-            )
-        return out
-
-    def _render_pool(self, environment: str, pool: ResolvedPool) -> list[dict[str, Any]]:
-        cluster_name = self.cluster_name(environment)
-        name = f"{cluster_name}-{pool.spec.name}"
-        spec = pool.spec
-        machine_pool_spec: dict[str, Any] = {
-            "clusterName": cluster_name,
-            # Always rendered, never the autoscaler annotations: CAPOCI resizes the OKE pool
-            # to it unless replicas-managed-by is set (managed_machine_pool.go UpdateNodePool).
-            "replicas": pool.counts.node_count,
-            "template": {
-                "spec": {
-                    "bootstrap": {"dataSecretName": ""},
-                    "clusterName": cluster_name,
-                    "infrastructureRef": self._ref(INFRA_API, "OCIManagedMachinePool", name),
-                    "version": pool.version,
-                }
-            },
-        }
-        machine_pool = {
-            "apiVersion": CAPI_API,
-            "kind": "MachinePool",
-            "metadata": self._metadata(name, environment),
-            "spec": machine_pool_spec,
-        }
-        shape_config: dict[str, str] = {}
-        ocpus = _positive(spec.ocpus, where="", field="", unit="")
-        memory = _positive(spec.memory_gb, where="", field="", unit="")
-        if ocpus is not None:
-            shape_config["ocpus"] = ocpus
-        if memory is not None:
-            shape_config["memoryInGBs"] = memory
-        pod_options: dict[str, Any] = {
-            "nsgNames": list(spec.pod_nsg_names),
-            "subnetNames": list(spec.pod_subnet_names),
-        }
-        if spec.max_pods_per_node is not None:
-            pod_options["maxPodsPerNode"] = spec.max_pods_per_node
-        pool_spec: dict[str, Any] = {
-            "nodePoolNodeConfig": {
-                "nodePoolPodNetworkOptionDetails": {
-                    "cniType": VCN_NATIVE,
-                    "vcnIpNativePodNetworkOptions": pod_options,
-                },
-                "nsgNames": list(spec.nsg_names),
-                "placementConfigs": [
-                    {
-                        "availabilityDomain": ad,
-                        "faultDomains": [str(fd) for fd in spec.fault_domains],
-                        "subnetName": spec.subnet_name,
-                    }
-                    for ad in pool.availability_domains
-                ],
-            },
-            # Without it OKE gives a new version or image only to nodes created later.
-            "nodePoolCyclingDetails": {
-                "isNodeCyclingEnabled": True,
-                "maximumSurge": _check_surge(spec.max_surge, where="", field=""),
-                "maximumUnavailable": _check_surge(spec.max_unavailable, where="", field=""),
-            },
-            "nodeShape": spec.node_shape,
-            "nodeSourceViaImage": {
-                "bootVolumeSizeInGBs": spec.boot_volume_size_gb,
-                "imageId": pool.image_id,
-            },
-            "version": pool.version,
-        }
-        if shape_config:
-            pool_spec["nodeShapeConfig"] = shape_config
-        if pool.ssh_public_key:
-            pool_spec["sshPublicKey"] = pool.ssh_public_key
-        if spec.labels:
-            pool_spec["initialNodeLabels"] = [
-                {"key": k, "value": v} for k, v in sorted(spec.labels.items())
-            ]
-        oci_pool = {
-            "apiVersion": INFRA_API,
-            "kind": "OCIManagedMachinePool",
-            "metadata": self._metadata(name, environment),
-            "spec": pool_spec,
-        }
-        return [machine_pool, oci_pool]
+        return [
+            self._manifest(environment, folder, body)
+            for body in render.objects(self, environment, self._pools(environment))
+        ]

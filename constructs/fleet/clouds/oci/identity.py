@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fleet.clouds.base import FleetCluster
 from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
-from fleet.core.tree import Scope, name_from_id
+from fleet.core.options import option
+from fleet.core.tree import name_from_id
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import SecretKeyRef
 
@@ -31,29 +34,40 @@ class OciClusterIdentity(FleetConstruct):
         tenancy = OciClusterIdentity(fleet, "oci-tenancy", principal_secret="oci-user-principal")
     """
 
-    def __init__(
-        self,
-        scope: Scope,
-        construct_id: str,
-        *,
-        principal_secret: str,
-        name: str | None = None,
-        namespace: str = "oke-clusters",
-        principal_secret_namespace: str | None = None,
-    ) -> None:
-        """``name`` defaults to the construct id, after the prefixes of the Components
-        it is declared in (:func:`~fleet.core.tree.name_from_id`); ``namespace`` is where
-        the identity lives and the default namespace of its clusters;
-        ``principal_secret_namespace`` defaults to ``namespace``."""
-        super().__init__(scope, construct_id, environments=None)
+    principal_secret: str = option(
+        doc="The Secret (in principal_secret_namespace) with the principal's keys."
+    )
+    _name: str | None = option(
+        default=None,
+        alias="name",
+        doc="The identity's name (default: the construct id, after the prefixes of the "
+        "Components it is declared in, :func:`~fleet.core.tree.name_from_id`).",
+    )
+    namespace: str = option(
+        default="oke-clusters",
+        doc="Where the identity lives, and the default namespace of its clusters.",
+    )
+    _principal_secret_namespace: str | None = option(
+        default=None,
+        alias="principal_secret_namespace",
+        doc="The Secret's namespace (default: namespace).",
+    )
+    _environments: Sequence[str] | None = option(default=None, init=False)
+    """An identity renders where its clusters are (:meth:`prepare`): not an argument."""
+
+    def __post_init__(self) -> None:
+        """Names and namespaces, checked."""
+        super().__post_init__()
         ctx = self.context
-        self.name = check_dns_subdomain(name or name_from_id(self), where=ctx, field="name")
-        self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
-        self.principal_secret = check_dns_subdomain(
-            principal_secret, where=ctx, field="principal_secret"
+        self.name: str = check_dns_subdomain(
+            self._name or name_from_id(self), where=ctx, field="name"
         )
-        self.principal_secret_namespace = check_dns_label(
-            principal_secret_namespace or namespace, where=ctx, field="principal_secret_namespace"
+        check_dns_label(self.namespace, where=ctx, field="namespace")
+        check_dns_subdomain(self.principal_secret, where=ctx, field="principal_secret")
+        self.principal_secret_namespace: str = check_dns_label(
+            self._principal_secret_namespace or self.namespace,
+            where=ctx,
+            field="principal_secret_namespace",
         )
         self._namespaces: dict[str, set[str]] = {}
         """Environment -> the namespaces of the clusters using the identity there."""

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import enum
 import ipaddress
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.clouds.oci.validators import check_ocid
 from fleet.core.errors import DefinitionError
-from fleet.core.validators import check_dns_label, checked_arguments
+from fleet.core.validators import (
+    check_choice,
+    check_cidr,
+    check_dns_label,
+    checked_arguments,
+)
 from fleet.core.values import caller_location
 
 CONTROL_PLANE_ENDPOINT = "control-plane-endpoint"
@@ -45,16 +50,7 @@ class ApiEndpoint(enum.StrEnum):
 
 def api_endpoint_choice(value: object, *, where: str, field: str) -> ApiEndpoint:
     """``value`` (an :class:`ApiEndpoint` or its string) as the enum, else the error."""
-    try:
-        if not isinstance(value, str):
-            raise ValueError(value)
-        return ApiEndpoint(value)
-    except ValueError:
-        raise DefinitionError(
-            f"must be one of {', '.join(repr(e.value) for e in ApiEndpoint)}, got {value!r}",
-            where=where,
-            field=field,
-        ) from None
+    return check_choice(ApiEndpoint, value, where=where, field=field, quoted=True)
 
 
 def check_reachability(
@@ -79,32 +75,6 @@ def check_reachability(
             field=field,
         )
     return None
-
-
-_OCID = "^ocid1\\.{kind}\\.oc[0-9]+\\.[a-z0-9-]*\\.[a-z0-9]+$"
-
-
-def check_ocid(value: object, kinds: Sequence[str], *, where: str, field: str) -> str:
-    """``value`` if it is an OCID of one of ``kinds`` (``ocid1.<kind>.oc1..<id>``)."""
-    pattern = _OCID.format(kind="(" + "|".join(re.escape(k) for k in kinds) + ")")
-    if not isinstance(value, str) or not re.match(pattern, value):
-        raise DefinitionError(
-            f"must be an OCID like ocid1.{kinds[0]}.oc1..<id>, got {value!r}",
-            where=where,
-            field=field,
-        )
-    return value
-
-
-def parse_cidr(value: str, *, where: str, field: str) -> ipaddress.IPv4Network:
-    try:
-        return ipaddress.IPv4Network(value)
-    except (ValueError, TypeError):
-        raise DefinitionError(
-            f"must be an IPv4 CIDR block such as 10.0.0.0/16, got {value!r}",
-            where=where,
-            field=field,
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -213,7 +183,7 @@ class OkeVcn(OkeNetwork):
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", self.where or caller_location())
         ctx = f"{self.where} (OkeVcn)"
-        vcn = parse_cidr(self.cidr, where=ctx, field="cidr")
+        vcn = check_cidr(self.cidr, where=ctx, field="cidr")
         subnets = {
             "control_plane_endpoint_cidr": self.control_plane_endpoint_cidr,
             "service_lb_cidr": self.service_lb_cidr,
@@ -222,7 +192,7 @@ class OkeVcn(OkeNetwork):
         }
         seen: dict[str, ipaddress.IPv4Network] = {}
         for name, value in subnets.items():
-            net = parse_cidr(value, where=ctx, field=name)
+            net = check_cidr(value, where=ctx, field=name)
             if not net.subnet_of(vcn):
                 raise DefinitionError(
                     f"{value} is not inside the VCN's {self.cidr}", where=ctx, field=name
@@ -233,23 +203,11 @@ class OkeVcn(OkeNetwork):
                         f"{value} overlaps {other} {other_net}", where=ctx, field=name
                     )
             seen[name] = net
-        if isinstance(self.api_allowed_cidrs, str):
-            raise DefinitionError(
-                "must be a list of CIDR blocks, not one string",
-                where=ctx,
-                field="api_allowed_cidrs",
-            )
         for value in self.api_allowed_cidrs:
-            parse_cidr(value, where=ctx, field="api_allowed_cidrs")
+            check_cidr(value, where=ctx, field="api_allowed_cidrs")
         object.__setattr__(self, "api_allowed_cidrs", tuple(self.api_allowed_cidrs))
         endpoint = api_endpoint_choice(self.api_endpoint, where=ctx, field="api_endpoint")
         if self.public_api_endpoint is not None:
-            if not isinstance(self.public_api_endpoint, bool):
-                raise DefinitionError(
-                    f"must be True or False, got {self.public_api_endpoint!r}",
-                    where=ctx,
-                    field="public_api_endpoint",
-                )
             older = ApiEndpoint.PUBLIC if self.public_api_endpoint else ApiEndpoint.PRIVATE
             if self.api_endpoint != ApiEndpoint.PUBLIC and older != endpoint:
                 raise DefinitionError(
