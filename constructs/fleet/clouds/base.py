@@ -20,6 +20,7 @@ from fleet.core.manifest import Manifest
 from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
+from fleet.platform.changes import ChangeRule
 from fleet.platform.plugins import Plugin, plugins
 from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
@@ -60,6 +61,9 @@ class CloudPlugin(Plugin):
     force_new: ForceNewRules | None = None
     """What ``fleet diff`` refuses to change on the cloud's Crossplane managed resources
     (their upjet provider's ForceNew arguments)."""
+    change_rules: tuple[ChangeRule, ...] = ()
+    """What else ``fleet diff`` judges on existing objects of the cloud: changes its
+    controllers refuse, or turn into a second resource (:mod:`fleet.platform.changes`)."""
     short_account: Callable[[str], str] | None = None
     """How a narrow table (``fleet ls``) shows an account of the cloud: a long id by its
     unique end, say. None: as it is."""
