@@ -18,7 +18,12 @@ from fleet.clouds.base import (
 )
 from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
+from fleet.clouds.magnum.template import (
+    ClusterTemplate,
+    TemplateCatalog,
+    is_uuid,
+    label_value_errors,
+)
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
@@ -160,6 +165,8 @@ class NodeGroup:
             )
         if not self.flavor:
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
+        for error in label_value_errors(self.all_labels(), where=ctx, field="labels"):
+            raise error
 
     def all_labels(self) -> dict[str, str]:
         """The node group's labels, ``availability_zone`` included."""
@@ -485,6 +492,7 @@ class MagnumCluster(FleetCluster):
                 )
             elif not self.allow_extra_labels and key not in self.template.known_labels:
                 errors.append(self.template.unknown_label_error(key, where=ctx))
+        errors += label_value_errors(own_labels, where=ctx, field="labels")
         min_node_count, max_node_count = self.min_node_count, self.max_node_count
         if (min_node_count is None) != (max_node_count is None):
             errors.append(
