@@ -112,6 +112,10 @@ def test_a_move_between_two_declarations_of_the_same_project_is_a_note() -> None
     [note] = guard([a, b, using(cluster_v1(), "a")], [a, b, using(cluster_v1(), "b")])
     assert note.level == "note"
     assert "both ProviderConfigs declare the same project" in note.message
+    # Placeholders kept from a tfvars file (``auth_url = "<auth_url>"``) declare nothing.
+    a, b = project("a", **{**FULL, "auth_url": "<auth_url>"}), project("b", **FULL)
+    [error] = guard([a, b, using(cluster_v1(), "a")], [a, b, using(cluster_v1(), "b")])
+    assert "auth-url not declared on both sides" in error.message
 
 
 def test_the_managed_resources_own_region_decides() -> None:

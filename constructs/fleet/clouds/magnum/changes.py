@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX
+from fleet.clouds.magnum.template import PLACEHOLDER
 from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict, dig
 
 CONTAINERINFRA = {
@@ -77,7 +78,8 @@ def _identity(config: Body | None, region: Any = None) -> dict[str, str | None]:
 
     def said(key: str) -> str | None:
         value = annotations.get(ANNOTATION_PREFIX + key)
-        return str(value) if value else None
+        # A placeholder (``<auth_url>``, kept from a tfvars file) declares nothing.
+        return str(value) if value and not PLACEHOLDER.search(str(value)) else None
 
     return {
         "auth-url": (said("auth-url") or "").rstrip("/") or None,
