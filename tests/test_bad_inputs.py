@@ -138,6 +138,31 @@ def oke(**fields: str) -> str:
     return PRELUDE + textwrap.indent(call + ")\n", "    ")
 
 
+ASPECT = """\
+from fleet import Aspects, Fleet
+
+
+class Zones:
+    def visit(self, node):
+        {visit}
+
+
+def define(fleet: Fleet) -> None:
+    Aspects.of(fleet).add(Zones())
+"""
+
+VALIDATION = """\
+from fleet import Fleet
+
+
+def define(fleet: Fleet) -> None:
+    def check():
+        {body}
+
+    fleet.node.add_validation(check)
+"""
+
+
 SEED_TFVARS = """\
 project_name = "JEEDY AIS"
 region_name = "cern"
@@ -164,6 +189,9 @@ class Case:
     argv: tuple[str, ...] = ("synth",)
     exit_code: int = 2
     subprocess: bool = False
+    lines: int = 1
+    """How many lines stderr holds: one per problem (an object in three environments:
+    three)."""
 
 
 CASES = [
@@ -504,6 +532,7 @@ CASES = [
         },
         r"dev: ApplicationSet argocd/tools: spec\.template\.spec\.source\.repoURL: URL with a "
         r"password in it",
+        lines=3,
     ),
     # --- wrong shapes: the field and what was expected, never a raw Python error ------------
     Case(
@@ -576,6 +605,110 @@ CASES = [
             )
         },
         r"clusters/broken\.py:\d+ \(argocd\): credentials: must be a SecretKeyRef, got str$",
+    ),
+    # --- issue 21, item 7: label values Magnum would apply literally ----------------------
+    Case(
+        "template-label-holding-a-placeholder",
+        {
+            "clusters/broken.py": magnum(template="PLACEHOLDER")
+            .replace(
+                "def define(",
+                'PLACEHOLDER = ClusterTemplate(name="t-x", kubernetes_version="v1.25.3", '
+                'uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a50", '
+                'base_labels={"container_infra_prefix": "<container_infra_prefix>"})'
+                "\n\n\ndef define(",
+            )
+            .replace("from fleet import Fleet,", "from fleet import ClusterTemplate, Fleet,")
+        },
+        r"clusters/broken\.py:\d+ \(template t-x\): base_labels: label 'container_infra_prefix' "
+        r"holds the placeholder '<container_infra_prefix>': Magnum applies label values as they "
+        r"are",
+    ),
+    Case(
+        "cluster-label-holding-a-placeholder",
+        {"clusters/broken.py": magnum(labels='{"availability_zone": "<availability_zone>"}')},
+        r"clusters/broken\.py:\d+ \(x\): labels: label 'availability_zone' holds the "
+        r"placeholder '<availability_zone>'",
+    ),
+    Case(
+        "container-infra-prefix-without-a-trailing-slash",
+        {
+            "clusters/broken.py": magnum(
+                labels='{"container_infra_prefix": "registry.example.org/magnum"}',
+                allow_extra_labels="True",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): labels: label 'container_infra_prefix' is "
+        r"'registry\.example\.org/magnum': Magnum's Heat template accepts only a registry prefix "
+        r"ending in '/'",
+    ),
+    # --- issue 21, item 9: the user's own code (Aspects, validations, define) -------------
+    Case(
+        "aspect-that-raises",
+        {"clusters/broken.py": ASPECT.format(visit="raise ValueError('no zone')")},
+        r"clusters/broken\.py:6: aspect: Zones\.visit raised ValueError: no zone "
+        r"\(visiting the fleet\)$",
+    ),
+    Case(
+        "aspect-with-the-wrong-signature",
+        {
+            "clusters/broken.py": ASPECT.replace("visit(self, node)", "visit(self)").format(
+                visit="pass"
+            )
+        },
+        r"clusters/broken\.py:5: aspect: Zones\.visit\(self\) cannot be called as an "
+        r"Aspect's visit\(node\)$",
+    ),
+    Case(
+        "aspect-that-returns-a-value",
+        {"clusters/broken.py": ASPECT.format(visit="return node")},
+        r"clusters/broken\.py:5: aspect: Zones\.visit returned a Fleet; visit\(node\) changes "
+        r"the construct in place and returns None$",
+    ),
+    Case(
+        "validation-that-returns-a-string",
+        {"clusters/broken.py": VALIDATION.format(body="return 'no zone'")},
+        r"clusters/broken\.py:5: validation: define\.check returned str 'no zone'; a "
+        r"validation returns a list of messages \(str\), \[\] when valid$",
+    ),
+    Case(
+        "validation-that-returns-something-else-than-messages",
+        {"clusters/broken.py": VALIDATION.format(body="return [None]")},
+        r"clusters/broken\.py:5: validation: define\.check returned None; each message is a "
+        r"str$",
+    ),
+    Case(
+        "validation-that-raises",
+        {"clusters/broken.py": VALIDATION.format(body="return [1 / 0]")},
+        r"clusters/broken\.py:6: validation: define\.check raised ZeroDivisionError: division "
+        r"by zero \(validating the fleet\)$",
+    ),
+    Case(
+        "validation-with-the-wrong-signature",
+        {
+            "clusters/broken.py": VALIDATION.replace("def check()", "def check(node)").format(
+                body="return []"
+            )
+        },
+        r"clusters/broken\.py:5: add_validation: define\.check\(node\) cannot be called as a "
+        r"validation: def check\(\) -> list\[str\]$",
+    ),
+    Case(
+        "define-with-the-wrong-signature",
+        {"clusters/broken.py": "def define(fleet, extra):\n    pass\n"},
+        r"clusters/broken\.py:1: define: define\(fleet, extra\) cannot be called as "
+        r"define\(fleet\): def define\(fleet: Fleet\) -> None$",
+    ),
+    Case(
+        "define-that-returns-a-value",
+        {"clusters/broken.py": "def define(fleet):\n    return 'done'\n"},
+        r"clusters/broken\.py:1: define: define returned str 'done'; define\(fleet\) declares "
+        r"on the fleet and returns None$",
+    ),
+    Case(
+        "define-that-raises",
+        {"clusters/broken.py": "def define(fleet):\n    {}['zone']\n"},
+        r"clusters/broken\.py:2: define: define raised KeyError: 'zone'$",
     ),
     # --- configuration ------------------------------------------------------------------
     Case(
@@ -685,7 +818,7 @@ def test_bad_input(
     # A synth slower than 2 s (a loaded machine) prints progress lines first: not errors.
     lines = [line for line in err.splitlines() if not PROGRESS_LINE.match(line)]
     assert code == case.exit_code, err
-    assert lines, "no error message"
+    assert len(lines) == case.lines, err
     assert all(line.startswith("error: ") for line in lines), err
     assert any(re.match(case.message, line.removeprefix("error: ")) for line in lines), err
     assert "Traceback" not in err + out

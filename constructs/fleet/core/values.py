@@ -143,6 +143,17 @@ def caller_location(*, outer: int = 0) -> str:
     return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
 
 
+def location_of(filename: str, line: int | None) -> str:
+    """``file:line`` as definition locations show it (relative to the project)."""
+    root = _location_root[0] if _location_root else os.getcwd()
+    return f"{_shown_name(filename, root)}:{line}"
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether code in ``filename`` is the user's (not the fleet's, a library's or Python's)."""
+    return _is_users(filename)
+
+
 def _is_users(filename: str) -> bool:
     return not (
         _is_library(filename)
