@@ -710,6 +710,53 @@ CASES = [
         {"clusters/broken.py": "def define(fleet):\n    {}['zone']\n"},
         r"clusters/broken\.py:2: define: define raised KeyError: 'zone'$",
     ),
+    # --- issue 21, item 9: contradictory options, refused whichever way round -----------
+    Case(
+        "oke-public-api-endpoint-with-public-api-endpoint-false",
+        {
+            "clusters/broken.py": oke(
+                network='OkeVcn(api_endpoint="public", public_api_endpoint=False, '
+                'api_allowed_cidrs=["192.0.2.0/24"])'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(OkeVcn\): public_api_endpoint: public_api_endpoint=False "
+        r"says private but api_endpoint='public': they contradict each other; give api_endpoint "
+        r"only$",
+    ),
+    Case(
+        "oke-private-api-endpoint-with-public-api-endpoint-true",
+        {
+            "clusters/broken.py": oke(
+                network='OkeVcn(api_endpoint="private", public_api_endpoint=True, '
+                'private_api_reachable_via="DRG")'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(OkeVcn\): public_api_endpoint: public_api_endpoint=True "
+        r"says public but api_endpoint='private': they contradict each other",
+    ),
+    Case(
+        "magnum-masters-without-a-load-balancer",
+        {"clusters/broken.py": magnum(master_count="3", master_lb_enabled="False")},
+        r"clusters/broken\.py:\d+ \(x\): master_lb_enabled: master_count 3 with "
+        r"master_lb_enabled=False \(dev\): Magnum refuses it",
+    ),
+    Case(
+        "node-group-zone-given-twice",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="a", flavor="m2.large", node_count=1, '
+                'availability_zone="zone-a", labels={"availability_zone": "zone-b"})]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(node group a\): availability_zone: availability_zone "
+        r"'zone-a' and labels\['availability_zone'\] 'zone-b' contradict each other",
+    ),
+    Case(
+        "fleet-labels-on-an-unregistered-cluster",
+        {"clusters/broken.py": magnum(fleet_labels='{"tier": "gold"}', register_in_argocd="False")},
+        r"clusters/broken\.py:\d+ \(x\): fleet_labels: fleet_labels label the cluster's ArgoCD "
+        r"registration, and register_in_argocd=False renders none",
+    ),
     # --- configuration ------------------------------------------------------------------
     Case(
         "pyproject-toml-syntax-error",

@@ -358,6 +358,14 @@ class FleetCluster(FleetConstruct):
                     where=self.context,
                     field="fleet_labels",
                 )
+        if self.fleet_labels and not self.register_in_argocd:
+            raise DefinitionError(
+                "fleet_labels label the cluster's ArgoCD registration, and "
+                "register_in_argocd=False renders none: no FleetPackage could select the "
+                "cluster by them; give one or the other",
+                where=self.context,
+                field="fleet_labels",
+            )
         self.retired_environments = self._some_environments(self.retired, "retired")
         """The environments the cluster is declared retired in (whether or not the fleet
         is reviving; ask :meth:`is_retired` what renders)."""

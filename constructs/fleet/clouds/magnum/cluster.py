@@ -165,6 +165,14 @@ class NodeGroup:
             )
         if not self.flavor:
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
+        zone = self.labels.get("availability_zone")
+        if self.availability_zone and zone is not None and zone != self.availability_zone:
+            raise DefinitionError(
+                f"availability_zone {self.availability_zone!r} and labels['availability_zone'] "
+                f"{zone!r} contradict each other (both set the availability_zone label): give one",
+                where=ctx,
+                field="availability_zone",
+            )
         for error in label_value_errors(self.all_labels(), where=ctx, field="labels"):
             raise error
 
@@ -493,6 +501,16 @@ class MagnumCluster(FleetCluster):
             elif not self.allow_extra_labels and key not in self.template.known_labels:
                 errors.append(self.template.unknown_label_error(key, where=ctx))
         errors += label_value_errors(own_labels, where=ctx, field="labels")
+        if options["master_lb_enabled"] is False and options["master_count"] > 1:
+            errors.append(
+                DefinitionError(
+                    f"master_count {options['master_count']} with master_lb_enabled=False "
+                    f'({env}): Magnum refuses it ("master_count must be 1 when '
+                    'master_lb_enabled is False"); enable the load balancer or use one master',
+                    where=ctx,
+                    field="master_lb_enabled",
+                )
+            )
         min_node_count, max_node_count = self.min_node_count, self.max_node_count
         if (min_node_count is None) != (max_node_count is None):
             errors.append(
