@@ -757,6 +757,65 @@ CASES = [
         r"clusters/broken\.py:\d+ \(x\): fleet_labels: fleet_labels label the cluster's ArgoCD "
         r"registration, and register_in_argocd=False renders none",
     ),
+    # --- issue 21, item 9: chart versions that are not pins, repositories without a scheme
+    *(
+        Case(
+            f"chart-version-{label}",
+            {
+                "clusters/broken.py": with_argocd(
+                    f"""\
+                    FleetPackage(
+                        fleet, "tools", namespace="tools", allow_empty=True,
+                        source=HelmChart(
+                            repo_url="https://charts.example.org", chart="c", version={version!r}
+                        ),
+                    )
+                    """
+                )
+            },
+            rf"clusters/broken\.py:\d+ \(tools\): source\.version: {re.escape(repr(version))} "
+            r"is not an exact version: a range .* resolves to the newest match at every sync",
+        )
+        for label, version in (
+            ("latest", "latest"),
+            ("caret-range", "^1.2"),
+            ("tilde-range", "~1"),
+            ("x-range", "1.x"),
+            ("comparison", ">=1"),
+            ("star", "*"),
+            ("major-only", "1"),
+            ("major-minor", "1.2"),
+        )
+    ),
+    Case(
+        "argocd-component-version-that-is-a-range",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(
+                ARGOCD.replace(
+                    'key="authToken"),', 'key="authToken"),\n    versions={"crossplane": "2.x"},'
+                ),
+                "    ",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(argocd\): versions\[crossplane\]: '2\.x' is not an exact "
+        r"version",
+    ),
+    Case(
+        "chart-repository-without-a-scheme",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", allow_empty=True,
+                    source=HelmChart(repo_url="charts.example.org", chart="c", version="1.0.0"),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): source\.repo_url: 'charts\.example\.org': give the "
+        r"scheme, https://",
+    ),
     # --- configuration ------------------------------------------------------------------
     Case(
         "pyproject-toml-syntax-error",
