@@ -138,6 +138,14 @@ def oke(**fields: str) -> str:
     return PRELUDE + textwrap.indent(call + ")\n", "    ")
 
 
+GITLAB_TOKEN = "glpat-" + "x1Y2z3" * 4
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJqdGkiOiJhcmdvY2QtZmxlZXQifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
+"""Credentials of well-known formats (a GitLab token, an ArgoCD API token)."""
+PEM_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexampleexampleexample\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
+
 ASPECT = """\
 from fleet import Aspects, Fleet
 
@@ -192,6 +200,8 @@ class Case:
     lines: int = 1
     """How many lines stderr holds: one per problem (an object in three environments:
     three)."""
+    hidden: str = ""
+    """A credential in the bad input that no output may show."""
 
 
 CASES = [
@@ -816,6 +826,105 @@ CASES = [
         r"clusters/broken\.py:\d+ \(tools\): source\.repo_url: 'charts\.example\.org': give the "
         r"scheme, https://",
     ),
+    # --- issue 21, item 9: secrets anywhere in dist/ --------------------------------------
+    Case(
+        "token-in-a-label-value",
+        {"clusters/broken.py": magnum(labels=f'{{"monitoring_enabled": "{GITLAB_TOKEN}"}}')},
+        r"dev: ClusterV1 x-dev: spec\.forProvider\.labels\.monitoring_enabled: GitLab token; "
+        r"keep it in a Secret",
+    ),
+    Case(
+        "token-as-a-label-key",
+        {
+            "clusters/broken.py": magnum(
+                labels=f'{{"{GITLAB_TOKEN}": "true"}}', allow_extra_labels="True"
+            )
+        },
+        r"dev: ClusterV1 x-dev: spec\.forProvider\.labels: a key holds a GitLab token",
+    ),
+    Case(
+        "password-in-a-node-label",
+        {
+            "clusters/broken.py": oke(
+                node_pools='[OkeNodePool(name="general", ocpus=2, memory_gb=16, node_count=1, '
+                'labels={"registry-password": "hunter2"})]'
+            )
+        },
+        r"dev: OCIManagedMachinePool oke-clusters/oke-dev-general: "
+        r"spec\.initialNodeLabels\[0\]\.value: literal value in credential field "
+        r"'registry-password'",
+    ),
+    Case(
+        "token-given-as-a-secret-references-key",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(ARGOCD.replace('key="authToken"', f'key="{JWT}"'), "    ")
+        },
+        r"clusters/broken\.py:\d+: key: holds a JSON Web Token, not a name: a SecretKeyRef names "
+        r"the Secret and the key in it",
+    ),
+    # --- issue 21, item 9: a rejected value that is a credential is never printed ---------
+    Case(
+        "token-given-as-a-template-uuid-is-not-echoed",
+        {
+            "clusters/broken.py": magnum(template="T").replace(
+                "def define(",
+                'T = ClusterTemplate(name="t", kubernetes_version="v1.25.3", '
+                f'uuid="{GITLAB_TOKEN}")\n\n\ndef define(',
+            )
+        },
+        r"clusters/broken\.py:\d+ \(template t\): uuid: must be a Magnum UUID like "
+        r"6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b, got '<redacted>'$",
+        hidden=GITLAB_TOKEN,
+    ),
+    Case(
+        "private-key-given-as-a-cluster-name-is-not-echoed",
+        {"clusters/broken.py": magnum(name=repr(PEM_KEY))},
+        r"clusters/broken\.py:\d+ \(x\): name: must be lower-case letters, .*got '<redacted>",
+        hidden="MIIEowIBAAKCAQEA",
+    ),
+    Case(
+        "password-in-a-chart-repository-is-not-echoed",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", allow_empty=True,
+                    source=HelmChart(
+                        repo_url="ci:hunter2-s3cr3t@charts.example.org", chart="c", version="1.0.0"
+                    ),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): source\.repo_url: '<redacted>@charts\.example\.org': "
+        r"give the scheme",
+        hidden="hunter2-s3cr3t",
+    ),
+    Case(
+        "token-given-as-a-chart-version-is-not-echoed",
+        {
+            "clusters/broken.py": with_argocd(
+                f"""\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", allow_empty=True,
+                    source=HelmChart(
+                        repo_url="https://charts.example.org", chart="c", version="{JWT}"
+                    ),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): source\.version: '<redacted>' is not an exact "
+        r"version",
+        hidden=JWT.split(".")[1],
+    ),
+    Case(
+        "token-raised-by-the-users-own-code-is-not-echoed",
+        {"clusters/broken.py": f"def define(fleet):\n    raise ValueError('bad {GITLAB_TOKEN}')\n"},
+        r"clusters/broken\.py:2: define: define raised ValueError: bad <redacted>$",
+        hidden=GITLAB_TOKEN,
+    ),
     # --- configuration ------------------------------------------------------------------
     Case(
         "pyproject-toml-syntax-error",
@@ -928,5 +1037,6 @@ def test_bad_input(
     assert all(line.startswith("error: ") for line in lines), err
     assert any(re.match(case.message, line.removeprefix("error: ")) for line in lines), err
     assert "Traceback" not in err + out
+    assert not case.hidden or case.hidden not in err + out
     assert tree_hash(root / "dist") == dist_before
     assert sources(root / "clusters") == clusters_before

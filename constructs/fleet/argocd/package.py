@@ -58,7 +58,8 @@ class GitPath:
     recurse: bool = False
 
 
-OCI = "oci://"
+REGISTRY_SCHEME = "oci://"
+"""The scheme of an Open Container Initiative registry (not a cloud)."""
 
 
 def check_chart_repository(value: str, *, where: str, field: str) -> str:
@@ -72,12 +73,13 @@ def check_chart_repository(value: str, *, where: str, field: str) -> str:
     ``reposerver/repository/repository.go``). So the fleet asks for the scheme and renders
     an ``oci://`` registry in ArgoCD's Helm OCI form (:func:`chart_repo_url`).
     """
-    if value.startswith(("https://", OCI)) and len(value.split("://", 1)[1].strip("/")) > 0:
+    if value.startswith(("https://", REGISTRY_SCHEME)) and len(value.split("://", 1)[1].strip("/")) > 0:
         return value
     raise DefinitionError(
         f"{value!r}: give the scheme, https://charts.example.org for a Helm repository or "
-        "oci://registry.example.org/charts for an OCI registry (without one ArgoCD takes "
-        "it for an OCI registry; http:// would fetch the index in clear text)",
+        f"{REGISTRY_SCHEME}registry.example.org/charts for a container registry (without "
+        "one ArgoCD takes it for a container registry; http:// would fetch the index in "
+        "clear text)",
         where=where,
         field=field,
     )
@@ -86,7 +88,7 @@ def check_chart_repository(value: str, *, where: str, field: str) -> str:
 def chart_repo_url(value: str) -> str:
     """The ``repoURL`` ArgoCD needs for a chart repository: an ``oci://`` registry without
     its scheme (ArgoCD's Helm OCI form), anything else as it is."""
-    return value.removeprefix(OCI)
+    return value.removeprefix(REGISTRY_SCHEME)
 
 
 @checked_arguments

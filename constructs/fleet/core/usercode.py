@@ -20,6 +20,7 @@ from types import CodeType
 from typing import Any, TypeVar
 
 from fleet.core.errors import DefinitionError, FleetError
+from fleet.core.secrets import credential_in
 from fleet.core.values import is_user_file, location_of
 
 T = TypeVar("T")
@@ -60,6 +61,9 @@ def _shown(value: object) -> str:
     text = repr(value)
     if text.startswith("<") and " at 0x" in text:
         return f"a {type(value).__name__}"
+    problem = credential_in(text)
+    if problem:  # before shortening: a cut token is no longer recognisable
+        return f"{type(value).__name__} (a {problem.split(';')[0]}, not shown)"
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"

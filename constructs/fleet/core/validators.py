@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union
 
 from fleet.core.errors import DefinitionError, FleetError
+from fleet.core.secrets import credential_in
 from fleet.core.values import PerEnv, argument_location, relocate
 
 C = TypeVar("C")
@@ -189,6 +190,9 @@ def _shown(value: Any, field: str = "") -> str:
     if any(word in field.lower() for word in _SECRET_WORDS):
         return type(value).__name__
     text = repr(value)
+    problem = credential_in(text)
+    if problem:  # before shortening: a cut token is no longer recognisable
+        return f"{type(value).__name__} (a {problem.split(';')[0]}, not shown)"
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"

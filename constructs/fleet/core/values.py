@@ -16,6 +16,7 @@ from types import CodeType, FrameType
 from typing import Any, Generic, TypeVar
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.secrets import credential_in
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -68,6 +69,17 @@ class SecretKeyRef:
     name: str
     namespace: str
     key: str
+
+    def __post_init__(self) -> None:
+        for field in ("name", "key"):
+            problem = credential_in(str(getattr(self, field)))
+            if problem:
+                raise DefinitionError(
+                    f"holds a {problem.split(';')[0]}, not a name: a SecretKeyRef names the "
+                    "Secret and the key in it that hold the credential, never the credential",
+                    where=caller_location(),
+                    field=field,
+                )
 
     def to_dict(self) -> dict[str, str]:
         """The ``{key, name, namespace}`` form Crossplane and ArgoCD providers use."""
