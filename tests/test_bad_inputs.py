@@ -1,4 +1,6 @@
-"""Bad input, table-driven: each case names its message and exit code, and leaves dist/ alone.
+"""Bad input, table-driven: each case names its message and exit code, prints one line per
+problem (``lines``, one unless said) and never a credential it was given (``hidden``), and
+leaves dist/ alone.
 
 Every case runs through the real command line against a copy of a small project whose
 ``dist/`` is committed-style (rendered by ``fleet synth`` before the case breaks

@@ -73,7 +73,10 @@ def check_chart_repository(value: str, *, where: str, field: str) -> str:
     ``reposerver/repository/repository.go``). So the fleet asks for the scheme and renders
     an ``oci://`` registry in ArgoCD's Helm OCI form (:func:`chart_repo_url`).
     """
-    if value.startswith(("https://", REGISTRY_SCHEME)) and len(value.split("://", 1)[1].strip("/")) > 0:
+    if (
+        value.startswith(("https://", REGISTRY_SCHEME))
+        and len(value.split("://", 1)[1].strip("/")) > 0
+    ):
         return value
     raise DefinitionError(
         f"{value!r}: give the scheme, https://charts.example.org for a Helm repository or "
