@@ -27,15 +27,14 @@ T = TypeVar("T")
 
 
 def _code(function: object) -> CodeType | None:
-    target = function
+    target: Any = function
     while isinstance(target, functools.partial):
         target = target.func
     target = getattr(target, "__func__", target)  # a bound method
     code = getattr(target, "__code__", None)
     if code is None and callable(target) and not isinstance(target, type):
-        method = next(
-            (k.__dict__["__call__"] for k in type(target).__mro__ if "__call__" in k.__dict__), None
-        )
+        classes: tuple[type, ...] = inspect.getmro(type(target))
+        method = next((k.__dict__["__call__"] for k in classes if "__call__" in k.__dict__), None)
         code = getattr(method, "__code__", None)
     return code if isinstance(code, CodeType) else None
 
