@@ -61,3 +61,21 @@ def test_a_definition_error_and_a_problem_never_print_a_secret() -> None:
     assert JWT not in str(error)
     problem = Problem("dev", "ClusterV1 x", "spec.x", f"expected number, got {PEM!r}", "")
     assert "PRIVATE KEY" not in problem.line()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "clusters/a.py:3 (p): password: must be a SecretKeyRef, got str",
+        "dev: Cluster x: spec.forProvider.config.password: literal value in credential field",
+        "dev: X x: spec.token: expected string, got number",
+    ],
+)
+def test_messages_about_credential_fields_keep_their_words(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_a_quoted_password_or_kubeconfig_goes() -> None:
+    assert redact("got 'user=admin password=hunter2'") == "got 'user=admin <redacted>'"
+    kubeconfig = "clusters:\\n- name: k\\nusers:\\n- user:\\n    token: abcdefghijklmnop\\n"
+    assert "abcdefghijklmnop" not in redact(f"got {kubeconfig!r}")

@@ -107,7 +107,8 @@ _REDACTED = "<redacted>"
 _PEM_BLOCK = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)", re.S
 )
-_WORD = re.compile(rf"[^\s'\"]{{{MIN_LENGTH},}}")
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+"""A value a message quotes (``repr``)."""
 
 
 _USERINFO = re.compile(r"(?<![\w/<>])[\w.%+-]+:[^\s/@'\"<>:]+@(?=[A-Za-z0-9.-])")
@@ -117,9 +118,26 @@ _KUBECONFIG_VALUE = re.compile(
 )
 
 
+def _quoted(match: re.Match[str]) -> str:
+    quoted = match.group(0)
+    inner = quoted[1:-1].replace("\\n", "\n")  # a repr writes line breaks as \n
+    if not credential_in(inner):
+        return quoted
+    inner = _KUBECONFIG_VALUE.sub(lambda m: m.group(1) + _REDACTED, inner)
+    inner = PASSWORD_ASSIGNMENT.sub(_REDACTED, inner)
+    if credential_in(inner):  # a base64 key block or the like: all of it
+        inner = _REDACTED
+    return quoted[0] + inner.replace("\n", "\\n") + quoted[-1]
+
+
 def redact(text: str) -> str:
     """``text`` with every piece of credential material replaced by ``<redacted>``: for
-    messages that quote what the user wrote (an error never prints a secret)."""
+    messages that quote what the user wrote (an error never prints a secret).
+
+    Formats that cannot be anything else (a key block, a token, a URL's password) go
+    wherever they are; ``password=...`` and kubeconfig entries only inside a quoted value
+    (``'...'``, as messages quote what they reject), so that a message about a field named
+    ``password`` or ``token`` keeps its words."""
     if "@" in text:
         text = URL_CREDENTIALS.sub(
             lambda m: m.group(0).split("://", 1)[0] + "://" + _REDACTED + "@", text
@@ -128,9 +146,6 @@ def redact(text: str) -> str:
     if not _MARKER.search(text):
         return text
     text = _PEM_BLOCK.sub(_REDACTED, text)
-    text = _KUBECONFIG_VALUE.sub(lambda m: m.group(1) + _REDACTED, text)
     for _, pattern in TOKENS:
         text = pattern.sub(_REDACTED, text)
-    text = PASSWORD_ASSIGNMENT.sub(_REDACTED, text)
-    # A quoted value that is a kubeconfig or base64 key: the whole word goes.
-    return _WORD.sub(lambda m: _REDACTED if credential_in(m.group(0)) else m.group(0), text)
+    return _QUOTED.sub(_quoted, text)
