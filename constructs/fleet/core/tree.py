@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -241,7 +242,7 @@ class Node:
         for v in self._validations or ():
             function = v.function if isinstance(v, _FunctionValidation) else v.validate
             found = call(
-                function, field="validation", doing=f"validating {self.path or 'the fleet'}"
+                function, field="validation", doing=lambda: f"validating {self.path or 'the fleet'}"
             )
             if isinstance(found, str) or not isinstance(found, (list, tuple)):
                 raise wrong_result(
@@ -336,6 +337,10 @@ class Aspects:
         return list(self._node._aspects or ())
 
 
+def _visiting(node: Node) -> str:
+    return f"visiting {node.path or 'the fleet'}"
+
+
 def apply_aspects(root: Node) -> None:
     """Visit every construct with the aspects of it and its scopes, parents first."""
     stack: list[tuple[Node, tuple[IAspect, ...]]] = [(root, ())]
@@ -343,8 +348,12 @@ def apply_aspects(root: Node) -> None:
         node, inherited = stack.pop()
         aspects = inherited + tuple(node._aspects or ())
         for aspect in aspects:
-            doing = f"visiting {node.path or 'the fleet'}"
-            returned = call(aspect.visit, node.host, field="aspect", doing=doing)
+            returned = call(
+                aspect.visit,
+                node.host,
+                field="aspect",
+                doing=functools.partial(_visiting, node),
+            )
             if returned is not None:
                 raise wrong_result(
                     aspect.visit,

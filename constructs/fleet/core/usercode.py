@@ -95,16 +95,21 @@ def check_signature(function: Callable[..., Any], *args: object, field: str, exp
         ) from None
 
 
-def call(function: Callable[..., T], *args: object, field: str, doing: str = "") -> T:
+def call(
+    function: Callable[..., T],
+    *args: object,
+    field: str,
+    doing: Callable[[], str] | None = None,
+) -> T:
     """``function(*args)``; an exception other than the fleet's own becomes one
-    DefinitionError at the line that raised it (``doing`` says what it was called for,
-    ``"visiting web"``)."""
+    DefinitionError at the line that raised it (``doing()`` says what it was called for,
+    ``"visiting web"``; asked only then)."""
     try:
         return function(*args)
     except FleetError:
         raise
     except Exception as e:  # the user's code: report where it failed, in one line
-        during = f" ({doing})" if doing else ""
+        during = f" ({doing()})" if doing is not None else ""
         raise DefinitionError(
             f"{name_of(function)} raised {type(e).__name__}: {e}{during}",
             where=raised_at(e, defined_at(function, "?")),
