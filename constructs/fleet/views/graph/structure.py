@@ -26,7 +26,7 @@ from fleet.views.inventory import node_totals
 def pool_line(pool: NodePoolSummary) -> str:
     """``name: 3 x flavor`` for a node pool."""
     totals = node_totals([pool]).text()
-    return f"{pool.name}: {totals} x {pool.machine_size}"
+    return f"{pool.name}: {totals} x {pool.machine_size or '(inherited size)'}"
 
 
 @dataclass
