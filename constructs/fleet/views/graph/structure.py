@@ -71,7 +71,7 @@ def environments(
             folder = cluster_folder(m)
             if folder:
                 folders[folder].append(m)
-        declared = {c.cluster_name(env): c for c in clusters if env in c.environments}
+        declared = {c.object_name(env): c for c in clusters if env in c.environments}
         names = list(declared) + [f for f in folders if f not in declared]
         known = set(names)
         registrations: dict[str, list[Manifest]] = defaultdict(list)
