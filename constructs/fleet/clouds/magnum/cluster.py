@@ -322,10 +322,6 @@ def create_only_fields(cls: type) -> Mapping[str, str]:
 def check_create_only(given: Sequence[str], cls: type, *, where: str) -> tuple[str, ...]:
     """``given`` (argument names of ``cls``) if each may be create-only, else the error
     saying why not."""
-    if isinstance(given, str) or not all(isinstance(k, str) for k in given):
-        raise DefinitionError(
-            f"must be a list of argument names, got {given!r}", where=where, field="create_only"
-        )
     fields = create_only_fields(cls)
     for keyword in given:
         if keyword in fields:
