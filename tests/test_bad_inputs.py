@@ -286,7 +286,8 @@ CASES = [
         r"clusters/broken\.py:\d+ \(x\): name: environments dev and prod both render Magnum "
         r"cluster 'shared' in the same OpenStack project \(project 'BROKEN'\): each management "
         r"cluster would adopt and reconcile the same cluster; put \{env\} in the name, or set "
-        r"separate_clouds=True if each environment's credentials reach another cloud or project$",
+        r"separate_clouds=True on project 'broken' if each environment's credentials reach "
+        r"another cloud or project$",
     ),
     Case(
         "object-name-collision",

@@ -420,26 +420,60 @@ def two_envs(app: Fleet, **overrides: Any) -> MagnumCluster:
     return cluster(app, "x", **{"name": "k8s-x", "environments": ["dev", "prod"], **overrides})
 
 
+def refusal(app: Fleet) -> str:
+    """The one error of the prepare phase."""
+    with pytest.raises(DefinitionErrors) as e:
+        app.run_phases()
+    (error,) = e.value.errors
+    return str(error)
+
+
 def test_one_magnum_name_in_two_environments_of_one_project_is_refused(fleet: Fleet) -> None:
     """Magnum finds a cluster by name within the project (magnum 22.0.0
     ``magnum/db/sqlalchemy/api.py`` ``get_cluster_by_name``), and provider-openstack v0.9.0
     adopts what it finds (``config/external_name.go``: the Terraform id is the external
     name): both management clusters would reconcile one Magnum cluster."""
-    with pytest.raises(DefinitionError) as e:
-        two_envs(fleet)
-    assert str(e.value).endswith(
+    two_envs(fleet)
+    assert refusal(fleet).endswith(
         "(x): name: environments dev and prod both render Magnum cluster 'k8s-x' in the same "
         "OpenStack project (project 'P'): each management cluster would adopt and reconcile "
-        "the same cluster; put {env} in the name, or set separate_clouds=True if each "
-        "environment's credentials reach another cloud or project"
+        "the same cluster; put {env} in the name, or set separate_clouds=True on project 'p' "
+        "if each environment's credentials reach another cloud or project"
+    )
+
+
+def test_two_declarations_reaching_one_magnum_cluster_are_refused(fleet: Fleet) -> None:
+    cluster(fleet, "a", name="web", environments=["dev"])
+    cluster(fleet, "b", name="web", environments=["prod"])
+    message = refusal(fleet)
+    assert (
+        "(b): name: Magnum cluster 'web' (prod) is also reached by cluster 'a' ('web', dev, "
+        in message
+    )
+    assert "; rename one, or set separate_clouds=True on project 'p' if each" in message
+
+
+def test_two_objects_of_one_environment_reaching_one_magnum_cluster(fleet: Fleet) -> None:
+    """Pinned object names do not make two Magnum clusters of one name."""
+    cluster(fleet, "a", name="web", object_name="a")
+    cluster(fleet, "b", name="Web", object_name="b")
+    message = refusal(fleet)
+    assert "Magnum cluster 'Web' (dev) is also reached by cluster 'a' ('web', dev, " in message
+    assert message.endswith(
+        "(project 'P'): both objects would adopt and reconcile the same cluster; rename one"
     )
 
 
 def test_names_that_differ_only_in_case_are_one_name_for_magnum(fleet: Fleet) -> None:
     """Magnum's tables are MySQL ``utf8`` (``magnum/db/sqlalchemy/models.py`` ``table_args``),
     whose default collation compares without case."""
-    with pytest.raises(DefinitionError, match="render Magnum cluster 'Web' and 'web' in the same"):
-        two_envs(fleet, name=per_env(dev="Web", prod="web"), object_name="web-{env}")
+    two_envs(fleet, name=per_env(dev="Web", prod="web"), object_name="web-{env}")
+    assert "render Magnum cluster 'Web' and 'web' in the same" in refusal(fleet)
+
+
+def test_the_same_uuid_in_two_environments_is_refused(fleet: Fleet) -> None:
+    two_envs(fleet, external_name=CLUSTER_UUID)
+    assert "environments dev and prod both render Magnum" in refusal(fleet)
 
 
 @pytest.mark.parametrize(
@@ -447,11 +481,10 @@ def test_names_that_differ_only_in_case_are_one_name_for_magnum(fleet: Fleet) ->
     [
         {"name": "k8s-x-{env}"},
         {"openstack_region": per_env(dev="east", prod="west")},
-        {"separate_clouds": True},
         {"external_name": per_env(dev=CLUSTER_UUID, prod=UUID)},
         {"retired": ["dev"]},
     ],
-    ids=["env-in-name", "two-regions", "separate-clouds", "two-uuids", "retired-in-one"],
+    ids=["env-in-name", "two-regions", "two-uuids", "retired-in-one"],
 )
 def test_one_name_in_two_environments_where_they_are_different_clusters(
     tmp_path: Path, overrides: dict[str, Any]
@@ -461,9 +494,21 @@ def test_one_name_in_two_environments_where_they_are_different_clusters(
     testing.synth(app, validate=True)
 
 
-def test_the_same_uuid_in_two_environments_is_refused(fleet: Fleet) -> None:
-    with pytest.raises(DefinitionError, match="environments dev and prod both render Magnum"):
-        two_envs(fleet, external_name=CLUSTER_UUID)
+def test_a_project_whose_environments_are_separate_clouds(tmp_path: Path) -> None:
+    app = testing.fleet(environments=["dev", "prod"], root=tmp_path)
+    OpenStackProject(app, "p", project_name="P", separate_clouds=True)
+    two_envs(app)
+    out = testing.synth(app, validate=True)
+    assert out.names("ClusterV1") == ["k8s-x", "k8s-x"]
+
+
+def test_separate_clouds_do_not_separate_two_objects_of_one_environment(fleet: Fleet) -> None:
+    OpenStackProject(fleet, "p", project_name="P", separate_clouds=True)
+    two_envs(fleet)
+    cluster(fleet, "other", name="K8s-x", environments=["prod"], object_name="other")
+    message = refusal(fleet)  # both declared on one line (the helper's): by path
+    assert "(x): name: Magnum cluster 'k8s-x' (prod) is also reached by cluster 'other'" in message
+    assert "both objects would adopt and reconcile the same cluster; rename one" in message
 
 
 def test_the_synth_refuses_it_in_one_line_and_leaves_dist_alone(

@@ -80,7 +80,6 @@ AUTOSCALER_LABEL = "auto_scaling_enabled"
 BOUND_LABELS = ("min_node_count", "max_node_count")
 """The cluster labels that bound ``default-worker`` for the autoscaler (the fleet sets them
 from ``min_node_count`` and ``max_node_count``)."""
-AUTOSCALING_LABELS = (AUTOSCALER_LABEL, *BOUND_LABELS)
 _TRUE = frozenset(("1", "t", "true", "on", "y", "yes"))
 
 
@@ -435,10 +434,11 @@ class MagnumCluster(FleetCluster):
     ``_``, ``.``, ``-``, at most 242). Every Kubernetes object, the folder and the ArgoCD
     registration use the object name, derived from it (``Cluster`` -> ``cluster``,
     ``cluster_1`` -> ``cluster-1``: :mod:`fleet.core.names`) unless ``object_name``
-    pins one. A cluster in several environments whose Magnum name is the same in two of
-    them, in the same OpenStack project as declared, is refused (each management cluster
-    would adopt it), unless ``separate_clouds=True`` states that each environment's
-    credentials reach another cloud or project.
+    pins one. Two environments (or two declarations) that reach one Magnum cluster, by
+    the same name or UUID in the same OpenStack project and region as declared, are
+    refused (each would adopt and reconcile it), unless the project says
+    ``separate_clouds=True``: each environment's credentials reach another cloud or
+    project.
 
     ``min_node_count`` and ``max_node_count`` (both, or neither) hand ``default-worker`` to
     Magnum's cluster autoscaler: the cluster gets the labels ``auto_scaling_enabled``,
@@ -631,11 +631,6 @@ class MagnumCluster(FleetCluster):
         default=(),
         doc="Arguments used at creation only, never enforced after (``ignore_changes``).",
     )
-    separate_clouds: bool = option(
-        default=False,
-        doc="Each environment's credentials reach another OpenStack cloud or project: one "
-        "Magnum name may serve several environments.",
-    )
 
     def __post_init__(self) -> None:
         """The cluster's checks, and its values resolved for each environment."""
@@ -740,11 +735,10 @@ class MagnumCluster(FleetCluster):
             self._template = TemplateCatalog.of(self.fleet).get(self._template, where=self.context)
         if not self._resolved:
             self._resolve_all()
+        self.fleet.catalog(_MagnumIdentities).check(self)
 
     def _resolve_all(self) -> None:
-        resolved = {env: self._resolve(env) for env in self.environments}
-        self._check_shared_name(resolved)
-        self._resolved = resolved
+        self._resolved = {env: self._resolve(env) for env in self.environments}
 
     def _resolve(self, env: str) -> ResolvedMagnum:
         ctx = self.context
@@ -880,44 +874,25 @@ class MagnumCluster(FleetCluster):
                 field="management_policies",
             )
 
-    def _check_shared_name(self, resolved: Mapping[str, ResolvedMagnum]) -> None:
-        """Refuse one Magnum cluster reached from several environments: the same external
-        name (the Magnum name, compared without case as Magnum's MySQL does, or the UUID)
-        in the same project, auth URL and region as declared. Each environment's
-        management cluster would adopt and reconcile it (provider-openstack finds it by
-        that name; ``magnum/db/sqlalchemy/api.py`` ``get_cluster_by_name``), unless
-        ``separate_clouds`` says each environment's credentials reach another cloud."""
-        if self.separate_clouds:
-            return
+    def magnum_identity(self, environment: str) -> tuple[str, ...]:
+        """What Magnum finds this cluster by in ``environment``, as far as the declaration
+        tells: the project's auth URL and project (id, else name), the region, and the
+        external name (the UUID, or the Magnum name without case: Magnum's MySQL tables
+        compare names so). None where the project says each environment's credentials
+        reach another cloud or project (``separate_clouds``): then the environment is part
+        of it."""
         project = self.project
-        seen: dict[tuple[str, ...], str] = {}
-        for env, r in resolved.items():
-            if env in self.retired_environments:
-                continue
-            target = r.external_name if is_uuid(r.external_name) else r.external_name.casefold()
-            key = (
-                project.auth_url or "",
-                project.project_id or project.project_name,
-                r.region,
-                target,
-            )
-            first = seen.setdefault(key, env)
-            if first == env:
-                continue
-            names = dict.fromkeys((self.cloud_name(first), self.cloud_name(env)))
-            shown = " and ".join(repr(n) for n in names)
-            where = f"project {project.project_name!r}" + (
-                f", region {r.region!r}" if r.region else ""
-            )
-            raise DefinitionError(
-                f"environments {first} and {env} both render Magnum cluster {shown} in the "
-                f"same OpenStack project ({where}): each management cluster would adopt and "
-                "reconcile the same cluster; put {env} in the name, or set "
-                "separate_clouds=True if each environment's credentials reach another cloud "
-                "or project",
-                where=self.context,
-                field="name",
-            )
+        ctx = self.context
+        region = resolve(self.openstack_region, environment, where=ctx, field="openstack_region")
+        external = resolve(self.external_name, environment, where=ctx, field="external_name")
+        external = external or self.cloud_name(environment)
+        return (
+            project.auth_url or "",
+            project.project_id or project.project_name,
+            region or project.region or "",
+            external if is_uuid(external) else external.casefold(),
+            environment if project.separate_clouds else "",
+        )
 
     def _group_counts(self, group: NodeGroup, env: str) -> NodeCounts:
         return resolve_counts(
@@ -1147,3 +1122,72 @@ class MagnumCluster(FleetCluster):
             move_create_only(group_spec, [group_fields[k] for k in create_only])
             out.append(self._manifest(environment, folder, nodegroup))
         return out
+
+
+class _MagnumIdentities:
+    """Which Magnum cluster each cluster reaches in each environment, found once per fleet
+    (prepare phase): two objects reaching one Magnum cluster, in two environments (two
+    management clusters) or in one, would both adopt and reconcile it. provider-openstack
+    v0.9.0 finds a cluster by its external name (``config/external_name.go``), which Magnum
+    resolves as a name within the project (``magnum/db/sqlalchemy/api.py``
+    ``get_cluster_by_name``)."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[str, ...], list[tuple[MagnumCluster, str]]] | None = None
+
+    def check(self, cluster: MagnumCluster) -> None:
+        """The error for ``cluster`` where an earlier declaration (by file and line, then
+        environment order), or the cluster itself in an earlier environment, reaches the
+        same Magnum cluster."""
+        if self._by_key is None:
+            found: dict[tuple[str, ...], list[tuple[MagnumCluster, str]]] = {}
+            for c in cluster.fleet.declarations():
+                if isinstance(c, MagnumCluster):
+                    for env in c.environments:
+                        if env not in c.retired_environments:
+                            found.setdefault(c.magnum_identity(env), []).append((c, env))
+            order = {env: i for i, env in enumerate(cluster.fleet.environment_names)}
+            self._by_key = {
+                key: sorted(users, key=lambda u: (u[0].where, u[0].node.path, order[u[1]]))
+                for key, users in found.items()
+                if len(users) > 1
+            }
+        for env in cluster.environments:
+            users = self._by_key.get(cluster.magnum_identity(env), ())
+            if users and users[0] != (cluster, env):
+                raise _shared(users[0], (cluster, env))
+
+
+def _shared(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str]) -> DefinitionError:
+    """The error at ``second`` (a cluster, an environment) for reaching the Magnum cluster
+    ``first`` reaches."""
+    (one, one_env), (other, env) = first, second
+    project = other.project
+    region = other.region(env)
+    place = f"project {project.project_name!r}" + (f", region {region!r}" if region else "")
+    if one is other:
+        names = dict.fromkeys((one.cloud_name(one_env), other.cloud_name(env)))
+        what = f"environments {one_env} and {env} both render Magnum cluster " + " and ".join(
+            repr(n) for n in names
+        )
+        fix = "put {env} in the name"
+    else:
+        what = (
+            f"Magnum cluster {other.cloud_name(env)!r} ({env}) is also reached by cluster "
+            f"{one.node.path!r} ({one.cloud_name(one_env)!r}, {one_env}, {one.where})"
+        )
+        fix = "rename one"
+    if one_env == env:
+        who, separate = "both objects", ""
+    else:
+        who = "each management cluster"
+        separate = (
+            f", or set separate_clouds=True on project {project.node.path!r} if each "
+            "environment's credentials reach another cloud or project"
+        )
+    return DefinitionError(
+        f"{what} in the same OpenStack project ({place}): {who} would adopt and reconcile "
+        f"the same cluster; {fix}{separate}",
+        where=other.context,
+        field="name",
+    )
