@@ -545,3 +545,20 @@ def define(fleet: Fleet) -> None:
         node_count=1,
     )
 """
+
+
+def test_a_package_selecting_a_template_by_its_magnum_name_is_told_the_label(fleet: Fleet) -> None:
+    from fleet import FleetPackage, GitPath
+
+    with pytest.raises(
+        DefinitionError,
+        match=r"match_labels: label 'fleet/template': value must be .* got 'Kubernetes v1\.26\.8' "
+        r"\(the fleet's fleet/template label holds 'Kubernetes-v1\.26\.8' for it\)",
+    ):
+        FleetPackage(
+            fleet,
+            "pkg",
+            source=GitPath(repo_url="https://git.example.org/p.git", path="p"),
+            namespace="p",
+            match_labels={"fleet/template": "Kubernetes v1.26.8"},
+        )

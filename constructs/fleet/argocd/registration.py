@@ -97,9 +97,14 @@ def check_labels(labels: Mapping[str, str], *, where: str, field: str) -> dict[s
         ):
             raise DefinitionError(f"invalid label key {key!r}", where=where, field=field)
         if not isinstance(value, str) or len(value) > 63 or not _LABEL_NAME.match(value):
+            derived = (
+                f" (the fleet's {key} label holds {label_value_from(value)!r} for it)"
+                if key in (LABEL_TEMPLATE, LABEL_REGION) and isinstance(value, str)
+                else ""
+            )
             raise DefinitionError(
                 f"label {key!r}: value must be at most 63 letters, digits, '-', '_' or '.', "
-                f"starting and ending with a letter or digit, got {value!r}",
+                f"starting and ending with a letter or digit, got {value!r}{derived}",
                 where=where,
                 field=field,
             )
