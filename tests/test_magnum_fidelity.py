@@ -205,6 +205,25 @@ def test_autoscaling_from_the_template_with_its_bounds(tmp_path: Path) -> None:
     assert (worker.min_node_count, worker.max_node_count) == (1, None)
 
 
+@pytest.mark.parametrize("merge_labels,autoscaled", [(True, True), (False, False)])
+def test_the_templates_switch_counts_only_where_magnum_keeps_the_templates_labels(
+    tmp_path: Path, merge_labels: bool, autoscaled: bool
+) -> None:
+    """Given labels without ``merge_labels``, Magnum keeps only those (``_post``), so the
+    template's ``auto_scaling_enabled`` no longer applies."""
+    app = testing.fleet(environments=["dev"], root=tmp_path)
+    c = declare(
+        app,
+        template=template(base_labels={"auto_scaling_enabled": "true", "kube_tag": "v1"}),
+        inherit_from_template=True,
+        labels={"kube_tag": "v1"},
+        merge_labels=merge_labels,
+        create_only=("node_count",),
+    )
+    assert c.resolved("dev").autoscaled is autoscaled
+    assert ("auto_scaling_enabled" in c.resolved("dev").magnum_labels) is autoscaled
+
+
 def test_declared_bounds_keep_a_switch_spelled_otherwise(tmp_path: Path) -> None:
     """With bounds, the fleet adds the labels; an ``auto_scaling_enabled`` the template
     already turns on keeps its spelling (``True``): a changed value is a changed ForceNew

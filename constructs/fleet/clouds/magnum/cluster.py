@@ -777,7 +777,9 @@ class MagnumCluster(FleetCluster):
             counts = resolve_counts(ctx, "", env, self.node_count, min_node_count, max_node_count)
         except DefinitionError as e:
             errors.append(e)
-        magnum_labels = {**self.template.base_labels, **own_labels}
+        base = self.template.base_labels
+        declared = own_labels if self.inherit_from_template else {**base, **own_labels}
+        magnum_labels = self._magnum_labels(declared)
         added: dict[str, str] = {}
         switch = magnum_labels.get(AUTOSCALER_LABEL)
         autoscaled = switch is not None and autoscaler_on(switch)
@@ -797,7 +799,7 @@ class MagnumCluster(FleetCluster):
                 "min_node_count": str(counts.min_node_count),
                 "max_node_count": str(counts.max_node_count),
             }
-            magnum_labels.update(added)
+            magnum_labels = self._magnum_labels({**declared, **added})
             autoscaled = True
         elif autoscaled:
             if "node_count" not in self.create_only:
@@ -847,7 +849,7 @@ class MagnumCluster(FleetCluster):
             external_name=external_name,
             region=region,
             template_uuid=template_uuid or "",
-            labels={**own_labels, **added} if self.inherit_from_template else magnum_labels,
+            labels={**declared, **added},
             magnum_labels=magnum_labels,
             counts=counts,
             autoscaled=autoscaled,
@@ -855,6 +857,14 @@ class MagnumCluster(FleetCluster):
             groups=tuple(groups),
             group_external_names=group_externals,
         )
+
+    def _magnum_labels(self, rendered: Mapping[str, str]) -> dict[str, str]:
+        """The labels Magnum gives the cluster for ``rendered`` labels: the template's
+        updated with them, or, given some without ``merge_labels``, those alone (magnum
+        22.0.0 ``api/controllers/v1/cluster.py`` ``_post``)."""
+        if rendered and not self.merge_labels:
+            return dict(rendered)
+        return {**self.template.base_labels, **rendered}
 
     def _check_policies(
         self, create_only: bool, groups: Sequence[tuple[NodeGroup, NodeCounts]]
