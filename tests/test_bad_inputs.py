@@ -919,7 +919,7 @@ CASES = [
     Case(
         "private-key-given-as-a-cluster-name-is-not-echoed",
         {"clusters/broken.py": magnum(name=repr(PEM_KEY))},
-        r"clusters/broken\.py:\d+ \(x\): name: must be lower-case letters, .*got '<redacted>",
+        r"clusters/broken\.py:\d+ \(x\): name: Magnum refuses the cluster name '<redacted>",
         hidden="MIIEowIBAAKCAQEA",
     ),
     Case(
