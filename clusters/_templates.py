@@ -3,6 +3,9 @@
 from fleet import ClusterTemplate
 
 # The labels every cluster of the Kubernetes 1.25.3 templates carries (seed Figure 12).
+# The seed report redacted container_infra_prefix, containerd_tarball_url/_sha256 and the
+# oidc_* labels as <placeholders>; Magnum would apply those literally (the stack fails), so
+# they are left out here: clusters merge in the template's own values (merge_labels).
 _BASE_1_25_3 = {
     "admission_control_list": "ExtendedResourceToleration,NamespaceLifecycle,LimitRanger,"
     "ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,MutatingAdmissionWebhook,"
@@ -19,10 +22,7 @@ _BASE_1_25_3 = {
     "cgroup_driver": "cgroupfs",
     "cloud_provider_enabled": "true",
     "cloud_provider_tag": "v1.24.5",
-    "container_infra_prefix": "<container_infra_prefix>",
     "container_runtime": "containerd",
-    "containerd_tarball_sha256": "<containerd_tarball_sha256>",
-    "containerd_tarball_url": "<containerd_tarball_url>",
     "coredns_tag": "1.8.7",
     "cvmfs_csi_enabled": "false",
     "cvmfs_csi_version": "v2.0.0",
@@ -54,11 +54,6 @@ _BASE_1_25_3 = {
     "nvidia_gpu_enabled": "false",
     "nvidia_gpu_tag": "35-5.16.13-200.fc35.x86_64-470.82.00",
     "oidc_enabled": "false",
-    "oidc_groups_claim": "<oidc_groups_claim>",
-    "oidc_groups_prefix": "<oidc_groups_prefix>",
-    "oidc_issuer_url": "<oidc_issuer_url>",
-    "oidc_username_claim": "<oidc_username_claim>",
-    "oidc_username_prefix": "<oidc_username_prefix>",
     "snapshot_controller_enabled": "false",
     "tiller_enabled": "true",
     "tiller_tag": "v2.16.6",

@@ -24,7 +24,9 @@ def crds_dir() -> Path:
     return PACKAGED_CRDS
 
 
-# Figure 12 of the seed report (labels of the tfvars in Figure 10), transcribed.
+# Figure 12 of the seed report (labels of the tfvars in Figure 10), transcribed, without the
+# labels the report redacted as <placeholders> (container_infra_prefix, containerd_tarball_*,
+# oidc_*): Magnum would apply them literally, and fleet refuses them (issue 21, item 7).
 SEED_LABELS = {
     "admission_control_list": "ExtendedResourceToleration,NamespaceLifecycle,LimitRanger,"
     "ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,MutatingAdmissionWebhook,"
@@ -41,10 +43,7 @@ SEED_LABELS = {
     "cgroup_driver": "cgroupfs",
     "cloud_provider_enabled": "true",
     "cloud_provider_tag": "v1.24.5",
-    "container_infra_prefix": "<container_infra_prefix>",
     "container_runtime": "containerd",
-    "containerd_tarball_sha256": "<containerd_tarball_sha256>",
-    "containerd_tarball_url": "<containerd_tarball_url>",
     "coredns_tag": "1.8.7",
     "cvmfs_csi_enabled": "false",
     "cvmfs_csi_version": "v2.0.0",
@@ -76,11 +75,6 @@ SEED_LABELS = {
     "nvidia_gpu_enabled": "false",
     "nvidia_gpu_tag": "35-5.16.13-200.fc35.x86_64-470.82.00",
     "oidc_enabled": "false",
-    "oidc_groups_claim": "<oidc_groups_claim>",
-    "oidc_groups_prefix": "<oidc_groups_prefix>",
-    "oidc_issuer_url": "<oidc_issuer_url>",
-    "oidc_username_claim": "<oidc_username_claim>",
-    "oidc_username_prefix": "<oidc_username_prefix>",
     "snapshot_controller_enabled": "false",
     "tiller_enabled": "true",
     "tiller_tag": "v2.16.6",

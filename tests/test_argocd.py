@@ -492,6 +492,65 @@ def test_fails_unpinned_chart(fleet: Fleet) -> None:
         )
 
 
+NOT_PINS = ["latest", "*", "1", "1.2", "^1.2.0", "~1.2", ">=1.0.0", "1.2.x", "1.x", "1.0.0 - 2"]
+
+
+@pytest.mark.parametrize("version", NOT_PINS)
+def test_fails_a_chart_version_that_is_not_a_pin(fleet: Fleet, version: str) -> None:
+    """argoproj/argo-cd v3.5.1 ``reposerver/repository/repository.go``
+    ``newHelmClientResolveRevision`` passes a version Masterminds SemVer parses (``1``,
+    ``1.2`` included) to ``helm pull --version``, and resolves anything else as a constraint
+    (``util/versions/tags.go`` ``MaxVersion``); helm/helm v4.2.1 ``pkg/repo/v1/index.go``
+    ``IndexFile.Get`` picks the newest match of any non-exact string."""
+    with pytest.raises(DefinitionError) as raised:
+        FleetPackage(
+            fleet,
+            "p",
+            namespace="p",
+            source=HelmChart(repo_url="https://x.example.org", chart="c", version=version),
+        )
+    assert raised.value.field == "source.version"
+    assert raised.value.message.startswith(f"{version!r} is not an exact version")
+
+
+@pytest.mark.parametrize("version", ["2.3.4", "v1.21.1", "1.0.0-rc.1", "0.1.0+build.5"])
+def test_an_exact_chart_version_is_a_pin(fleet: Fleet, version: str) -> None:
+    FleetPackage(
+        fleet,
+        "p",
+        namespace="p",
+        source=HelmChart(repo_url="https://x.example.org", chart="c", version=version),
+    )
+
+
+@pytest.mark.parametrize("url", ["charts.example.org", "http://charts.example.org", "https://"])
+def test_fails_a_chart_repository_without_https_or_oci(fleet: Fleet, url: str) -> None:
+    """argoproj/argo-cd v3.5.1 ``util/helm/client.go`` ``IsHelmOciRepo``: a repoURL whose
+    parsed host is empty (no scheme) is an OCI registry."""
+    with pytest.raises(DefinitionError, match=r"source\.repo_url: .*give the scheme"):
+        FleetPackage(
+            fleet, "p", namespace="p", source=HelmChart(repo_url=url, chart="c", version="1.0.0")
+        )
+
+
+def test_an_oci_chart_repository_renders_in_argocds_helm_oci_form(fleet: Fleet) -> None:
+    """argo-cd v3.5.1: an Application source whose repoURL starts with ``oci://`` is an OCI
+    artifact (``IsOCI``, before ``IsHelm``); a chart from an OCI registry is a repoURL
+    without a scheme (``IsHelmOciRepo``), pulled as ``oci://<repo>/<chart>``
+    (``util/helm/cmd.go``)."""
+    magnum(fleet, "a", name="a-{env}", environments=["prod"])
+    argocd(fleet)
+    FleetPackage(
+        fleet,
+        "p",
+        namespace="p",
+        source=HelmChart(repo_url="oci://registry.example.org/charts", chart="c", version="1.0.0"),
+    )
+    (appset,) = [m for m in rendered(fleet, "prod") if m.kind == "ApplicationSet"]
+    source = appset.body["spec"]["template"]["spec"]["source"]
+    assert source["repoURL"] == "registry.example.org/charts"
+
+
 def test_fails_package_source_of_the_wrong_type(fleet: Fleet) -> None:
     with pytest.raises(DefinitionError, match="source: must be a GitPath or a HelmChart"):
         FleetPackage(fleet, "p", namespace="p", source="apps/x")  # type: ignore[arg-type]

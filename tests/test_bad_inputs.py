@@ -1,4 +1,6 @@
-"""Bad input, table-driven: each case names its message and exit code, and leaves dist/ alone.
+"""Bad input, table-driven: each case names its message and exit code, prints one line per
+problem (``lines``, one unless said) and never a credential it was given (``hidden``), and
+leaves dist/ alone.
 
 Every case runs through the real command line against a copy of a small project whose
 ``dist/`` is committed-style (rendered by ``fleet synth`` before the case breaks
@@ -138,6 +140,39 @@ def oke(**fields: str) -> str:
     return PRELUDE + textwrap.indent(call + ")\n", "    ")
 
 
+GITLAB_TOKEN = "glpat-" + "x1Y2z3" * 4
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJqdGkiOiJhcmdvY2QtZmxlZXQifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
+"""Credentials of well-known formats (a GitLab token, an ArgoCD API token)."""
+PEM_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexampleexampleexample\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
+
+ASPECT = """\
+from fleet import Aspects, Fleet
+
+
+class Zones:
+    def visit(self, node):
+        {visit}
+
+
+def define(fleet: Fleet) -> None:
+    Aspects.of(fleet).add(Zones())
+"""
+
+VALIDATION = """\
+from fleet import Fleet
+
+
+def define(fleet: Fleet) -> None:
+    def check():
+        {body}
+
+    fleet.node.add_validation(check)
+"""
+
+
 SEED_TFVARS = """\
 project_name = "JEEDY AIS"
 region_name = "cern"
@@ -164,6 +199,11 @@ class Case:
     argv: tuple[str, ...] = ("synth",)
     exit_code: int = 2
     subprocess: bool = False
+    lines: int = 1
+    """How many lines stderr holds: one per problem (an object in three environments:
+    three)."""
+    hidden: str = ""
+    """A credential in the bad input that no output may show."""
 
 
 CASES = [
@@ -541,6 +581,7 @@ CASES = [
         },
         r"dev: ApplicationSet argocd/tools: spec\.template\.spec\.source\.repoURL: URL with a "
         r"password in it",
+        lines=3,
     ),
     # --- wrong shapes: the field and what was expected, never a raw Python error ------------
     Case(
@@ -613,6 +654,315 @@ CASES = [
             )
         },
         r"clusters/broken\.py:\d+ \(argocd\): credentials: must be a SecretKeyRef, got str$",
+    ),
+    # --- issue 21, item 7: label values Magnum would apply literally ----------------------
+    Case(
+        "template-label-holding-a-placeholder",
+        {
+            "clusters/broken.py": magnum(template="PLACEHOLDER")
+            .replace(
+                "def define(",
+                'PLACEHOLDER = ClusterTemplate(name="t-x", kubernetes_version="v1.25.3", '
+                'uuid="3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a50", '
+                'base_labels={"container_infra_prefix": "<container_infra_prefix>"})'
+                "\n\n\ndef define(",
+            )
+            .replace("from fleet import Fleet,", "from fleet import ClusterTemplate, Fleet,")
+        },
+        r"clusters/broken\.py:\d+ \(template t-x\): base_labels: label 'container_infra_prefix' "
+        r"holds the placeholder '<container_infra_prefix>': Magnum applies label values as they "
+        r"are",
+    ),
+    Case(
+        "cluster-label-holding-a-placeholder",
+        {"clusters/broken.py": magnum(labels='{"availability_zone": "<availability_zone>"}')},
+        r"clusters/broken\.py:\d+ \(x\): labels: label 'availability_zone' holds the "
+        r"placeholder '<availability_zone>'",
+    ),
+    Case(
+        "container-infra-prefix-without-a-trailing-slash",
+        {
+            "clusters/broken.py": magnum(
+                labels='{"container_infra_prefix": "registry.example.org/magnum"}',
+                allow_extra_labels="True",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(x\): labels: label 'container_infra_prefix' is "
+        r"'registry\.example\.org/magnum': Magnum's Heat template accepts only a registry prefix "
+        r"ending in '/'",
+    ),
+    # --- issue 21, item 9: the user's own code (Aspects, validations, define) -------------
+    Case(
+        "aspect-that-raises",
+        {"clusters/broken.py": ASPECT.format(visit="raise ValueError('no zone')")},
+        r"clusters/broken\.py:6: aspect: Zones\.visit raised ValueError: no zone "
+        r"\(visiting the fleet\)$",
+    ),
+    Case(
+        "aspect-with-the-wrong-signature",
+        {
+            "clusters/broken.py": ASPECT.replace("visit(self, node)", "visit(self)").format(
+                visit="pass"
+            )
+        },
+        r"clusters/broken\.py:5: aspect: Zones\.visit\(self\) cannot be called as an "
+        r"Aspect's visit\(node\)$",
+    ),
+    Case(
+        "aspect-that-returns-a-value",
+        {"clusters/broken.py": ASPECT.format(visit="return node")},
+        r"clusters/broken\.py:5: aspect: Zones\.visit returned a Fleet; visit\(node\) changes "
+        r"the construct in place and returns None$",
+    ),
+    Case(
+        "validation-that-returns-a-string",
+        {"clusters/broken.py": VALIDATION.format(body="return 'no zone'")},
+        r"clusters/broken\.py:5: validation: define\.check returned str 'no zone'; a "
+        r"validation returns a list of messages \(str\), \[\] when valid$",
+    ),
+    Case(
+        "validation-that-returns-something-else-than-messages",
+        {"clusters/broken.py": VALIDATION.format(body="return [None]")},
+        r"clusters/broken\.py:5: validation: define\.check returned None; each message is a "
+        r"str$",
+    ),
+    Case(
+        "validation-that-raises",
+        {"clusters/broken.py": VALIDATION.format(body="return [1 / 0]")},
+        r"clusters/broken\.py:6: validation: define\.check raised ZeroDivisionError: division "
+        r"by zero \(validating the fleet\)$",
+    ),
+    Case(
+        "validation-with-the-wrong-signature",
+        {
+            "clusters/broken.py": VALIDATION.replace("def check()", "def check(node)").format(
+                body="return []"
+            )
+        },
+        r"clusters/broken\.py:5: add_validation: define\.check\(node\) cannot be called as a "
+        r"validation: def check\(\) -> list\[str\]$",
+    ),
+    Case(
+        "define-with-the-wrong-signature",
+        {"clusters/broken.py": "def define(fleet, extra):\n    pass\n"},
+        r"clusters/broken\.py:1: define: define\(fleet, extra\) cannot be called as "
+        r"define\(fleet\): def define\(fleet: Fleet\) -> None$",
+    ),
+    Case(
+        "define-that-returns-a-value",
+        {"clusters/broken.py": "def define(fleet):\n    return 'done'\n"},
+        r"clusters/broken\.py:1: define: define returned str 'done'; define\(fleet\) declares "
+        r"on the fleet and returns None$",
+    ),
+    Case(
+        "define-that-raises",
+        {"clusters/broken.py": "def define(fleet):\n    {}['zone']\n"},
+        r"clusters/broken\.py:2: define: define raised KeyError: 'zone'$",
+    ),
+    # --- issue 21, item 9: contradictory options, refused whichever way round -----------
+    Case(
+        "oke-public-api-endpoint-with-public-api-endpoint-false",
+        {
+            "clusters/broken.py": oke(
+                network='OkeVcn(api_endpoint="public", public_api_endpoint=False, '
+                'api_allowed_cidrs=["192.0.2.0/24"])'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(OkeVcn\): public_api_endpoint: public_api_endpoint=False "
+        r"says private but api_endpoint='public': they contradict each other; give api_endpoint "
+        r"only$",
+    ),
+    Case(
+        "oke-private-api-endpoint-with-public-api-endpoint-true",
+        {
+            "clusters/broken.py": oke(
+                network='OkeVcn(api_endpoint="private", public_api_endpoint=True, '
+                'private_api_reachable_via="DRG")'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(OkeVcn\): public_api_endpoint: public_api_endpoint=True "
+        r"says public but api_endpoint='private': they contradict each other",
+    ),
+    Case(
+        "magnum-masters-without-a-load-balancer",
+        {"clusters/broken.py": magnum(master_count="3", master_lb_enabled="False")},
+        r"clusters/broken\.py:\d+ \(x\): master_lb_enabled: master_count 3 with "
+        r"master_lb_enabled=False \(dev\): Magnum refuses it",
+    ),
+    Case(
+        "node-group-zone-given-twice",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="a", flavor="m2.large", node_count=1, '
+                'availability_zone="zone-a", labels={"availability_zone": "zone-b"})]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(node group a\): availability_zone: availability_zone "
+        r"'zone-a' and labels\['availability_zone'\] 'zone-b' contradict each other",
+    ),
+    Case(
+        "fleet-labels-on-an-unregistered-cluster",
+        {"clusters/broken.py": magnum(fleet_labels='{"tier": "gold"}', register_in_argocd="False")},
+        r"clusters/broken\.py:\d+ \(x\): fleet_labels: fleet_labels label the cluster's ArgoCD "
+        r"registration, and register_in_argocd=False renders none",
+    ),
+    # --- issue 21, item 9: chart versions that are not pins, repositories without a scheme
+    *(
+        Case(
+            f"chart-version-{label}",
+            {
+                "clusters/broken.py": with_argocd(
+                    f"""\
+                    FleetPackage(
+                        fleet, "tools", namespace="tools", allow_empty=True,
+                        source=HelmChart(
+                            repo_url="https://charts.example.org", chart="c", version={version!r}
+                        ),
+                    )
+                    """
+                )
+            },
+            rf"clusters/broken\.py:\d+ \(tools\): source\.version: {re.escape(repr(version))} "
+            r"is not an exact version: a range .* resolves to the newest match at every sync",
+        )
+        for label, version in (
+            ("latest", "latest"),
+            ("caret-range", "^1.2"),
+            ("tilde-range", "~1"),
+            ("x-range", "1.x"),
+            ("comparison", ">=1"),
+            ("star", "*"),
+            ("major-only", "1"),
+            ("major-minor", "1.2"),
+        )
+    ),
+    Case(
+        "argocd-component-version-that-is-a-range",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(
+                ARGOCD.replace(
+                    'key="authToken"),', 'key="authToken"),\n    versions={"crossplane": "2.x"},'
+                ),
+                "    ",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(argocd\): versions\[crossplane\]: '2\.x' is not an exact "
+        r"version",
+    ),
+    Case(
+        "chart-repository-without-a-scheme",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", allow_empty=True,
+                    source=HelmChart(repo_url="charts.example.org", chart="c", version="1.0.0"),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): source\.repo_url: 'charts\.example\.org': give the "
+        r"scheme, https://",
+    ),
+    # --- issue 21, item 9: secrets anywhere in dist/ --------------------------------------
+    Case(
+        "token-in-a-label-value",
+        {"clusters/broken.py": magnum(labels=f'{{"monitoring_enabled": "{GITLAB_TOKEN}"}}')},
+        r"dev: ClusterV1 x-dev: spec\.forProvider\.labels\.monitoring_enabled: GitLab token; "
+        r"keep it in a Secret",
+    ),
+    Case(
+        "token-as-a-label-key",
+        {
+            "clusters/broken.py": magnum(
+                labels=f'{{"{GITLAB_TOKEN}": "true"}}', allow_extra_labels="True"
+            )
+        },
+        r"dev: ClusterV1 x-dev: spec\.forProvider\.labels: a key holds a GitLab token",
+    ),
+    Case(
+        "password-in-a-node-label",
+        {
+            "clusters/broken.py": oke(
+                node_pools='[OkeNodePool(name="general", ocpus=2, memory_gb=16, node_count=1, '
+                'labels={"registry-password": "hunter2"})]'
+            )
+        },
+        r"dev: OCIManagedMachinePool oke-clusters/oke-dev-general: "
+        r"spec\.initialNodeLabels\[0\]\.value: literal value in credential field "
+        r"'registry-password'",
+    ),
+    Case(
+        "token-given-as-a-secret-references-key",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(ARGOCD.replace('key="authToken"', f'key="{JWT}"'), "    ")
+        },
+        r"clusters/broken\.py:\d+: key: holds a JSON Web Token, not a name: a SecretKeyRef names "
+        r"the Secret and the key in it",
+    ),
+    # --- issue 21, item 9: a rejected value that is a credential is never printed ---------
+    Case(
+        "token-given-as-a-template-uuid-is-not-echoed",
+        {
+            "clusters/broken.py": magnum(template="T").replace(
+                "def define(",
+                'T = ClusterTemplate(name="t", kubernetes_version="v1.25.3", '
+                f'uuid="{GITLAB_TOKEN}")\n\n\ndef define(',
+            )
+        },
+        r"clusters/broken\.py:\d+ \(template t\): uuid: must be a Magnum UUID like "
+        r"6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b, got '<redacted>'$",
+        hidden=GITLAB_TOKEN,
+    ),
+    Case(
+        "private-key-given-as-a-cluster-name-is-not-echoed",
+        {"clusters/broken.py": magnum(name=repr(PEM_KEY))},
+        r"clusters/broken\.py:\d+ \(x\): name: Magnum refuses the cluster name '<redacted>",
+        hidden="MIIEowIBAAKCAQEA",
+    ),
+    Case(
+        "password-in-a-chart-repository-is-not-echoed",
+        {
+            "clusters/broken.py": with_argocd(
+                """\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", allow_empty=True,
+                    source=HelmChart(
+                        repo_url="ci:hunter2-s3cr3t@charts.example.org", chart="c", version="1.0.0"
+                    ),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): source\.repo_url: '<redacted>@charts\.example\.org': "
+        r"give the scheme",
+        hidden="hunter2-s3cr3t",
+    ),
+    Case(
+        "token-given-as-a-chart-version-is-not-echoed",
+        {
+            "clusters/broken.py": with_argocd(
+                f"""\
+                FleetPackage(
+                    fleet, "tools", namespace="tools", allow_empty=True,
+                    source=HelmChart(
+                        repo_url="https://charts.example.org", chart="c", version="{JWT}"
+                    ),
+                )
+                """
+            )
+        },
+        r"clusters/broken\.py:\d+ \(tools\): source\.version: '<redacted>' is not an exact "
+        r"version",
+        hidden=JWT.split(".")[1],
+    ),
+    Case(
+        "token-raised-by-the-users-own-code-is-not-echoed",
+        {"clusters/broken.py": f"def define(fleet):\n    raise ValueError('bad {GITLAB_TOKEN}')\n"},
+        r"clusters/broken\.py:2: define: define raised ValueError: bad <redacted>$",
+        hidden=GITLAB_TOKEN,
     ),
     # --- configuration ------------------------------------------------------------------
     Case(
@@ -722,9 +1072,10 @@ def test_bad_input(
     # A synth slower than 2 s (a loaded machine) prints progress lines first: not errors.
     lines = [line for line in err.splitlines() if not PROGRESS_LINE.match(line)]
     assert code == case.exit_code, err
-    assert lines, "no error message"
+    assert len(lines) == case.lines, err
     assert all(line.startswith("error: ") for line in lines), err
     assert any(re.match(case.message, line.removeprefix("error: ")) for line in lines), err
     assert "Traceback" not in err + out
+    assert not case.hidden or case.hidden not in err + out
     assert tree_hash(root / "dist") == dist_before
     assert sources(root / "clusters") == clusters_before

@@ -635,6 +635,22 @@ def test_versions_pin_another_version_of_a_component(fleet: Fleet) -> None:
     assert find(out, "InfrastructureProvider", "oci").body["spec"]["version"] == "v0.24.0"
 
 
+@pytest.mark.parametrize("version", ["latest", "2.x", "~2.3", "2.3", "main"])
+def test_fails_a_component_version_that_is_not_a_pin(fleet: Fleet, version: str) -> None:
+    """Charts: argo-cd v3.5.1 ``newHelmClientResolveRevision`` and helm v4.2.1
+    ``IndexFile.Get`` resolve ranges to the newest match; a Crossplane package tag or a
+    cluster-api-operator provider version is a release tag too."""
+    from fleet import FleetError
+
+    magnum(fleet)
+    argocd(fleet, versions={"crossplane": version})
+    with pytest.raises(FleetError) as raised:
+        rendered(fleet)
+    assert f"(argocd): versions[crossplane]: {version!r} is not an exact version" in str(
+        raised.value
+    )
+
+
 def test_fails_a_version_for_an_unknown_component(fleet: Fleet) -> None:
     from fleet import FleetError
 

@@ -168,6 +168,44 @@ def test_field_changes_and_the_immutable_field_guard(tmp_path: Path, private_tem
     assert_clean(root, private_tempdir)
 
 
+def test_a_label_added_or_a_cluster_moved_to_another_project_fails(
+    tmp_path: Path, private_tempdir: Path
+) -> None:
+    """#21 item 2: each fails ``fleet diff`` with the blue/green path (the upstream sources
+    are named in tests/test_diff.py and tests/test_change_rules.py)."""
+    root = make_repo(tmp_path, definition())
+    write_project(root, definition(labels='{"extra": "1"}, allow_extra_labels=True'))
+    code, out, err = diff(root)
+    assert code == 1, out + err
+    assert (
+        f"error: dev: ClusterV1 alpha-dev ({MAGNUM}): spec.forProvider.labels.extra: (absent) "
+        '-> "1": Terraform marks labels ForceNew'
+    ) in out
+    moved = (
+        definition()
+        .replace(
+            'demo = OpenStackProject(fleet, "demo", project_name="DEMO")',
+            'demo = OpenStackProject(fleet, "demo", project_name="DEMO")\n'
+            '    other = OpenStackProject(fleet, "other", project_name="OTHER")',
+        )
+        .replace(
+            'project=demo, template=T, flavor="m2.large", keypair="k",\n',
+            'project=other, template=T, flavor="m2.large", keypair="k",\n',
+            1,
+        )
+    )
+    assert "project=other" in moved
+    write_project(root, moved)
+    code, out, err = diff(root)
+    assert code == 1, out + err
+    assert (
+        f'error: prod: ClusterV1 alpha-prod ({MAGNUM}): spec.providerConfigRef: "demo" -> '
+        '"other" may move the cluster to another OpenStack project or cloud'
+    ) in out
+    assert "blue/green: declare a new cluster in the new project" in out
+    assert_clean(root, private_tempdir)
+
+
 def test_removed_and_renamed_clusters_are_blocked(tmp_path: Path, private_tempdir: Path) -> None:
     root = make_repo(tmp_path, definition())
     write_project(root, definition(alpha_envs='["dev"]', beta_name="gamma-{env}"))

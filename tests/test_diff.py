@@ -748,6 +748,48 @@ def test_removed_computed_field_passes_but_added_one_warns() -> None:
     assert "unless the value equals what Magnum already has" in warning.message
 
 
+LABEL_EDITS = {
+    "added": lambda labels: labels.update(monitoring_enabled_extra="true"),
+    "removed": lambda labels: labels.pop("monitoring_enabled"),
+    "changed": lambda labels: labels.update(monitoring_enabled="true"),
+}
+
+
+@pytest.mark.parametrize("kind", ["ClusterV1", "NodegroupV1"])
+@pytest.mark.parametrize("edit", sorted(LABEL_EDITS))
+def test_any_label_key_added_removed_or_changed_is_refused(kind: str, edit: str) -> None:
+    """terraform-provider-openstack v3.4.0 ``openstack/resource_openstack_containerinfra_
+    {cluster,nodegroup}_v1.go``: ``labels`` is ``TypeMap``, Optional, ForceNew, Computed;
+    terraform-plugin-sdk v2.38.2 ``helper/schema/schema.go`` ``diffMap`` diffs a map key by
+    key (a key only in the state is ``NewRemoved``) and ``finalizeDiff`` sets
+    ``RequiresNew = Old != New`` for each: upjet v2.2.0 refuses the update. Both kinds,
+    all three edits, with the blue/green (cluster) or retire (node group) path."""
+    assert MAGNUM_FORCE_NEW.table().kinds[(MAGNUM, kind)]["labels"].map
+    body = copy.deepcopy(cluster_v1() if kind == "ClusterV1" else nodegroup_v1())
+    body["spec"]["forProvider"]["labels"] = {"monitoring_enabled": "false", "kube_tag": "v1"}
+    diff = changed(body, lambda b: LABEL_EDITS[edit](b["spec"]["forProvider"]["labels"]))
+    [error] = force_new_guard(diff)
+    assert error.level == "error"
+    assert error.message.startswith("spec.forProvider.labels.monitoring_enabled")
+    assert UPJET_REFUSAL in error.message
+    assert "Terraform marks labels ForceNew" in error.message
+    assert ("blue/green" if kind == "ClusterV1" else "retire this one") in error.message
+
+
+def test_an_emptied_label_map_is_refused_but_a_dropped_one_is_a_note() -> None:
+    """``diffMap``: ``if n == nil && schema.Computed { return nil }`` -- only a map missing
+    from the configuration is no change; an empty map is a configuration without the state's
+    keys (``ConfigFieldReader.readMap`` returns an empty, existing map), each key refused."""
+    body = copy.deepcopy(cluster_v1())
+    body["spec"]["forProvider"]["labels"] = {"monitoring_enabled": "false"}
+    [error] = force_new_guard(changed(body, lambda b: b["spec"]["forProvider"].update(labels={})))
+    assert error.level == "error"
+    [note] = force_new_guard(changed(body, lambda b: b["spec"]["forProvider"].pop("labels")))
+    assert note.level == "note"
+    assert "labels is left out entirely" in note.message
+    assert "keeps the values Magnum has" in note.message
+
+
 def test_template_id_name_to_uuid_is_a_note_and_an_upgrade_warns() -> None:
     """openstack/magnum 22.0.0 ``magnum/drivers/heat/driver.py``: the Heat driver raises
     NotSupported for upgrades (since 18.0.0, commit 2fd3059f)."""

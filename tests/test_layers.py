@@ -103,7 +103,8 @@ def cloud_names_in_code(source: str) -> list[tuple[int, str]]:
                 after is not None and after.type == tokenize.NEWLINE
             ):
                 continue  # a docstring (or a bare string statement)
-        if CLOUD_WORDS & set(_words(tok.string)):
+        # ``oci://`` is the Open Container Initiative's registry scheme, not Oracle's cloud.
+        if CLOUD_WORDS & set(_words(tok.string.replace("oci://", "://"))):
             out.append((tok.start[0], tok.string))
     return out
 

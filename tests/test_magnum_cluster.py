@@ -779,3 +779,62 @@ def test_adopting_by_uuid_keeps_the_magnum_name(fleet: Fleet) -> None:
     group = bodies(fleet, "dev")[("NodegroupV1", "c1-a")]
     assert group["spec"]["forProvider"]["clusterId"] == uuid
     assert group["metadata"]["annotations"]["crossplane.io/external-name"] == f"{uuid}/a"
+
+
+# --- label values Magnum would apply literally (#21 item 7) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "value", ["<container_infra_prefix>", "registry.example.org/<team>/", "<x>"]
+)
+def test_a_template_label_holding_a_placeholder_is_refused(value: str) -> None:
+    """openstack/magnum stable/2025.1 ``magnum/drivers/heat/k8s_fedora_template_def.py``
+    ``get_params`` copies label values into the Heat parameters as they are."""
+    with pytest.raises(DefinitionError) as caught:
+        ClusterTemplate(
+            name="t",
+            kubernetes_version="v1.29.2",
+            base_labels={"kube_tag": "v1.29.2", "container_infra_prefix": value},
+        )
+    line = caught.value.line()
+    assert re.match(r"^.*test_magnum_cluster\.py:\d+ \(template t\): base_labels: ", line)
+    assert f"label 'container_infra_prefix' holds the placeholder {value!r}" in line
+
+
+def test_a_container_infra_prefix_must_end_in_a_slash() -> None:
+    """openstack/magnum stable/2025.1 ``magnum/drivers/k8s_fedora_coreos_v1/templates/
+    kubecluster.yaml``: ``container_infra_prefix`` has ``allowed_pattern: "^$|.*/"``."""
+    with pytest.raises(DefinitionError, match=r"write 'registry\.example\.org/magnum/'$"):
+        ClusterTemplate(
+            name="t",
+            kubernetes_version="v1.29.2",
+            base_labels={"container_infra_prefix": "registry.example.org/magnum"},
+        )
+    for fine in ("", "registry.example.org/magnum/"):
+        ClusterTemplate(
+            name=f"t{len(fine)}",
+            kubernetes_version="v1.29.2",
+            base_labels={"container_infra_prefix": fine},
+        )
+
+
+def test_cluster_and_node_group_labels_holding_placeholders_are_refused(fleet: Fleet) -> None:
+    with pytest.raises(DefinitionError) as caught:
+        small_cluster(fleet, labels={"availability_zone": "<zone>"})
+    error = caught.value
+    assert error.field == "labels"
+    assert error.where.endswith("(c1)")
+    assert "label 'availability_zone' holds the placeholder '<zone>'" in error.message
+    with pytest.raises(DefinitionError, match=r"\(node group a\): labels: label 'x'"):
+        NodeGroup(name="a", flavor="m2.small", node_count=1, labels={"x": "<value>"})
+
+
+def test_the_example_fleet_renders_no_placeholder(hybrid_rendered: Path) -> None:
+    """The fixture fleet's templates (a copy of the example's) carry no redacted label."""
+    found = [
+        f"{path}: {line.strip()}"
+        for path in sorted((hybrid_rendered / "dist").rglob("*.yaml"))
+        for line in path.read_text().splitlines()
+        if re.search(r":\s+'?<[^<>]+>'?$", line)
+    ]
+    assert found == []

@@ -11,6 +11,7 @@ from crd_samples import (
     argocd_cluster,
     argocd_provider_config,
     capoci_managed,
+    cluster_v1,
     magnum_environment,
     manifest,
 )
@@ -147,3 +148,63 @@ def test_problem_line_names_environment_object_field_and_source() -> None:
         "credential field 'token'; use a secret reference (for example a *SecretRef) instead "
         "(defined at clusters/argocd.py:7)"
     ]
+
+
+# --- issue 21, item 9: secrets anywhere in an object -------------------------------------------
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJqdGkiOiJhcmdvY2QtZmxlZXQifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
+"""The shape of an ArgoCD API token (a JSON Web Token: header.payload.signature)."""
+GITLAB = "glpat-" + "x1Y2z3" * 4
+
+
+@pytest.mark.parametrize("value", [JWT, GITLAB, "AKIAIOSFODNN7EXAMPLE", "db password=hunter2"])
+def test_a_token_in_a_label_value(value: str) -> None:
+    """A label's name says nothing: the value itself is recognised."""
+    body = cluster_v1()
+    body["spec"]["forProvider"]["labels"]["registry_pull"] = value
+    p = only(body)
+    assert p.field_path == "spec.forProvider.labels.registry_pull"
+    assert "keep it in a Secret and reference it" in p.message
+
+
+def test_a_token_as_a_label_key_is_found_and_not_shown() -> None:
+    body = cluster_v1()
+    body["spec"]["forProvider"]["labels"][GITLAB] = "true"
+    p = only(body)
+    assert p.field_path == "spec.forProvider.labels"
+    assert p.message.startswith("a key holds a GitLab token")
+    assert GITLAB not in p.line()
+
+
+def test_a_credential_named_node_label() -> None:
+    """OKE node labels render as ``{key, value}`` pairs (CAPOCI ``initialNodeLabels``), as
+    environment variables are ``{name, value}``: the pair's name counts as a field name."""
+    body = capoci_managed()[4]
+    body["spec"]["initialNodeLabels"] = [
+        {"key": "tier", "value": "gold"},
+        {"key": "db-password", "value": "hunter2"},
+    ]
+    p = only(body)
+    assert p.field_path == "spec.initialNodeLabels[1].value"
+    assert "literal value in credential field 'db-password'" in p.message
+
+
+def test_a_token_given_as_a_secret_references_key() -> None:
+    body = argocd_provider_config()
+    body["spec"]["credentials"]["secretRef"]["key"] = JWT
+    p = only(body)
+    assert p.field_path == "spec.credentials.secretRef.key"
+    assert p.message.startswith("JSON Web Token")
+
+
+def test_key_names_and_references_stay_fine() -> None:
+    """Names of keys (``key: password``) are references, not values; ordinary long strings
+    (image tags, feature gates) are no token."""
+    body = argocd_provider_config()
+    body["spec"]["credentials"]["secretRef"]["key"] = "password"
+    labels = cluster_v1()
+    labels["spec"]["forProvider"]["labels"].update(
+        kubelet_options="--feature-gates=CSIMigration=true --token-ttl=1h",
+        registry="registry.example.org/glance-images/v1",
+    )
+    assert find_secret_material([manifest(body), manifest(labels)]) == []

@@ -338,12 +338,12 @@ def test_lifecycle_keywords_keep_their_names(app: Fleet) -> None:
     c = cluster(
         app,
         deletion_protection=False,
-        register_in_argocd=False,
+        register_in_argocd=True,
         retired=["dev"],
         fleet_labels={"tier": "gold"},
     )
     assert isinstance(c, FleetCluster)
-    assert (c.deletion_protection, c.register_in_argocd) == (False, False)
+    assert (c.deletion_protection, c.register_in_argocd) == (False, True)
     assert c.retired_environments == frozenset({"dev"})
     assert dict(c.fleet_labels) == {"tier": "gold"}
     assert c.deletion_policy == "Delete"  # follows deletion_protection

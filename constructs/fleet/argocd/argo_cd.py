@@ -40,7 +40,7 @@ from fleet.core.fleet import Fleet
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope, did_you_mean
-from fleet.core.validators import check_dns_label, check_dns_subdomain
+from fleet.core.validators import check_dns_label, check_dns_subdomain, check_version_pin
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.component import (
     ChartInstall,
@@ -280,7 +280,8 @@ class ArgoCd(FleetConstruct):
 
     def prepare(self) -> None:
         """Every component named in ``versions`` must exist (the plug-ins are all loaded)."""
-        known = sorted(c.name for c in catalogue().components)
+        components = {c.name: c for c in catalogue().components}
+        known = sorted(components)
         for name in sorted(self.versions):
             if name not in known:
                 raise DefinitionError(
@@ -289,6 +290,13 @@ class ArgoCd(FleetConstruct):
                     where=self.context,
                     field="versions",
                 )
+            # An upstream folder is a Git revision: a commit pins it as well as a tag.
+            check_version_pin(
+                self.versions[name],
+                where=self.context,
+                field=f"versions[{name}]",
+                commit=isinstance(components[name].install, DirectoryInstall),
+            )
 
     def components(self, environment: str) -> tuple[PlatformComponent, ...]:
         """The platform components ``environment`` installs, by name: provider-argocd

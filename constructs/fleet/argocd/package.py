@@ -30,7 +30,12 @@ from fleet.core.errors import DefinitionError
 from fleet.core.layout import PACKAGES
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope, name_from_id
-from fleet.core.validators import check_dns_label, check_dns_subdomain, checked_arguments
+from fleet.core.validators import (
+    check_dns_label,
+    check_dns_subdomain,
+    check_version_pin,
+    checked_arguments,
+)
 
 DEFAULT_SYNC_OPTIONS = ("CreateNamespace=true",)
 """Sync options of a package's Applications from a Git path."""
@@ -53,10 +58,48 @@ class GitPath:
     recurse: bool = False
 
 
+REGISTRY_SCHEME = "oci://"
+"""The scheme of an Open Container Initiative registry (not a cloud)."""
+
+
+def check_chart_repository(value: str, *, where: str, field: str) -> str:
+    """A chart repository's URL: ``https://`` (a Helm repository, its ``index.yaml``) or
+    ``oci://`` (an OCI registry), else the error.
+
+    ArgoCD takes a chart's ``repoURL`` without a scheme for an OCI registry, and with one for
+    a repository index (argoproj/argo-cd v3.5.1 ``util/helm/client.go`` ``IsHelmOciRepo``:
+    ``parsed.Host == ""``); an ``oci://`` URL on an Application is an OCI artifact, not a
+    chart (``pkg/apis/application/v1alpha1/types.go`` ``IsOCI``, checked before ``IsHelm`` in
+    ``reposerver/repository/repository.go``). So the fleet asks for the scheme and renders
+    an ``oci://`` registry in ArgoCD's Helm OCI form (:func:`chart_repo_url`).
+    """
+    if (
+        value.startswith(("https://", REGISTRY_SCHEME))
+        and len(value.split("://", 1)[1].strip("/")) > 0
+    ):
+        return value
+    raise DefinitionError(
+        f"{value!r}: give the scheme, https://charts.example.org for a Helm repository or "
+        f"{REGISTRY_SCHEME}registry.example.org/charts for a container registry (without "
+        "one ArgoCD takes it for a container registry; http:// would fetch the index in "
+        "clear text)",
+        where=where,
+        field=field,
+    )
+
+
+def chart_repo_url(value: str) -> str:
+    """The ``repoURL`` ArgoCD needs for a chart repository: an ``oci://`` registry without
+    its scheme (ArgoCD's Helm OCI form), anything else as it is."""
+    return value.removeprefix(REGISTRY_SCHEME)
+
+
 @checked_arguments
 @dataclass(frozen=True, kw_only=True)
 class HelmChart:
-    """An upstream Helm chart, pinned to ``version``; ``values`` left out: the chart's."""
+    """An upstream Helm chart, pinned to ``version`` (an exact version); ``repo_url`` is a
+    Helm repository (``https://...``) or an OCI registry (``oci://...``); ``values`` left
+    out: the chart's."""
 
     repo_url: str
     chart: str
@@ -132,6 +175,9 @@ class FleetPackage(FleetConstruct):
             raise DefinitionError("give the chart repository", where=ctx, field="source.repo_url")
         if isinstance(source, HelmChart) and not source.version:
             raise DefinitionError("pin the chart's version", where=ctx, field="source.version")
+        if isinstance(source, HelmChart):
+            check_version_pin(source.version, where=ctx, field="source.version")
+            check_chart_repository(source.repo_url, where=ctx, field="source.repo_url")
         self.source = source
         self.namespace = check_dns_label(namespace, where=ctx, field="namespace")
         self.match_labels = check_labels(match_labels or {}, where=ctx, field="match_labels")
@@ -180,7 +226,12 @@ class FleetPackage(FleetConstruct):
         helm: dict[str, Any] = {"releaseName": self.name}
         if s.values:
             helm["valuesObject"] = dict(s.values)
-        return {"chart": s.chart, "helm": helm, "repoURL": s.repo_url, "targetRevision": s.version}
+        return {
+            "chart": s.chart,
+            "helm": helm,
+            "repoURL": chart_repo_url(s.repo_url),
+            "targetRevision": s.version,
+        }
 
     def selected(self, environment: str) -> int:
         """How many clusters registered in ``environment`` ``match_labels`` selects (their

@@ -19,7 +19,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -117,6 +117,10 @@ class ObjectChange:
     before: ObjectRef
     after: ObjectRef
     fields: tuple[FieldChange, ...]
+    old: Body = field(default_factory=dict, compare=False, repr=False)
+    """The object as the base renders it (for guards that judge a field by its context)."""
+    new: Body = field(default_factory=dict, compare=False, repr=False)
+    """The object as the working tree renders it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +236,7 @@ def compare_environment(
         old_ref, old_body = before[identity]
         fields = field_changes(old_body, new_body)
         if fields or old_ref.relpath != new_ref.relpath:
-            changed.append(ObjectChange(old_ref, new_ref, tuple(fields)))
+            changed.append(ObjectChange(old_ref, new_ref, tuple(fields), old_body, new_body))
 
     def by_path(ref: ObjectRef) -> str:
         return ref.relpath

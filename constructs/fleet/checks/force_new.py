@@ -5,9 +5,19 @@ that change or go away. Generic: no cloud is named here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from fleet.checks.diff import ABSENT, FieldChange, Finding, FleetDiff, ObjectRef, shown, subject
+from fleet.checks.diff import (
+    ABSENT,
+    FieldChange,
+    Finding,
+    FleetDiff,
+    ObjectChange,
+    ObjectRef,
+    shown,
+    subject,
+)
 from fleet.clouds.base import cloud_plugins, declared_fields
 from fleet.platform.upjet import ForceNewRules, ForceNewTable
 
@@ -44,7 +54,11 @@ def force_new_guard(
     never replaces a resource, it refuses the whole update (nothing of it is applied) and
     the object stays ``Synced=False``. A ForceNew field removed is fine when Terraform
     computes it (it keeps the cloud's value); one added is a warning (refused unless it
-    equals what the cloud has). A field with a rule of its own (``field_rules``: a Magnum
+    equals what the cloud has). A ForceNew map (Magnum's ``labels``) is diffed key by key
+    by the Terraform SDK (terraform-plugin-sdk v2.38.2 ``helper/schema/schema.go``
+    ``diffMap``, ``finalizeDiff``): a key added, removed or changed is refused; only the
+    whole map left out of a computed field is no change (``n == nil && schema.Computed``),
+    a note. A field with a rule of its own (``field_rules``: a Magnum
     template's name -> UUID, say) gets that rule's verdict. Changes under
     ``spec.initProvider`` are notes: they apply only when the object is created.
     """
@@ -57,20 +71,27 @@ def force_new_guard(
             for rule, table in tables:
                 fields = table.kinds.get((ref.group, ref.kind))
                 if fields is not None:
-                    out.extend(_judge(env.environment, ref, change.fields, rule, table))
+                    out.extend(_judge(env.environment, change, rule, table))
     return out
+
+
+def _for_provider(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = body.get("spec")
+    found = spec.get("forProvider") if isinstance(spec, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
 
 
 def _judge(
     environment: str,
-    ref: ObjectRef,
-    changes: Sequence[FieldChange],
+    change: ObjectChange,
     rule: ForceNewRules,
     table: ForceNewTable,
 ) -> list[Finding]:
+    ref, changes = change.after, change.fields
     fields = table.kinds[(ref.group, ref.kind)]
     out: list[Finding] = []
     refused: list[FieldChange] = []
+    dropped: dict[str, list[FieldChange]] = {}
     added: list[FieldChange] = []
     init: list[FieldChange] = []
     what = subject(ref)
@@ -89,7 +110,12 @@ def _judge(
         field = fields.get(name)
         if field is None:
             continue
-        if c.old is ABSENT:
+        if field.map:
+            if field.computed and name not in _for_provider(change.new):
+                dropped.setdefault(name, []).append(c)
+            else:
+                refused.append(c)
+        elif c.old is ABSENT:
             added.append(c)
         elif c.new is not ABSENT or not field.computed:
             refused.append(c)
@@ -103,6 +129,17 @@ def _judge(
                 f'({table.source}), so upjet refuses the update ("{UPJET_REFUSAL}"): nothing '
                 "of it is applied and the object stays Synced=False; "
                 f"{rule.instead.get(ref.kind, rule.default_instead)}",
+            )
+        )
+    for name, gone in dropped.items():
+        out.append(
+            Finding(
+                "note",
+                environment,
+                what,
+                f"{shown(gone)}: {name} is left out entirely; Terraform computes it, so it "
+                f"keeps the values {rule.cloud} has and nothing changes (removing single keys "
+                "instead would be refused)",
             )
         )
     if added:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Manifest
+from fleet.core.secrets import redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +24,13 @@ class Problem:
     """Where the object was defined (file:line or construct path)."""
 
     def line(self) -> str:
-        """``<env>: <Kind ns/name>: <field>: <message> (defined at <source>)``."""
+        """``<env>: <Kind ns/name>: <field>: <message> (defined at <source>)``, with any
+        credential material a message quotes (a rejected value) redacted."""
         parts = [self.environment, self.object]
         if self.field_path:
             parts.append(self.field_path)
         parts.append(self.message)
-        text = ": ".join(parts)
+        text = redact(": ".join(parts))
         return f"{text} (defined at {self.source})" if self.source else text
 
     @classmethod

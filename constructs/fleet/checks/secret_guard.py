@@ -8,9 +8,15 @@ Flagged:
 * any string that is a kubeconfig with credentials (``client-key-data`` or a ``token:``
   entry), also when base64-encoded;
 * any string holding a URL with a password in it (``https://user:token@host/...``);
+* any string holding a token of a well-known format (a JSON Web Token such as ArgoCD's API
+  tokens, GitLab, GitHub, AWS, Slack, Google) or ``password=...``
+  (:func:`fleet.core.secrets.credential_in`): label values, node labels and the ``key`` of a
+  Secret reference too;
+* a map key holding any of these (a label key);
 * a field named like a credential (``password``, ``passwd``, ``secret``, ``token``,
   ``apiKey``, ``privateKey``, ``clientSecret``, ``accessKey``, ... or ending in one of
-  those) whose value is a non-empty literal string.
+  those) whose value is a non-empty literal string, and a ``{key|name, value}`` pair (a node
+  label, an environment variable) whose name is such a name.
 
 Not flagged: references. A field whose value is an object (``passwordSecretRef: {name,
 key}``) is not a literal, and names ending in ``Ref``, ``Selector``, ``Name``, ``Key``,
@@ -20,34 +26,13 @@ hold one; ``key: attribute.kubeconfig.raw_config`` is a key name, not a value.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from fleet.checks.problem import Problem, format_path
 from fleet.core.manifest import Manifest
-
-_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
-_KUBECONFIG_TOKEN = re.compile(r"(?m)^\s*(?:-\s*)?\"?token\"?\s*:\s*\"?[^\s\"{}]")
-_BASE64_PEM_OR_YAML = ("LS0tLS1CRUdJT", "YXBpVmVyc2lvbj", "Y2xpZW50LWtleS1kYXRh")
-"""base64 of '-----BEGI', 'apiVersion', 'client-key-data' (prefix-aligned only)."""
-
-_MARKERS = ("PRIVATE KEY", "client-key-data", "token", *_BASE64_PEM_OR_YAML)
-"""Substrings without which a string cannot hold a key or kubeconfig (a cheap first test)."""
-_MARKER = re.compile("|".join(re.escape(m) for m in _MARKERS))
-_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
-"""``scheme://user:password@``: userinfo with a password (RFC 3986 section 3.2.1 deprecates it).
-
-``ssh://git@host`` (a user name alone) is not a credential."""
-_URL_MESSAGE = (
-    "URL with a password in it (user:password@); keep credentials in a Secret and "
-    "reference it (ArgoCD: a repository credential Secret)"
-)
-_MIN_LENGTH = 24
-"""Shorter strings cannot hold a key block or a kubeconfig."""
+from fleet.core.secrets import MIN_LENGTH, credential_in
 
 CREDENTIAL_WORDS = (
     "password",
@@ -96,32 +81,6 @@ def _is_credential_field(name: str) -> bool:
     return norm.endswith(CREDENTIAL_WORDS)
 
 
-def _decoded(value: str) -> str | None:
-    compact = "".join(value.split())
-    if not any(marker in compact for marker in _BASE64_PEM_OR_YAML):
-        return None
-    try:
-        return base64.b64decode(compact, validate=True).decode("utf-8", "replace")
-    except (binascii.Error, ValueError):
-        return None
-
-
-def _content_problem(value: str) -> str | None:
-    """What key or kubeconfig ``value`` holds (a string of at least _MIN_LENGTH), if any."""
-    if not _MARKER.search(value):
-        return None
-    for text, how in ((value, ""), (_decoded(value), "base64-encoded ")):
-        if not text:
-            continue
-        if _PEM.search(text):
-            return f"{how}PEM private key block; reference a Secret instead of inlining the key"
-        if "client-key-data" in text or (
-            "clusters" in text and "users" in text and _KUBECONFIG_TOKEN.search(text)
-        ):
-            return f"{how}kubeconfig with credentials; reference the Secret that holds it"
-    return None
-
-
 def _credential_literal(key: str) -> str:
     return (
         f"literal value in credential field {key!r}; "
@@ -132,34 +91,53 @@ def _credential_literal(key: str) -> str:
 _CONTAINERS = (dict, list)  # a tuple: `dict | list` would build a union on every call
 
 
+_SHORTEST = 9
+"""Shorter strings hold no credential material (``a://b:c@d``, a URL with a password, is the
+shortest; the other kinds need :data:`~fleet.core.secrets.MIN_LENGTH`)."""
+_credential_in = functools.lru_cache(maxsize=1 << 16)(credential_in)
+"""Label values, image names and the like repeat across clusters: each is read once."""
+
+
+def _pair_name(item: dict[Any, Any]) -> str | None:
+    """The name of a ``{key|name, value}`` pair (a node label, an environment variable)."""
+    for field in ("key", "name"):
+        name = item.get(field)
+        if isinstance(name, str) and isinstance(item.get("value"), str):
+            return name
+    return None
+
+
 def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], str]]) -> None:
     # This walks every value of every object a synth has not checked before: one shared
     # path list, copied only for a finding, and no per-node generators (40% faster).
     if isinstance(value, dict):
+        pair = _pair_name(value)
+        if pair is not None and _is_credential_field(pair) and value["value"].strip():
+            out.append(([*path, "value"], _credential_literal(pair)))
         for key, item in value.items():
+            name = str(key)
+            if len(name) >= MIN_LENGTH:
+                problem = _credential_in(name)
+                if problem:
+                    out.append((path[:], f"a key holds a {problem}"))
+                    name = "<redacted key>"  # never shown, even in the path of a finding
             if isinstance(item, str):
-                name = str(key)
                 if _is_credential_field(name) and item.strip():
                     out.append(([*path, name], _credential_literal(name)))
-                elif "://" in item and "@" in item and _URL_CREDENTIALS.search(item):
-                    out.append(([*path, name], _URL_MESSAGE))
-                elif len(item) >= _MIN_LENGTH:
-                    problem = _content_problem(item)
+                elif len(item) >= _SHORTEST:
+                    problem = _credential_in(item)
                     if problem:
                         out.append(([*path, name], problem))
             elif isinstance(item, _CONTAINERS):
-                path.append(str(key))
+                path.append(name)
                 _scan(item, path, out)
                 path.pop()
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            if isinstance(item, str):
-                if "://" in item and "@" in item and _URL_CREDENTIALS.search(item):
-                    out.append(([*path, index], _URL_MESSAGE))
-                elif len(item) >= _MIN_LENGTH:
-                    problem = _content_problem(item)
-                    if problem:
-                        out.append(([*path, index], problem))
+            if isinstance(item, str) and len(item) >= _SHORTEST:
+                problem = _credential_in(item)
+                if problem:
+                    out.append(([*path, index], problem))
             elif isinstance(item, _CONTAINERS):
                 path.append(index)
                 _scan(item, path, out)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from fleet.checks.change_rules import change_rule_guard
 from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.checks.crds import index_cache_dir, load_crds, resolve_crds_dir
 from fleet.checks.deletion import (
@@ -358,6 +359,7 @@ def _guards(
     findings = grouped_by_source(judged, sources)
     findings += force_new_guard(diff) + external_name_guard(diff)
     findings += create_only_guard(diff, base_files, head.files, declared_create_only())
+    findings += change_rule_guard(diff, base_files, head.files)
     if crds_dir is None:
         findings.append(
             Finding(

@@ -19,6 +19,7 @@ from fleet.cli.ls import add_parser as _add_ls
 from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
+from fleet.core.secrets import redact
 from fleet.core.words import plural
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
@@ -142,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         for line in str(e).splitlines():
-            print(f"error: {line}", file=sys.stderr)
+            # Every error line, whatever raised it (a schema problem quotes the value it
+            # rejected): never a credential on the terminal or in a CI log.
+            print(f"error: {redact(line)}", file=sys.stderr)
         return EXIT_INPUT
 
 

@@ -21,6 +21,7 @@ from fleet.core.names import object_name_for
 from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
+from fleet.platform.changes import ChangeRule
 from fleet.platform.plugins import Plugin, plugins
 from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
@@ -61,6 +62,9 @@ class CloudPlugin(Plugin):
     force_new: ForceNewRules | None = None
     """What ``fleet diff`` refuses to change on the cloud's Crossplane managed resources
     (their upjet provider's ForceNew arguments)."""
+    change_rules: tuple[ChangeRule, ...] = ()
+    """What else ``fleet diff`` judges on existing objects of the cloud: changes its
+    controllers refuse, or turn into a second resource (:mod:`fleet.platform.changes`)."""
     short_account: Callable[[str], str] | None = None
     """How a narrow table (``fleet ls``) shows an account of the cloud: a long id by its
     unique end, say. None: as it is."""
@@ -360,6 +364,14 @@ class FleetCluster(FleetConstruct):
                     where=self.context,
                     field="fleet_labels",
                 )
+        if self.fleet_labels and not self.register_in_argocd:
+            raise DefinitionError(
+                "fleet_labels label the cluster's ArgoCD registration, and "
+                "register_in_argocd=False renders none: no FleetPackage could select the "
+                "cluster by them; give one or the other",
+                where=self.context,
+                field="fleet_labels",
+            )
         self.retired_environments = self._some_environments(self.retired, "retired")
         """The environments the cluster is declared retired in (whether or not the fleet
         is reviving; ask :meth:`is_retired` what renders)."""

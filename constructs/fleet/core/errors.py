@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from fleet.core.secrets import redact
+
 
 class FleetError(Exception):
     """Base class for problems the user can fix; the CLI prints them without a traceback."""
 
 
 class DefinitionError(FleetError):
-    """A declaration is wrong: names the place (file:line or construct path) and the field."""
+    """A declaration is wrong: names the place (file:line or construct path) and the field.
+
+    It never prints credential material: a message or field that quotes a rejected value
+    holding one (a PEM key, a token, a URL with a password) shows ``<redacted>`` there
+    (:func:`fleet.core.secrets.redact`)."""
 
     def __init__(self, message: str, *, where: str = "", field: str = "") -> None:
-        self.message = message
+        self.message = redact(message)
         self.where = where
-        self.field = field
+        self.field = redact(field)
         super().__init__(self.line())
 
     def line(self) -> str:

@@ -237,7 +237,12 @@ class Fleet(TreeConstruct):
             _collect(errors, lambda: apply_aspects(self.node))
             self._mutators_allowed = False
             for host in self.node.find_all():
-                for message in host.node.validate():
+                try:
+                    messages = host.node.validate()
+                except DefinitionError as e:  # a validation that is itself broken
+                    errors.append(e)
+                    continue
+                for message in messages:
                     errors.append(
                         DefinitionError(
                             message, where=getattr(host, "context", ""), field="validation"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from fleet.core.errors import DefinitionError
+from fleet.core.usercode import call, check_signature, wrong_result
 from fleet.core.values import caller_location
 
 if TYPE_CHECKING:
@@ -215,16 +217,46 @@ class Node:
                     where=caller_location(),
                     field="add_validation",
                 )
+            check_signature(
+                validation,
+                field="add_validation",
+                expected="a validation: def check() -> list[str]",
+            )
             validation = _FunctionValidation(validation)
+        else:
+            check_signature(
+                validation.validate,
+                field="add_validation",
+                expected="a validation's validate() -> list[str]",
+            )
         if self._validations is None:
             self._validations = []
         self._validations.append(validation)
 
     def validate(self) -> list[str]:
-        """The messages of this node's validations (not its children's)."""
+        """The messages of this node's validations (not its children's).
+
+        A validation that raises, or returns anything but a list of strings, is a
+        DefinitionError at its own file:line (:mod:`fleet.core.usercode`)."""
         out: list[str] = []
         for v in self._validations or ():
-            out.extend(v.validate())
+            function = v.function if isinstance(v, _FunctionValidation) else v.validate
+            found = call(
+                function, field="validation", doing=lambda: f"validating {self.path or 'the fleet'}"
+            )
+            if isinstance(found, str) or not isinstance(found, (list, tuple)):
+                raise wrong_result(
+                    function,
+                    found,
+                    field="validation",
+                    expected="a validation returns a list of messages (str), [] when valid",
+                )
+            for message in found:
+                if not isinstance(message, str):
+                    raise wrong_result(
+                        function, message, field="validation", expected="each message is a str"
+                    )
+            out.extend(found)
         return out
 
     # --- the lock -----------------------------------------------------------------------------
@@ -280,12 +312,15 @@ class Aspects:
 
     def add(self, aspect: IAspect) -> None:
         """Apply ``aspect`` to the scope and everything below it."""
-        if not isinstance(aspect, IAspect):
+        if not isinstance(aspect, IAspect) or not callable(aspect.visit):
             raise DefinitionError(
                 f"an aspect needs a visit(node) method, got {type(aspect).__name__}",
                 where=caller_location(),
                 field="aspect",
             )
+        check_signature(
+            aspect.visit, self._node.host, field="aspect", expected="an Aspect's visit(node)"
+        )
         node = self._node
         if node._aspects is None:
             node._aspects = []
@@ -302,6 +337,10 @@ class Aspects:
         return list(self._node._aspects or ())
 
 
+def _visiting(node: Node) -> str:
+    return f"visiting {node.path or 'the fleet'}"
+
+
 def apply_aspects(root: Node) -> None:
     """Visit every construct with the aspects of it and its scopes, parents first."""
     stack: list[tuple[Node, tuple[IAspect, ...]]] = [(root, ())]
@@ -309,7 +348,19 @@ def apply_aspects(root: Node) -> None:
         node, inherited = stack.pop()
         aspects = inherited + tuple(node._aspects or ())
         for aspect in aspects:
-            aspect.visit(node.host)
+            returned = call(
+                aspect.visit,
+                node.host,
+                field="aspect",
+                doing=functools.partial(_visiting, node),
+            )
+            if returned is not None:
+                raise wrong_result(
+                    aspect.visit,
+                    returned,
+                    field="aspect",
+                    expected="visit(node) changes the construct in place and returns None",
+                )
         children = [(c.node, aspects) for c in node._children.values()]
         stack.extend(reversed(children))
 

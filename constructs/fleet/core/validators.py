@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union
 
 from fleet.core.errors import DefinitionError, FleetError
+from fleet.core.secrets import credential_in
 from fleet.core.values import PerEnv, argument_location, relocate
 
 C = TypeVar("C")
@@ -48,6 +49,39 @@ def check_dns_subdomain(value: str, *, where: str, field: str) -> str:
             field=field,
         )
     return value
+
+
+EXACT_VERSION = re.compile(
+    r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$"
+)
+"""An exact SemVer version, ``MAJOR.MINOR.PATCH[-pre][+build]`` with an optional ``v``."""
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+"""A full Git commit id."""
+
+
+def check_version_pin(value: object, *, where: str, field: str, commit: bool = False) -> str:
+    """``value`` if it pins one release (an exact version; with ``commit``, a full Git
+    commit id too), else the error.
+
+    ArgoCD hands a chart's ``targetRevision`` to Helm as it is when it parses as a version
+    (argoproj/argo-cd v3.5.1 ``reposerver/repository/repository.go``
+    ``newHelmClientResolveRevision``, ``util/versions/version.go``: Masterminds SemVer, which
+    also reads ``1`` and ``1.2``), else resolves it as a constraint against the index; Helm's
+    ``IndexFile.Get`` takes any non-exact string as a constraint and picks the newest match
+    (helm/helm v4.2.1 ``pkg/repo/v1/index.go``). So ``1.2``, ``^1.2``, ``~1``, ``1.x``,
+    ``>=1``, ``*`` float to whatever is newest at each sync, and ``latest`` fails.
+    """
+    if isinstance(value, str) and (EXACT_VERSION.match(value) or (commit and COMMIT.match(value))):
+        return value
+    also = " or a full commit id" if commit else ""
+    raise DefinitionError(
+        f"{value!r} is not an exact version: a range (^1.2, ~1, 1.x, >=1, *, and also 1 or "
+        "1.2) resolves to the newest match at every sync, and a name such as 'latest' is "
+        f"no version at all; pin MAJOR.MINOR.PATCH (1.2.3, v1.21.1){also}",
+        where=where,
+        field=field,
+    )
 
 
 def check_label_values(labels: Mapping[str, object], *, where: str, field: str) -> dict[str, str]:
@@ -156,6 +190,9 @@ def _shown(value: Any, field: str = "") -> str:
     if any(word in field.lower() for word in _SECRET_WORDS):
         return type(value).__name__
     text = repr(value)
+    problem = credential_in(text)
+    if problem:  # before shortening: a cut token is no longer recognisable
+        return f"{type(value).__name__} (a {problem.split(';')[0]}, not shown)"
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"

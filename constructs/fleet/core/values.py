@@ -16,6 +16,7 @@ from types import CodeType, FrameType
 from typing import Any, Generic, TypeVar
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.secrets import credential_in
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -68,6 +69,17 @@ class SecretKeyRef:
     name: str
     namespace: str
     key: str
+
+    def __post_init__(self) -> None:
+        for field in ("name", "key"):
+            problem = credential_in(str(getattr(self, field)))
+            if problem:
+                raise DefinitionError(
+                    f"holds a {problem.split(';')[0]}, not a name: a SecretKeyRef names the "
+                    "Secret and the key in it that hold the credential, never the credential",
+                    where=caller_location(),
+                    field=field,
+                )
 
     def to_dict(self) -> dict[str, str]:
         """The ``{key, name, namespace}`` form Crossplane and ArgoCD providers use."""
@@ -141,6 +153,17 @@ def caller_location(*, outer: int = 0) -> str:
         frame = caller
     line = _line_of(frame.f_code, frame.f_lasti)
     return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
+
+
+def location_of(filename: str, line: int | None) -> str:
+    """``file:line`` as definition locations show it (relative to the project)."""
+    root = _location_root[0] if _location_root else os.getcwd()
+    return f"{_shown_name(filename, root)}:{line}"
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether code in ``filename`` is the user's (not the fleet's, a library's or Python's)."""
+    return _is_users(filename)
 
 
 def _is_users(filename: str) -> bool:

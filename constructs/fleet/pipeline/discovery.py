@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import importlib
 import sys
-import traceback
 from pathlib import Path
 
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
+from fleet.core.usercode import call, check_signature, raised_at, wrong_result
 from fleet.core.values import set_location_root
 
+DEFINE = "define(fleet): def define(fleet: Fleet) -> None"
+"""What a declaration module's ``define`` must be."""
 HELPER_PREFIX = "_"
 """A module of ``clusters/`` whose name starts with this is a helper, not a declaration."""
 
@@ -40,11 +42,13 @@ def helper_modules(config: FleetConfig) -> list[Path]:
     return sorted(p for p in folder.glob(HELPER_PREFIX + "*.py") if p.name != "__init__.py")
 
 
-def missing_define(path: Path, config: FleetConfig) -> DefinitionError:
-    """The error for a declaration module without a ``define(fleet)`` function."""
+def missing_define(path: Path, config: FleetConfig, found: object = None) -> DefinitionError:
+    """The error for a declaration module without a ``define(fleet)`` function (``found``:
+    what its ``define`` is instead, if anything)."""
     helper = path.with_name(HELPER_PREFIX + path.name)
+    instead = f" (`define` is of type {type(found).__name__})" if found is not None else ""
     return DefinitionError(
-        "no define(fleet) function; every module of "
+        f"no define(fleet) function{instead}; every module of "
         f"{_rel(str(config.clusters_dir), config)}/ declares with one, and a helper module's "
         f"name starts with `{HELPER_PREFIX}` (rename it to {_rel(str(helper), config)})",
         where=f"{_rel(str(path), config)}:1",
@@ -84,9 +88,19 @@ def _load(config: FleetConfig, package: str) -> Fleet:
             module = importlib.import_module(f"{package}.{path.stem}")
             define = getattr(module, "define", None)
             if not callable(define):
-                errors.append(missing_define(path, config))
+                errors.append(missing_define(path, config, define))
                 continue
-            define(fleet)
+            check_signature(define, fleet, field="define", expected=DEFINE)
+            returned = call(define, fleet, field="define")
+            if returned is not None:
+                errors.append(
+                    wrong_result(
+                        define,
+                        returned,
+                        field="define",
+                        expected="define(fleet) declares on the fleet and returns None",
+                    )
+                )
         except DefinitionErrors as e:
             errors.extend(e.errors)
         except DefinitionError as e:
@@ -100,8 +114,9 @@ def _load(config: FleetConfig, package: str) -> Fleet:
                     where=f"{_rel(e.filename, config)}:{e.lineno}",
                 )
             )
-        except Exception as e:  # user code: report where it failed, one line
-            errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=_user_frame(e, config)))
+        except Exception as e:  # importing the module: report where it failed, one line
+            where = raised_at(e, f"{_rel(str(path), config)}:1")
+            errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=where))
     if errors:
         raise DefinitionErrors(errors)
     fleet.run_phases()
@@ -115,13 +130,3 @@ def _rel(filename: str | None, config: FleetConfig) -> str:
         return str(Path(filename).resolve().relative_to(config.root))
     except ValueError:
         return filename
-
-
-def _user_frame(error: BaseException, config: FleetConfig) -> str:
-    """``file:line`` of the innermost frame inside the declarations folder."""
-    folder = str(config.clusters_dir.resolve())
-    where = "?"
-    for frame in traceback.extract_tb(error.__traceback__):
-        if str(Path(frame.filename).resolve()).startswith(folder):
-            where = f"{_rel(frame.filename, config)}:{frame.lineno}"
-    return where

@@ -7,7 +7,8 @@ update (upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go``, ``Update``), an
 stays ``Synced=False``. The CRD descriptions miss most of these arguments, so a cloud vendors
 the Terraform provider's schema as a JSON table (with its provenance):
 ``{"source": {repo, tag, commit}, "groups": [...], "kinds": {Kind: {"forceNew": {field:
-{terraform, computed}}, "updatable": [...]}}}``.
+{terraform, computed, type?}}, "updatable": [...]}}}`` (``type: "map"`` for a
+Terraform map).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class ForceNewField:
     terraform: str
     computed: bool
     """Optional+Computed: left out, Terraform keeps the value the cloud has."""
+    map: bool = False
+    """A Terraform map (``TypeMap``): diffed key by key, every key a ForceNew change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +63,12 @@ def load_force_new_table(path: Path) -> ForceNewTable:
     for group in data["groups"]:
         for kind, spec in data["kinds"].items():
             kinds[(group, kind)] = {
-                name: ForceNewField(name, entry["terraform"], bool(entry["computed"]))
+                name: ForceNewField(
+                    name,
+                    entry["terraform"],
+                    bool(entry["computed"]),
+                    map=entry.get("type") == "map",
+                )
                 for name, entry in spec["forceNew"].items()
             }
             updatable[(group, kind)] = frozenset(spec["updatable"])

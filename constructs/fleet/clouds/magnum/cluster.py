@@ -21,7 +21,12 @@ from fleet.clouds.base import (
 from fleet.clouds.magnum.names import check_cluster_name, check_node_group_name
 from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
-from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
+from fleet.clouds.magnum.template import (
+    ClusterTemplate,
+    TemplateCatalog,
+    is_uuid,
+    label_value_errors,
+)
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
@@ -264,6 +269,16 @@ class NodeGroup:
             )
         if not self.flavor:
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
+        zone = self.labels.get("availability_zone")
+        if self.availability_zone and zone is not None and zone != self.availability_zone:
+            raise DefinitionError(
+                f"availability_zone {self.availability_zone!r} and labels['availability_zone'] "
+                f"{zone!r} contradict each other (both set the availability_zone label): give one",
+                where=ctx,
+                field="availability_zone",
+            )
+        for error in label_value_errors(self.all_labels(), where=ctx, field="labels"):
+            raise error
 
     @property
     def kube_name(self) -> str:
@@ -758,6 +773,17 @@ class MagnumCluster(FleetCluster):
                 )
             elif not self.allow_extra_labels and key not in self.template.known_labels:
                 errors.append(self.template.unknown_label_error(key, where=ctx))
+        errors += label_value_errors(own_labels, where=ctx, field="labels")
+        if options["master_lb_enabled"] is False and options["master_count"] > 1:
+            errors.append(
+                DefinitionError(
+                    f"master_count {options['master_count']} with master_lb_enabled=False "
+                    f'({env}): Magnum refuses it ("master_count must be 1 when '
+                    'master_lb_enabled is False"); enable the load balancer or use one master',
+                    where=ctx,
+                    field="master_lb_enabled",
+                )
+            )
         min_node_count, max_node_count = self.min_node_count, self.max_node_count
         if (min_node_count is None) != (max_node_count is None):
             errors.append(

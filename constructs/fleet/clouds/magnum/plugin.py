@@ -9,8 +9,9 @@ Healthy). The clusters' Applications ignore the external name the provider rewri
 (:data:`EXTERNAL_NAME_IGNORED`). Reference
 rules: a managed resource's ProviderConfig, NodegroupV1 ``clusterId`` -> ClusterV1, and the
 connection secret a ClusterV1 writes. ``fleet diff``: terraform-provider-openstack's ForceNew
-arguments of the Magnum resources (``data/openstack-force-new.json``, with provenance), and
-what a change of ``clusterTemplateId`` does.
+arguments of the Magnum resources (``data/openstack-force-new.json``, with provenance),
+what a change of ``clusterTemplateId`` does, and moves to another project
+(:mod:`fleet.clouds.magnum.changes`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference
+from fleet.clouds.magnum.changes import MAGNUM_CHANGE_RULES, UPGRADE_GUIDE
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.manifest import Manifest
 from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
@@ -193,8 +195,6 @@ PROVIDER_OPENSTACK = PlatformComponent(
 FORCE_NEW_DATA = Path(__file__).parent / "data" / "openstack-force-new.json"
 """terraform-provider-openstack's ForceNew arguments of the Magnum resources, with provenance."""
 
-UPGRADE_GUIDE = 'docs/guide.md, "Upgrade Kubernetes on a Magnum cluster"'
-
 
 def _template_change(old: Any, new: Any) -> tuple[Level, str]:
     """``clusterTemplateId``: between two UUIDs an in-place upgrade, from a name to the
@@ -285,5 +285,6 @@ MAGNUM_PLUGIN = CloudPlugin(
         ),
     ),
     force_new=MAGNUM_FORCE_NEW,
+    change_rules=MAGNUM_CHANGE_RULES,
 )
 """The Magnum plug-in (``MagnumCluster.plugin``)."""

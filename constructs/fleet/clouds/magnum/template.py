@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 from fleet.clouds.magnum.names import check_template_name
-from fleet.core.errors import DefinitionError
+from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.validators import check_label_values, checked_arguments
 from fleet.core.values import caller_location
 
@@ -20,6 +20,52 @@ if TYPE_CHECKING:
 _KUBE_VERSION = re.compile(r"^v?\d+\.\d+(\.\d+)?$")
 UUID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 """A Magnum UUID as Magnum prints it (``openstack coe cluster template show``)."""
+
+
+PLACEHOLDER = re.compile(r"<[^<>]+>")
+"""A value that still holds a placeholder (``<container_infra_prefix>``): a redaction or a
+documentation stub, never a Magnum setting."""
+PREFIX_LABEL = "container_infra_prefix"
+
+
+def label_value_errors(
+    labels: Mapping[str, object], *, where: str, field: str
+) -> list[DefinitionError]:
+    """One error per Magnum label whose value Magnum would apply literally and fail on.
+
+    Magnum copies label values into the Heat stack's parameters as they are
+    (openstack/magnum stable/2025.1 ``magnum/drivers/heat/k8s_fedora_template_def.py``
+    ``get_params``), so a placeholder left in (``<container_infra_prefix>``) reaches the
+    nodes: ``container_infra_prefix`` must be empty or end in ``/`` (the Heat parameter's
+    ``allowed_pattern: "^$|.*/"``, ``magnum/drivers/k8s_fedora_coreos_v1/templates/
+    kubecluster.yaml``; anything else fails the stack's validation), and a placeholder URL
+    or checksum breaks the node bootstrap (``fragments/install-cri.sh``).
+    """
+    errors: list[DefinitionError] = []
+    for key, value in labels.items():
+        if not isinstance(value, str):
+            continue
+        if PLACEHOLDER.search(value):
+            errors.append(
+                DefinitionError(
+                    f"label {key!r} holds the placeholder {value!r}: Magnum applies label "
+                    "values as they are; set the real value, or leave the label out for "
+                    "Magnum's default",
+                    where=where,
+                    field=field,
+                )
+            )
+        elif key == PREFIX_LABEL and value and not value.endswith("/"):
+            errors.append(
+                DefinitionError(
+                    f"label {key!r} is {value!r}: Magnum's Heat template accepts only a "
+                    "registry prefix ending in '/' (allowed_pattern '^$|.*/'), else the "
+                    f"cluster's stack fails to validate; write {value + '/'!r}",
+                    where=where,
+                    field=field,
+                )
+            )
+    return errors
 
 
 def is_uuid(value: object) -> bool:
@@ -79,6 +125,9 @@ class ClusterTemplate:
                 field="kubernetes_version",
             )
         check_label_values(self.base_labels, where=ctx, field="base_labels")
+        wrong = label_value_errors(self.base_labels, where=ctx, field="base_labels")
+        if wrong:
+            raise wrong[0] if len(wrong) == 1 else DefinitionErrors(wrong)
         missing = sorted(set(self.changing_labels) - set(self.base_labels))
         if missing:
             raise DefinitionError(

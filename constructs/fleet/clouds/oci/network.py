@@ -151,7 +151,7 @@ class OkeVcn(OkeNetwork):
     load balancers, VCN-native pods) are derived from them. With the defaults and a private
     endpoint the rendered ``networkSpec`` is the template's.
 
-    ``api_endpoint`` (:class:`ApiEndpoint`, default ``"public"``) is the
+    ``api_endpoint`` (:class:`ApiEndpoint`, ``"public"`` unless given) is the
     control-plane-endpoint subnet's type, fixed when the cluster is created (``fleet diff``
     refuses to change it). A public endpoint needs ``api_allowed_cidrs``: each CIDR block
     may reach tcp/6443 (an NSG ingress rule that CAPOCI keeps up to date on live clusters);
@@ -159,7 +159,8 @@ class OkeVcn(OkeNetwork):
     out, and write ``0.0.0.0/0`` out if you mean it. A private endpoint needs
     ``private_api_reachable_via``, a sentence saying how the management cluster reaches the
     VCN (peering, DRG, VPN); ``api_allowed_cidrs`` then names the routed ranges allowed in.
-    ``public_api_endpoint=True/False`` is the older spelling of ``api_endpoint``.
+    ``public_api_endpoint=True/False`` is the older spelling of ``api_endpoint``; given
+    both, they must agree.
 
     Example::
 
@@ -173,7 +174,7 @@ class OkeVcn(OkeNetwork):
     service_lb_cidr: str = "10.0.0.32/27"
     worker_cidr: str = "10.0.64.0/20"
     pod_cidr: str = "10.0.128.0/18"
-    api_endpoint: ApiEndpoint | str = ApiEndpoint.PUBLIC
+    api_endpoint: ApiEndpoint | str | None = None
     api_allowed_cidrs: Sequence[str] = ()
     private_api_reachable_via: str | None = None
     public_service_lb: bool = True
@@ -206,12 +207,19 @@ class OkeVcn(OkeNetwork):
         for value in self.api_allowed_cidrs:
             check_cidr(value, where=ctx, field="api_allowed_cidrs")
         object.__setattr__(self, "api_allowed_cidrs", tuple(self.api_allowed_cidrs))
-        endpoint = api_endpoint_choice(self.api_endpoint, where=ctx, field="api_endpoint")
+        given = (
+            None
+            if self.api_endpoint is None
+            else api_endpoint_choice(self.api_endpoint, where=ctx, field="api_endpoint")
+        )
+        endpoint = given or ApiEndpoint.PUBLIC
         if self.public_api_endpoint is not None:
             older = ApiEndpoint.PUBLIC if self.public_api_endpoint else ApiEndpoint.PRIVATE
-            if self.api_endpoint != ApiEndpoint.PUBLIC and older != endpoint:
+            if given is not None and older is not given:
                 raise DefinitionError(
-                    f"says {older.value} but api_endpoint says {endpoint.value}: give one",
+                    f"public_api_endpoint={self.public_api_endpoint} says {older.value} but "
+                    f"api_endpoint={given.value!r}: they contradict each other; give "
+                    "api_endpoint only",
                     where=ctx,
                     field="public_api_endpoint",
                 )

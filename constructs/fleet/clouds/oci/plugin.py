@@ -22,6 +22,7 @@ server-side apply ArgoCD owns only the fields it sends and CAPOCI's ids stay CAP
 from __future__ import annotations
 
 from fleet.clouds.base import CloudPlugin, FleetCluster
+from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
 from fleet.core.errors import DefinitionError
 from fleet.platform.cluster_api import (
@@ -162,5 +163,6 @@ OKE_PLUGIN = CloudPlugin(
     short_account=short_ocid,
     application_sync_options=("ServerSideApply=true",),
     application_compare_options=("ServerSideDiff=true",),
+    change_rules=OKE_CHANGE_RULES,
 )
 """The OKE plug-in (``OciManagedCluster.plugin``)."""
