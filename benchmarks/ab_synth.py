@@ -8,12 +8,14 @@ generated project: empty ``dist/``, empty cache, validation on) and ``incrementa
 (again after one cluster's node count changed), each with that checkout's own
 ``.venv/bin/python``. The machine's load drifts during a session; interleaving exposes
 both sides to it alike. Prints every run and, per side, the best and the median.
+
+Every run gets a project folder of its own, and nothing is deleted before the end (see
+``synth_bench``: files deleted less than a minute before make creating files slow).
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -23,10 +25,8 @@ import fleet_gen
 from synth_bench import SYNTH, _env, crds_dir, run_measured
 
 
-def one_run(python: Path, work: Path, clusters: int) -> tuple[float, float]:
-    """(full_s, incremental_s) of one fresh project with ``python``'s fleet."""
-    project = work / "project"
-    shutil.rmtree(project, ignore_errors=True)
+def one_run(python: Path, project: Path, clusters: int) -> tuple[float, float]:
+    """(full_s, incremental_s) of a fresh project in ``project`` with ``python``'s fleet."""
     fleet_gen.write_project(project, clusters=clusters, envs=3)
     env = _env(crds_dir(), None)
     cmd = [str(python), "-c", SYNTH, "--root", str(project), "synth"]
@@ -50,7 +50,8 @@ def main() -> None:
         for round_no in range(args.rounds):
             order = ["A", "B"] if round_no % 2 == 0 else ["B", "A"]
             for side in order:
-                result = one_run(sides[side] / ".venv" / "bin" / "python", Path(tmp), args.clusters)
+                project = Path(tmp) / f"{side}-{round_no}"  # never a deleted one's place
+                result = one_run(sides[side] / ".venv" / "bin" / "python", project, args.clusters)
                 times[side].append(result)
                 print(
                     f"round {round_no + 1} {side}: full_s {result[0]:.2f}  "
