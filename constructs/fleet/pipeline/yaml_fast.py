@@ -159,14 +159,29 @@ class _Writer:
 
     def map(self, node: dict[Any, Any], indent: str, first: str) -> None:
         """A non-empty mapping; first line starts with ``first``, the others with ``indent``."""
-        out = self.out
+        out, seen, anchors = self.out, self.seen, self.anchors
         prefix = first
         for key in sorted(node):
             value = node[key]
-            head = prefix + _key(key) + ":"
+            # The common cases in place, without a call: a key or a string whose text is
+            # known, a non-empty container met for the first time and not anchored.
+            text = _KEYS.get(key) if type(key) is str else None
+            head = f"{prefix}{_key(key) if text is None else text}:"
             prefix = indent
             kind = type(value)
-            if kind is dict or kind is list:
+            if kind is str:
+                text = _VALUES.get(value)
+                out.append(f"{head} {_value(value) if text is None else text}\n")
+            elif kind is dict or kind is list:
+                ident = id(value)
+                if value and ident not in seen and (anchors is None or ident not in anchors):
+                    seen.add(ident)
+                    out.append(f"{head}\n")
+                    if kind is dict:
+                        self.map(value, indent + "  ", indent + "  ")
+                    else:
+                        self.seq(value, indent, indent)  # PyYAML indents no sequence in a mapping
+                    continue
                 tag = self._container(value, head + " ")
                 if tag is None:
                     continue
@@ -178,19 +193,30 @@ class _Writer:
                 if kind is dict:
                     self.map(value, indent + "  ", indent + "  ")
                 else:
-                    self.seq(value, indent, indent)  # PyYAML indents no sequence in a mapping
+                    self.seq(value, indent, indent)
             else:
-                out.append(head + " " + _scalar(value) + "\n")
+                out.append(f"{head} {_scalar(value)}\n")
 
     def seq(self, node: list[Any], indent: str, first: str) -> None:
         """A non-empty sequence; first line starts with ``first``, the others with ``indent``."""
-        out = self.out
+        out, seen, anchors = self.out, self.seen, self.anchors
         prefix = first
         for item in node:
             head = prefix + "- "
             prefix = indent
             kind = type(item)
-            if kind is dict or kind is list:
+            if kind is str:
+                text = _VALUES.get(item)
+                out.append(f"{head}{_value(item) if text is None else text}\n")
+            elif kind is dict or kind is list:
+                ident = id(item)
+                if item and ident not in seen and (anchors is None or ident not in anchors):
+                    seen.add(ident)
+                    if kind is dict:
+                        self.map(item, indent + "  ", head)
+                    else:
+                        self.seq(item, indent + "  ", head)
+                    continue
                 tag = self._container(item, head)
                 if tag is None:
                     continue
