@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import shutil
@@ -159,6 +160,25 @@ def choose_jobs(config: FleetConfig, environments: int, jobs: int | None = None)
     return max(1, min(jobs, environments))
 
 
+@contextlib.contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the duration (then as it was).
+
+    A synth builds one large graph of objects that live until it ends (declarations,
+    rendered objects, YAML); the collector examines all of them again each time the heap
+    has grown by a quarter (six full collections in a cold synth of 1,000 clusters: 0.34 s
+    of 2.4 s of CPU, 0.24 s of 1.4 s in an incremental one). The synth makes little cyclic
+    garbage (about 50,000 objects, left to the collector once it runs again).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 # --- parallel rendering -------------------------------------------------------------------
 # Workers are spawned, never forked: forking after `import cdk8s` breaks jsii's Node
 # process. Each worker imports the fleet package and loads the declarations itself, once,
@@ -170,10 +190,11 @@ _WORKER_FLEET: dict[Path, Fleet] = {}
 def _in_worker(settings: _Settings, environment: str) -> _Rendered | tuple[str, Any]:
     """Render one environment in a worker; fleet errors come back as plain data."""
     try:
-        fleet = _WORKER_FLEET.get(settings.config.root)
-        if fleet is None:
-            fleet = _WORKER_FLEET[settings.config.root] = load_fleet(settings.config)
-        return _environment(fleet, environment, settings)
+        with _cyclic_gc_paused():
+            fleet = _WORKER_FLEET.get(settings.config.root)
+            if fleet is None:
+                fleet = _WORKER_FLEET[settings.config.root] = load_fleet(settings.config)
+            return _environment(fleet, environment, settings)
     except DefinitionErrors as e:  # exceptions with keyword fields do not unpickle
         return ("definitions", [(x.message, x.where, x.field) for x in e.errors])
     except DefinitionError as e:
@@ -271,7 +292,7 @@ def synthesize(
         if staging is not None and not failed:
             staging.add(environment, files)
 
-    with staging or contextlib.nullcontext():
+    with _cyclic_gc_paused(), staging or contextlib.nullcontext():
         sink = stage if staging is not None else None
         if workers > 1:
             stream = _render_parallel(settings, envs, workers, progress, sink)
