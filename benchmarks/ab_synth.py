@@ -7,11 +7,11 @@ Each round runs, for every checkout in turn (the order rotates from round to rou
 none always goes first), what :mod:`synth_bench` calls ``full_s`` (``fleet synth`` of a
 freshly generated project: empty ``dist/``, empty cache, validation on) and
 ``incremental_s`` (again after one cluster's node count changed), each with that
-checkout's own ``.venv/bin/python``, then the floor once (:func:`synth_bench.measure_floor`:
-the same objects dumped with PyYAML's C dumper, one file each). The machine's load and its
-disk drift during a session; interleaving exposes every side to them alike. Prints every
-run and, per side, the best and the median of the wall and CPU seconds, the peak RSS, and
-the best ``full_s`` against the best floor.
+checkout's own ``.venv/bin/python`` and pinned CRDs, then the floor once
+(:func:`synth_bench.measure_floor`: the same objects dumped with PyYAML's C dumper, one
+file each). The machine's load and its disk drift during a session; interleaving exposes
+every side to them alike. Prints every run and, per side, the best and the median of the
+wall and CPU seconds, the peak RSS, and the best ``full_s`` against the best floor.
 
 Every run gets a project folder of its own, and nothing is deleted before the end (see
 ``synth_bench``: files deleted less than a minute before make creating files slow).
@@ -29,11 +29,20 @@ import fleet_gen
 from synth_bench import SYNTH, Measured, _env, crds_dir, load_bodies, measure_floor, run_measured
 
 
-def one_run(python: Path, project: Path, clusters: int) -> tuple[Measured, Measured]:
-    """The full and the incremental synth of a fresh project in ``project``."""
+def side_crds(repo: Path) -> Path | None:
+    """The CRDs ``repo`` pins: in its package, or ``crds/`` in older checkouts; else ours."""
+    for folder in (repo / "constructs" / "fleet" / "data" / "crds", repo / "crds"):
+        if folder.is_dir():
+            return folder
+    return crds_dir()
+
+
+def one_run(repo: Path, project: Path, clusters: int) -> tuple[Measured, Measured]:
+    """The full and the incremental synth of a fresh project in ``project`` with ``repo``'s
+    fleet (its ``.venv``), validated against the CRDs it pins."""
     fleet_gen.write_project(project, clusters=clusters, envs=3)
-    env = _env(crds_dir(), None)
-    cmd = [str(python), "-c", SYNTH, "--root", str(project), "synth"]
+    env = _env(side_crds(repo), None)
+    cmd = [str(repo / ".venv" / "bin" / "python"), "-c", SYNTH, "--root", str(project), "synth"]
     full = run_measured(cmd, env=env)
     fleet_gen.change_one_cluster(project)
     incremental = run_measured(cmd, env=env)
@@ -62,9 +71,7 @@ def main() -> None:
             shift = round_no % len(sides)
             for index, side in enumerate(sides[shift:] + sides[:shift]):
                 project = Path(tmp) / f"r{round_no}-{index}"  # never a deleted one's place
-                full, incremental = one_run(
-                    side / ".venv" / "bin" / "python", project, args.clusters
-                )
+                full, incremental = one_run(side, project, args.clusters)
                 runs[side].append((full, incremental))
                 print(
                     f"round {round_no + 1} {side}: full_s {full.seconds:.2f} "
