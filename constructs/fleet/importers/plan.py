@@ -33,6 +33,7 @@ from fleet.importers.codegen import (
     template_variable,
     templates_module,
 )
+from fleet.importers.shapes import describe
 from fleet.importers.template_derivation import (
     TemplateSpec,
     derive_template,
@@ -195,7 +196,11 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     """Parse the input and decide every file; raises DefinitionErrors, writes nothing."""
     if options.environment is not None:
         config.check_environment(options.environment, field="--environment")
-    clusters = load_clusters(find_tfvars(options.paths))
+    try:
+        clusters = load_clusters(find_tfvars(options.paths))
+    except (DefinitionError, DefinitionErrors) as e:
+        # Not the one-cluster-per-file layout: say what the input is, if it is Terraform.
+        raise _shaped(options.paths) or e from None
     state = load_state(options.states) if options.states else None
     errors: list[DefinitionError] = []
     environments: dict[str, str] = {}
@@ -293,6 +298,11 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
         declarations=planned.declarations,
         accepted=planned.accepted,
     )
+
+
+def _shaped(paths: Sequence[Path]) -> DefinitionErrors | None:
+    found = describe(paths)
+    return DefinitionErrors(found) if found else None
 
 
 def _templates(
