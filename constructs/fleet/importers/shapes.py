@@ -182,10 +182,8 @@ def describe_folder(path: Path) -> DefinitionError | None:
         data = _DATA_TEMPLATE.search(str(block.arguments.get("cluster_template_id", "")))
         if data is None:
             continue
-        source = next(
-            (b for b in root.of_kind("data") if b.labels == (TEMPLATE, data.group(1))), None
-        )
-        name = str(source.arguments.get("name", "")) if source else ""
+        lookup = root.find("data", TEMPLATE, data.group(1))
+        name = str(lookup.arguments.get("name", "")) if lookup else ""
         shown = f" (template name {name})" if name.startswith('"') else ""
         return DefinitionError(
             f"resource {CLUSTER} `{block.name}` takes its template from data source "
