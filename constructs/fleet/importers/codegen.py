@@ -39,7 +39,26 @@ class Call:
     keywords: tuple[tuple[str, Value], ...] = ()
 
 
-Value: TypeAlias = "str | int | bool | Raw | Call | Sequence[Value] | Mapping[str, Value]"
+@dataclass(frozen=True)
+class Tuple:
+    """``(item, ...)``: a row of a :class:`Comprehension`."""
+
+    items: tuple[Value, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Comprehension:
+    """``*(element for targets in (row, ...))``: an item of a list, for elements that
+    differ only in a few values (``targets`` name them; ``element`` uses the names)."""
+
+    element: Value
+    targets: tuple[str, ...]
+    rows: tuple[Tuple, ...]
+
+
+Value: TypeAlias = (
+    "str | int | bool | Raw | Call | Tuple | Comprehension | Sequence[Value] | Mapping[str, Value]"
+)
 
 
 # --- literals -------------------------------------------------------------------------------
@@ -72,7 +91,11 @@ def py_str(value: str) -> str:
 
 def str_lines(value: str, *, first: int, other: int) -> list[str]:
     """``value`` as one literal, or as implicitly joined literals when the single one is
-    wider than ``first`` columns: each part fits ``first`` (the first) or ``other``."""
+    wider than ``first`` columns: each part fits ``first`` (the first) or ``other``.
+
+    Parts end after a comma or a space, as a person would break them: a run of other
+    characters (a UUID, a hash, an id) is never split, even when it is wider than a line
+    (the caller then marks the line, see :func:`_mark_long`)."""
     single = py_str(value)
     if len(single) <= first:
         return [single]
@@ -82,9 +105,11 @@ def str_lines(value: str, *, first: int, other: int) -> list[str]:
         end = start + 1
         while end < len(value) and len(py_str(value[start : end + 1])) <= room:
             end += 1
-        # Break after a comma or a space when one is near, as a person would.
-        cut = max(value.rfind(",", start, end), value.rfind(" ", start, end))
-        if end < len(value) and cut >= start + (end - start) // 2:
+        if end < len(value):
+            cut = max(value.rfind(",", start, end), value.rfind(" ", start, end))
+            if cut < start:  # no break in reach: the whole token, however long
+                after = [i for i in (value.find(",", end), value.find(" ", end)) if i >= 0]
+                cut = min(after) if after else len(value) - 1
             end = cut + 1
         parts.append(py_str(value[start:end]))
         start, room = end, other
@@ -111,9 +136,19 @@ def _lines(value: Value, indent: str, lead: str, tail: str) -> list[str]:
             f"{indent}{parts[-1]}{tail}",
         ]
     inner = indent + INDENT
+    if isinstance(value, Comprehension):
+        out = [f"{indent}{lead}*("]
+        out.extend(_lines(value.element, inner, "", ""))
+        out.extend(_lines(Tuple(value.rows), inner, f"for {', '.join(value.targets)} in ", ""))
+        return [*out, f"{indent}){tail}"]
     flat = _flat(value)
     if flat is not None and len(f"{indent}{lead}{flat}{tail}") <= LINE_LENGTH:
         return [f"{indent}{lead}{flat}{tail}"]
+    if isinstance(value, Tuple):
+        out = [f"{indent}{lead}("]
+        for item in value.items:
+            out.extend(_lines(item, inner, "", ","))
+        return [*out, f"{indent}){tail}"]
     if isinstance(value, Call):
         if not value.positional and not value.keywords:
             return [f"{indent}{lead}{value.callee}(){tail}"]
@@ -149,6 +184,13 @@ def _flat(value: Value) -> str | None:
     if isinstance(value, str):
         return py_str(value)
     parts: list[str | None]
+    if isinstance(value, Comprehension):
+        return None
+    if isinstance(value, Tuple):
+        parts = [_flat(v) for v in value.items]
+        if None in parts:
+            return None
+        return "(" + ", ".join(map(str, parts)) + ("," if len(parts) == 1 else "") + ")"
     if isinstance(value, Call):
         parts = [_flat(v) for v in value.positional]
         parts += [None if (f := _flat(v)) is None else f"{k}={f}" for k, v in value.keywords]
@@ -162,7 +204,18 @@ def _flat(value: Value) -> str | None:
 
 def statement(value: Value, *, indent: str = "", target: str = "") -> list[str]:
     """``[target = ]value`` as formatted lines."""
-    return _lines(value, indent, f"{target} = " if target else "", "")
+    return [
+        _mark_long(line) for line in _lines(value, indent, f"{target} = " if target else "", "")
+    ]
+
+
+def _mark_long(line: str) -> str:
+    """A line wider than the limit only because a literal cannot be split (a UUID or a
+    hash with its key) says so to ruff; a line of one word needs no mark (ruff's E501
+    ignores it)."""
+    if len(line) <= LINE_LENGTH or len(line.split()) < 2:
+        return line
+    return f"{line}  # noqa: E501"
 
 
 # --- imports ----------------------------------------------------------------------------
