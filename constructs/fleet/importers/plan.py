@@ -23,7 +23,7 @@ from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uu
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.codegen import (
-    GENERATED,
+    GENERATED_PREFIX,
     ClusterDecl,
     Declaration,
     ProjectDecl,
@@ -529,7 +529,7 @@ def _generated(path: Path, title: str = "") -> bool:
         first = path.read_text(encoding="utf-8").split("\n", 1)[0]
     except (OSError, UnicodeDecodeError):
         return False
-    return first.startswith(f'"""{GENERATED}') and title in first
+    return first.startswith(f'"""{GENERATED_PREFIX}') and title in first
 
 
 _DETAILS = (
@@ -933,7 +933,7 @@ def _check_writable(path: Path, errors: list[DefinitionError]) -> None:
     if not path.exists():
         return
     try:
-        generated = path.read_text(encoding="utf-8").startswith(f'"""{GENERATED}')
+        generated = path.read_text(encoding="utf-8").startswith(f'"""{GENERATED_PREFIX}')
     except (OSError, UnicodeDecodeError):
         generated = False
     if not generated:
