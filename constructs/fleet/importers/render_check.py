@@ -24,9 +24,10 @@ from fleet.pipeline.synth import Synth, synthesize
 
 _WHERE = re.compile(r"^(?P<file>.+?\.py):(?P<line>\d+)")
 
-Translate = Callable[[str, int, str, str], DefinitionError | None]
-"""``(module file name, line, field, message)`` -> the error naming the input value that
-caused it, or None when the line is not the import's."""
+Translate = Callable[[str, int, str, str, str], DefinitionError | None]
+"""``(module file name, line, what, field, message)`` -> the error naming the input value
+that caused it, or None when the line is not the import's; ``what`` is the rest of the
+location (``(node group user-m3.large)``) or the object (``NodegroupV1 x-user-m3-large``)."""
 
 
 def render_with(
@@ -71,11 +72,11 @@ def check_render(
         raise DefinitionErrors([_problem(p, translate) for p in e.problems]) from None
 
 
-def _located(where: str) -> tuple[str, int] | None:
+def _located(where: str) -> tuple[str, int, str] | None:
     match = _WHERE.match(where)
     if match is None:
         return None
-    return Path(match.group("file")).name, int(match.group("line"))
+    return Path(match.group("file")).name, int(match.group("line")), where[match.end() :]
 
 
 def _definition(error: DefinitionError, translate: Translate) -> DefinitionError:
@@ -93,6 +94,8 @@ def _definition(error: DefinitionError, translate: Translate) -> DefinitionError
 def _problem(problem: Problem, translate: Translate) -> DefinitionError:
     found = _located(problem.source)
     message = f"{problem.object}: {problem.message}"
+    if found is not None:
+        found = (found[0], found[1], f"{found[2]} {problem.object}")
     translated = translate(*found, problem.field_path, message) if found else None
     if translated is not None:
         return translated

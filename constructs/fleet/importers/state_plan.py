@@ -597,9 +597,12 @@ class _Planner:
                     reused_from=f"{project.where}, the same {how}",
                 )
             else:
+                construct_id = connection.provider_config_name
+                if construct_id in self.config.environments:
+                    construct_id = f"{construct_id}-project"
                 call = Call(
                     callee="OpenStackProject",
-                    positional=(Raw("fleet"), connection.provider_config_name),
+                    positional=(Raw("fleet"), construct_id),
                     keywords=tuple(
                         (k, v)
                         for k, v in (
@@ -880,24 +883,42 @@ class _Translator:
         self.sources = {path.name: source for path, source in sources.items()}
         self.declarations = {d.construct_id: d for d in declarations}
 
-    def translate(self, file: str, line: int, field: str, message: str) -> DefinitionError | None:
+    def translate(
+        self, file: str, line: int, what: str, field: str, message: str
+    ) -> DefinitionError | None:
         source = self.sources.get(file)
         if source is None:
             return None
         for construct_id, (start, end) in source.spans.items():
-            if start <= line <= end:
-                decl = self.declarations[construct_id]
-                member = decl.members[0]
-                keyword = field.split(".")[-1] if field.startswith("spec.") else field
-                attribute = member.origins.get(keyword, "")
-                address = member.cluster.where
-                group = re.match(r"node_groups\[(.+?)\]", field)
-                if group is not None:
-                    for g in member.cluster.node_groups:
-                        if g.magnum_name == group.group(1):
-                            address = g.resource.where
-                    attribute = field.split(".")[-1]
-                return DefinitionError(
-                    f"{message} (the import writes nothing)", where=address, field=attribute
-                )
+            if not start <= line <= end:
+                continue
+            member = self.declarations[construct_id].members[0]
+            cluster = member.cluster
+            for group in cluster.node_groups:
+                object_part = re.sub(r"[^a-z0-9]+", "-", group.magnum_name.lower()).strip("-")
+                if f"(node group {group.magnum_name})" in what or what.endswith(f"-{object_part}"):
+                    return DefinitionError(
+                        f"{message} (the import writes nothing)",
+                        where=group.resource.where,
+                        field=_attribute(field, NodeGroup),
+                    )
+            keyword = field.split(".")[-1] if field.startswith("spec.") else field
+            attribute = member.origins.get(keyword) or _attribute(field, MagnumCluster)
+            return DefinitionError(
+                f"{message} (the import writes nothing)", where=cluster.where, field=attribute
+            )
         return None
+
+
+def _attribute(field: str, cls: type) -> str:
+    """The Terraform attribute of a keyword or a rendered field (``spec.forProvider.flavorId``
+    -> ``flavor_id``), else the field as given."""
+    options = options_of(cls)
+    if field in options and options[field].terraform:
+        return options[field].terraform
+    path = tuple(field.split("."))
+    for option in options.values():
+        if option.render and option.render == path[: len(option.render)] and option.terraform:
+            return option.terraform
+    last = path[-1]
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), last)
