@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from fleet.clouds.magnum.cluster import AUTOSCALER_LABEL, autoscaler_on
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.hcl import ALL, Block, Configuration
@@ -35,7 +36,10 @@ CARRIED = "carried"
 INHERITED = "inherited"
 COMPUTED = "computed"
 CREATE_ONLY = "create-only"
+AUTOSCALED = "autoscaled"
 UNSET = "unset"
+DECLARED = (CARRIED, CREATE_ONLY, AUTOSCALED)
+"""The fates of the values a declaration states."""
 DEFAULT = "default"
 
 CLUSTER_FROM_TEMPLATE = {
@@ -151,7 +155,7 @@ class ImportedGroup:
 
     def declared(self) -> dict[str, Any]:
         """The attributes it declares (carried and create-only), by Terraform name."""
-        return {v.attribute: v.value for v in self.values if v.fate in (CARRIED, CREATE_ONLY)}
+        return {v.attribute: v.value for v in self.values if v.fate in DECLARED}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,7 +186,7 @@ class StateCluster:
 
     def declared(self) -> dict[str, Any]:
         """The attributes it declares (carried and create-only), by Terraform name."""
-        return {v.attribute: v.value for v in self.values if v.fate in (CARRIED, CREATE_ONLY)}
+        return {v.attribute: v.value for v in self.values if v.fate in DECLARED}
 
     @property
     def where(self) -> str:
@@ -365,6 +369,27 @@ def _plain(
     return Value(attribute=attribute, value=value, fate=fate, rule=rule)
 
 
+def _node_count(value: Any, ignored: Sequence[str], autoscaled: bool, why: str) -> Value:
+    """``node_count``: Default 1 and not Computed, so always declared; only the size at
+    creation under ``ignore_changes``, or where something else resizes the pool (the
+    fleet renders it in ``spec.initProvider`` then, and never enforces it)."""
+    if "node_count" in ignored:
+        return Value(
+            attribute="node_count",
+            value=value,
+            fate=CREATE_ONLY,
+            rule="lifecycle ignore_changes",
+        )
+    if autoscaled:
+        return Value(
+            attribute="node_count",
+            value=value,
+            fate=AUTOSCALED,
+            rule=f"{why}: the size at creation, then the autoscaler's",
+        )
+    return Value(attribute="node_count", value=value, fate=CARRIED, rule="Default 1, not Computed")
+
+
 def _computed_unless_set(attribute: str, value: Any, block: Block | None) -> Value:
     if block is not None and attribute in block.arguments and not empty(value):
         return Value(
@@ -420,11 +445,8 @@ def _group(
             )
             continue
         if attribute == "node_count":
-            fate = CREATE_ONLY if attribute in ignored else CARRIED
-            rule = "under ignore_changes" if fate == CREATE_ONLY else "Default 1, not Computed"
-            values.append(
-                Value(attribute=attribute, value=attrs.get(attribute), fate=fate, rule=rule)
-            )
+            bounded = any(not empty(attrs.get(k)) for k in ("min_node_count", "max_node_count"))
+            values.append(_node_count(attrs.get(attribute), ignored, bounded, "its bounds"))
             continue
         values.append(
             _plain(
@@ -516,16 +538,14 @@ def _cluster(
         values.append(
             _plain(attribute, attrs.get(attribute), block=block, default=default, ignored=ignored)
         )
-    node_count_fate = CREATE_ONLY if "node_count" in ignored else CARRIED
+    switch = magnum_labels(
+        {str(k): str(v) for k, v in (attrs.get("labels") or {}).items()},
+        template.labels,
+        attrs.get("merge_labels") is True,
+    ).get(AUTOSCALER_LABEL)
+    autoscaled = switch is not None and autoscaler_on(switch)
     values.append(
-        Value(
-            attribute="node_count",
-            value=attrs.get("node_count"),
-            fate=node_count_fate,
-            rule="under ignore_changes"
-            if node_count_fate == CREATE_ONLY
-            else "Default 1, not Computed: always declared",
-        )
+        _node_count(attrs.get("node_count"), ignored, autoscaled, f"{AUTOSCALER_LABEL}={switch}")
     )
     for attribute in COMPUTED_UNLESS_SET:
         values.append(_computed_unless_set(attribute, attrs.get(attribute), block))

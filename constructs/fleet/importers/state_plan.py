@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
+from fleet.clouds.magnum.cluster import (
+    AUTOSCALER_LABEL,
+    BOUND_LABELS,
+    MagnumCluster,
+    NodeGroup,
+    create_only_fields,
+)
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
@@ -33,9 +39,11 @@ from fleet.importers.codegen import (
 )
 from fleet.importers.hcl import Configuration, read_configuration
 from fleet.importers.magnum_state import (
+    AUTOSCALED,
     CARRIED,
     COMPUTED,
     CREATE_ONLY,
+    DECLARED,
     DEFAULT,
     INHERITED,
     ImportedGroup,
@@ -174,6 +182,45 @@ def dns_name(name: str) -> str:
     return label or "cluster"
 
 
+_FIRST = ("name", "environments", "project", "template")
+_LAST = ("node_groups", "external_name", "deletion_policy", "management_policies")
+
+
+def _ordered(keywords: dict[str, Value], cls: type) -> dict[str, Value]:
+    """Keywords in the order a person reads them: identity, the table's order, adoption."""
+    table = list(options_of(cls))
+
+    def rank(key: str) -> tuple[int, int]:
+        if key in _FIRST:
+            return (0, _FIRST.index(key))
+        if key in _LAST:
+            return (2, _LAST.index(key))
+        return (1, table.index(key) if key in table else len(table))
+
+    return dict(sorted(keywords.items(), key=lambda kv: rank(kv[0])))
+
+
+def _create_only(values: Sequence[Any], cls: type, notes: list[str], what: str) -> list[str]:
+    """The keywords of the create-only values (lifecycle ignore_changes) that ``cls`` can
+    leave unenforced; a note for each it cannot."""
+    by_tf = _by_terraform(cls)
+    allowed = create_only_fields(cls)
+    found: list[str] = []
+    for value in values:
+        if value.fate != CREATE_ONLY:
+            continue
+        option = by_tf.get(value.attribute)
+        keyword = option.keyword if option is not None else value.attribute
+        if keyword in allowed:
+            found.append(keyword)
+        else:
+            notes.append(
+                f"{what}: lifecycle ignore_changes names {value.attribute}, which the fleet "
+                "cannot leave unenforced: Crossplane will enforce it"
+            )
+    return found
+
+
 def _cluster_keywords(
     cluster: StateCluster,
     template_variable_name: str,
@@ -181,9 +228,9 @@ def _cluster_keywords(
     region: str | None,
     observe: bool,
     promoted: frozenset[str] = frozenset(),
-) -> tuple[dict[str, Value], dict[str, str]]:
-    options = options_of(MagnumCluster)
+) -> tuple[dict[str, Value], dict[str, str], list[str]]:
     by_tf = _by_terraform(MagnumCluster)
+    notes: list[str] = []
     keywords: dict[str, Value] = {
         "name": cluster.magnum_name,
         "environments": [cluster.environment],
@@ -195,35 +242,57 @@ def _cluster_keywords(
         option = by_tf.get(value.attribute)
         if option is None or value.attribute == "labels":
             continue
-        carried = value.fate in (CARRIED, CREATE_ONLY) or value.attribute in promoted
-        required = option.required and value.fate == INHERITED
-        if not (carried or required):
-            continue
-        keywords[option.keyword] = _number(value.value)
-        origins[option.keyword] = value.attribute
+        carried = value.fate in DECLARED or value.attribute in promoted
+        if carried or (option.required and value.fate == INHERITED):
+            keywords[option.keyword] = _number(value.value)
+            origins[option.keyword] = value.attribute
     if region is not None and "openstack_region" not in keywords:
         keywords["openstack_region"] = region
         origins["openstack_region"] = "region"
-    if cluster.merge_labels is not True and "merge_labels" in options:
-        keywords["merge_labels"] = False
-        origins["merge_labels"] = "merge_labels"
     labels = dict(cluster.labels)
-    if cluster.merge_labels is not True:
-        base = cluster.template.labels
-        labels = {k: v for k, v in labels.items() if base.get(k) != v}
-    if labels:
+    create_only = _create_only(cluster.values, MagnumCluster, notes, "the cluster")
+    switch = cluster.magnum_labels.get(AUTOSCALER_LABEL)
+    node_count = cluster.value("node_count")
+    if node_count is not None and node_count.fate == AUTOSCALED:
+        low, high = (labels.get(k) for k in BOUND_LABELS)
+        if low is not None and high is not None and low.isdigit() and high.isdigit():
+            # The fleet writes these labels from min/max itself, byte for byte.
+            keywords["min_node_count"], keywords["max_node_count"] = int(low), int(high)
+            origins.update(min_node_count="labels", max_node_count="labels")
+            labels = {k: v for k, v in labels.items() if k not in BOUND_LABELS}
+        elif "node_count" not in create_only:
+            create_only.append("node_count")
+            source = "its labels" if AUTOSCALER_LABEL in labels else "its template"
+            bounds = ", ".join(
+                f"{k}={cluster.magnum_labels[k]}"
+                for k in BOUND_LABELS
+                if k in cluster.magnum_labels
+            )
+            notes.append(
+                f"{source} turn on Magnum's autoscaler ({AUTOSCALER_LABEL}={switch}) without "
+                f"both bounds ({bounds or 'none'}: the driver's defaults apply): node_count "
+                "is create-only, the labels stay as they are"
+            )
+    if labels or "labels" in cluster.declared():
         keywords["labels"] = labels
         origins["labels"] = "labels"
+    if cluster.merge_labels is not True:
+        keywords["merge_labels"] = False
+        origins["merge_labels"] = "merge_labels"
+    keywords["inherit_from_template"] = True
+    if create_only:
+        keywords["create_only"] = create_only
+        origins["create_only"] = "lifecycle"
     keywords["external_name"] = cluster.uuid
     origins["external_name"] = "id"
     keywords["deletion_policy"] = "Orphan"
     if observe:
         keywords["management_policies"] = ["Observe"]
-    return keywords, origins
+    return _ordered(keywords, MagnumCluster), origins, notes
 
 
 def _group_keywords(
-    group: ImportedGroup, promoted: frozenset[str] = frozenset()
+    group: ImportedGroup, notes: list[str], promoted: frozenset[str] = frozenset()
 ) -> dict[str, Value]:
     by_tf = _by_terraform(NodeGroup)
     keywords: dict[str, Value] = {"name": group.magnum_name}
@@ -231,7 +300,7 @@ def _group_keywords(
         option = by_tf.get(value.attribute)
         if option is None or value.attribute == "labels":
             continue
-        carried = value.fate in (CARRIED, CREATE_ONLY) or value.attribute in promoted
+        carried = value.fate in DECLARED or value.attribute in promoted
         if carried or (option.required and value.fate == INHERITED):
             keywords[option.keyword] = _number(value.value)
     labels = dict(group.labels)
@@ -242,9 +311,11 @@ def _group_keywords(
         keywords["labels"] = labels
     if group.merge_labels is not True:
         keywords["merge_labels"] = False
+    create_only = _create_only(group.values, NodeGroup, notes, f"node group {group.magnum_name!r}")
+    if create_only:
+        keywords["create_only"] = create_only
     keywords["external_name"] = group.external_name
-    order = list(options_of(NodeGroup))
-    return dict(sorted(keywords.items(), key=lambda kv: order.index(kv[0])))
+    return _ordered(keywords, NodeGroup)
 
 
 # --- projects, templates, modules ------------------------------------------------------------
@@ -523,7 +594,7 @@ class _Planner:
         members: list[Member] = []
         for cluster in self.model.clusters:
             project, region = self.project(cluster, existing, projects)
-            keywords, origins = _cluster_keywords(
+            keywords, origins, notes = _cluster_keywords(
                 cluster,
                 template_refs[cluster.template.uuid][1],
                 project,
@@ -533,10 +604,13 @@ class _Planner:
             )
             groups: dict[str, dict[str, Value]] = {}
             for group in cluster.node_groups:
-                found = _group_keywords(group, promoted.get(group.resource.where, frozenset()))
+                found = _group_keywords(
+                    group, notes, promoted.get(group.resource.where, frozenset())
+                )
                 groups[group.resource.address] = found
                 for keyword in found:
                     origins[f"node_groups[{group.magnum_name}].{keyword}"] = keyword
+            self.notes[(cluster.environment, cluster.magnum_name)].extend(notes)
             members.append(
                 Member(
                     cluster=cluster,
@@ -834,15 +908,16 @@ def _fates(values: Sequence[Any], parent: str) -> list[str]:
     out: list[str] = []
     groups: dict[tuple[str, str], list[str]] = {}
     for value in values:
-        if value.fate in (CARRIED, CREATE_ONLY, INHERITED, COMPUTED):
+        if value.fate in (CARRIED, CREATE_ONLY, AUTOSCALED, INHERITED, COMPUTED):
             groups.setdefault((value.fate, value.rule), []).append(value.attribute)
     titles = {
         CARRIED: "carried",
         CREATE_ONLY: "create-only (lifecycle ignore_changes: set at creation, never enforced)",
+        AUTOSCALED: "size at creation only (spec.initProvider; then resized by the autoscaler)",
         INHERITED: f"inherited from {parent}, left unset",
         COMPUTED: "computed, left to Magnum",
     }
-    for fate in (CARRIED, CREATE_ONLY, INHERITED, COMPUTED):
+    for fate in (CARRIED, CREATE_ONLY, AUTOSCALED, INHERITED, COMPUTED):
         parts = [f"{', '.join(names)} ({rule})" for (f, rule), names in groups.items() if f == fate]
         if parts:
             out.append(f"{titles[fate]}: {'; '.join(parts)}")

@@ -5,7 +5,8 @@ whatever their Kubernetes names. What each value must be, by its fate
 (:mod:`fleet.importers.magnum_state`):
 
 * carried: in ``spec.forProvider``, equal;
-* create-only: only in ``spec.initProvider``, equal, and no ``*`` or ``LateInitialize`` in
+* create-only (``ignore_changes``) and an autoscaled pool's ``node_count``: only in
+  ``spec.initProvider``, equal, and no ``*`` or ``LateInitialize`` in
   ``spec.managementPolicies`` (upjet v2.2.0 filters the diffs of fields set only in
   initProvider once the resource exists, and LateInitialize would copy them into
   forProvider: ``pkg/controller/external_tfpluginsdk.go``);
@@ -28,6 +29,7 @@ from typing import Any
 from fleet.clouds.magnum.cluster import EXTERNAL_NAME
 from fleet.core.manifest import Manifest
 from fleet.importers.magnum_state import (
+    AUTOSCALED,
     CARRIED,
     CREATE_ONLY,
     ImportedGroup,
@@ -89,7 +91,7 @@ def _values(
         here = for_provider.get(field)
         if value.fate == CARRIED:
             ok, wanted = _same(value.value, here), "spec.forProvider"
-        elif value.fate == CREATE_ONLY:
+        elif value.fate in (CREATE_ONLY, AUTOSCALED):
             ok = (
                 field not in for_provider
                 and _same(value.value, init.get(field))
