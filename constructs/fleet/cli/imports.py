@@ -43,7 +43,7 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
 
 def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.importers.plan import ImportOptions, plan_import, write_files
-    from fleet.importers.verify import verify
+    from fleet.importers.verify import render_result, verify
 
     if args.source == "tfstate" and not args.tfvars:
         return _tfstate(args, config)
@@ -61,8 +61,11 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         template_uuids=dict(args.template_uuid),
     )
     result = plan_import(config, options)
+    # Rendered with every check of `fleet synth` and `fleet validate` before anything is
+    # written: an import never leaves a module that fails them.
+    synth = render_result(config, result)
     if args.verify:
-        problems = verify(config, result)
+        problems = verify(config, result, synth)
         for problem in problems:
             print(f"error: {problem.line()}", file=sys.stderr)
         if problems:

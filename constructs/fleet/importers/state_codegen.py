@@ -218,14 +218,22 @@ def label_constants(
 
 
 def _common(names: Sequence[str]) -> str:
-    """The words every name starts with: ``paws-dev-127d``, ``paws-127d`` -> ``paws``."""
-    words = [re.split(r"[^A-Za-z0-9]+", n) for n in names]
-    shared: list[str] = []
-    for column in zip(*words, strict=False):
-        if len(set(column)) != 1:
-            break
-        shared.append(column[0])
-    return "-".join(w for w in shared if w)
+    """The words every name starts and ends with: ``k8s-calico-atomic``,
+    ``k8s-flannel-atomic`` -> ``k8s-atomic``."""
+    words = [[w for w in re.split(r"[^A-Za-z0-9]+", n) if w] for n in names]
+
+    def shared(rows: Sequence[Sequence[str]]) -> list[str]:
+        out: list[str] = []
+        for column in zip(*rows, strict=False):
+            if len(set(column)) != 1:
+                break
+            out.append(column[0])
+        return out
+
+    head = shared(words)
+    rest = [row[len(head) :] for row in words]
+    tail = shared([row[::-1] for row in rest])[::-1] if all(rest) else []
+    return "-".join([*head, *tail])
 
 
 # --- modules -----------------------------------------------------------------------------------

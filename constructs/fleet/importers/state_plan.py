@@ -61,6 +61,7 @@ from fleet.importers.plan import (
     scan_fleet,
 )
 from fleet.importers.render_check import check_render
+from fleet.importers.secrets import credential_paths
 from fleet.importers.state_codegen import (
     ClusterCall,
     ProjectCall,
@@ -183,7 +184,14 @@ def dns_name(name: str) -> str:
 
 
 _FIRST = ("name", "environments", "project", "template")
-_LAST = ("node_groups", "external_name", "deletion_policy", "management_policies")
+_LAST = (
+    "inherit_from_template",
+    "create_only",
+    "node_groups",
+    "external_name",
+    "deletion_policy",
+    "management_policies",
+)
 
 
 def _ordered(keywords: dict[str, Value], cls: type) -> dict[str, Value]:
@@ -351,7 +359,11 @@ def _module_stem(state: StateFile) -> str:
     return stem
 
 
-def _template_decl(template: ImportedTemplate, variable: str, optional: set[str]) -> TemplateDecl:
+def _template_decl(
+    template: ImportedTemplate, variable: str, optional: set[str], held: set[str]
+) -> TemplateDecl:
+    """The ``ClusterTemplate`` of an imported template; its Magnum attributes (image, COE,
+    flavors, ...) as a comment, except those in ``held`` (credential material)."""
     keywords: list[tuple[str, Value]] = [
         ("name", template.magnum_name),
         ("kubernetes_version", template.kubernetes_version),
@@ -363,12 +375,28 @@ def _template_decl(template: ImportedTemplate, variable: str, optional: set[str]
         keywords.append(("optional_labels", extra))
     keywords.append(("uuid", template.uuid))
     how = {
-        "resource": "a resource of",
-        "data-source": "found by a data source (made outside Terraform) in",
-        "uuid": "known only by the UUID its clusters name, in",
+        "resource": "a resource",
+        "data-source": "found by a data source (made outside Terraform)",
+        "uuid": "known only by the UUID its clusters name",
     }[template.known_from]
-    comment = (f"Magnum template {template.magnum_name!r}: {how}", f"  {template.where}")
-    return TemplateDecl(variable=variable, keywords=tuple(keywords), comment=comment)
+    state, _, address = template.where.partition(" ")
+    comment = [
+        f"Magnum template {template.magnum_name!r}: {how}, in {Path(state).name}",
+        f"  {address}",
+    ]
+    shown = [f"{k}={v}" for k, v in template.values.items() if k not in held]
+    line = ""
+    for part in shown:
+        if line and len(line) + len(part) > _COMMENT_WIDTH:
+            comment.append(f"  {line.rstrip(', ')}")
+            line = ""
+        line += f"{part}, "
+    if line:
+        comment.append(f"  {line.rstrip(', ')}")
+    return TemplateDecl(variable=variable, keywords=tuple(keywords), comment=tuple(comment))
+
+
+_COMMENT_WIDTH = 86
 
 
 # --- merging across environments ---------------------------------------------------------
@@ -452,7 +480,7 @@ def _declaration_call(decl: PlannedDeclaration) -> ClusterCall:
         for m in members
         for line in (
             f"{m.cluster.magnum_name} ({m.cluster.environment}): {m.cluster.resource.address}",
-            f"  in {m.cluster.state.source}",
+            f"  in {m.cluster.state.path.name}",
         )
     )
     return ClusterCall(
@@ -525,6 +553,7 @@ class _Planner:
         for cluster in self.model.clusters:
             self.notes[(cluster.environment, cluster.magnum_name)] = list(cluster.notes)
             self.check_labels(cluster)
+            self.check_credentials(cluster)
         promoted: dict[str, frozenset[str]] = {}
         for attempt in range(2):
             declarations, files, sources = self.build(existing, modules, template_refs, promoted)
@@ -687,7 +716,11 @@ class _Planner:
                         if v
                     ),
                 )
-                found = ProjectCall(variable=project_variable(connection), call=call)
+                variable = project_variable(connection) if name is not None else "project"
+                taken = {p.variable for p in projects.values()}
+                if variable in taken:
+                    variable = f"{variable}_{len(taken) + 1}"
+                found = ProjectCall(variable=variable, call=call)
                 if name is None:
                     self.notes.setdefault((cluster.environment, cluster.magnum_name), []).append(
                         f"needs a person: the state gives project id {cluster.project_id}, not "
@@ -760,12 +793,47 @@ class _Planner:
             variable = template_variable(imported.magnum_name)
             if sum(template_variable(n) == variable for n in names) > 1:
                 variable = f"{variable}_{uuid[:8].upper()}"
-            generated[variable] = _template_decl(imported, variable, optional.get(uuid, set()))
+            held = {path.split(".")[0] for path, _ in credential_paths(dict(imported.values))}
+            if held:
+                for cluster in self.model.clusters:
+                    if cluster.template.uuid == uuid:
+                        self.notes[(cluster.environment, cluster.magnum_name)].append(
+                            f"template {imported.magnum_name!r}: {', '.join(sorted(held))} "
+                            "hold(s) credential material: not written"
+                        )
+            for place, what in credential_paths({"labels": dict(imported.labels)}):
+                self.errors.append(
+                    DefinitionError(
+                        f"holds credential material ({what}): a template's labels are "
+                        "written into the fleet; the import writes nothing",
+                        where=imported.where,
+                        field=place,
+                    )
+                )
+            generated[variable] = _template_decl(
+                imported, variable, optional.get(uuid, set()), held
+            )
             refs[uuid] = (module_name, variable)
-        path = (self.config.clusters_dir / f"{TEMPLATES_MODULE}.py").resolve()
+        catalog_path = (self.config.clusters_dir / f"{TEMPLATES_MODULE}.py").resolve()
         if not any(module == module_name for module, _ in refs.values()):
             return refs, None
-        return refs, (path, templates_module(list(generated.values())))
+        return refs, (catalog_path, templates_module(list(generated.values())))
+
+    # -- credentials
+    def check_credentials(self, cluster: StateCluster) -> None:
+        """A declared value holding credential material: refused, named by its place."""
+        objects = [(cluster.where, cluster.declared())]
+        objects += [(g.resource.where, g.declared()) for g in cluster.node_groups]
+        for where, values in objects:
+            for path, what in credential_paths(values):
+                self.errors.append(
+                    DefinitionError(
+                        f"holds credential material ({what}): the fleet would write it into "
+                        "the repository and dist/; the import writes nothing",
+                        where=where,
+                        field=path,
+                    )
+                )
 
     # -- labels the fleet cannot express
     def check_labels(self, cluster: StateCluster) -> None:

@@ -1,0 +1,32 @@
+"""Credentials in what an import would write, found before anything is written.
+
+The same detection as the secret guard of ``fleet synth``
+(:func:`fleet.checks.secret_guard.find_secret_material`: PEM keys, kubeconfigs with
+credentials, passwords in URLs, literal values in fields named like credentials), run on
+the values an import takes from its input, including those that never render (a
+template's attributes). A finding names the place, never the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fleet.checks.secret_guard import find_secret_material
+from fleet.core.manifest import Manifest
+
+
+def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(path, what)`` for each value of ``values`` (nested maps and lists) that holds
+    credential material: ``labels.password`` -> "literal value in credential field ..."."""
+    probe = Manifest(
+        environment="",
+        body={"apiVersion": "fleet.import/v1", "kind": "Input", "metadata": {}, "values": values},
+        folder="",
+        source="",
+    )
+    found = []
+    for problem in find_secret_material([probe]):
+        path = problem.field_path.removeprefix("values").lstrip(".")
+        found.append((path, problem.message.split(";")[0]))
+    return found
