@@ -357,6 +357,8 @@ def _plain(
     attribute: str, value: Any, *, block: Block | None, default: Any, ignored: Sequence[str]
 ) -> Value:
     """An attribute no parent gives: Magnum's default when left out."""
+    if value is None:
+        return Value(attribute=attribute, value=value, fate=UNSET, rule="not in the state")
     if block is not None and attribute in block.arguments:
         fate = CREATE_ONLY if attribute in ignored else CARRIED
         return Value(
@@ -373,6 +375,8 @@ def _node_count(value: Any, ignored: Sequence[str], autoscaled: bool, why: str) 
     """``node_count``: Default 1 and not Computed, so always declared; only the size at
     creation under ``ignore_changes``, or where something else resizes the pool (the
     fleet renders it in ``spec.initProvider`` then, and never enforces it)."""
+    if value is None:
+        return Value(attribute="node_count", value=value, fate=UNSET, rule="not in the state")
     if "node_count" in ignored:
         return Value(
             attribute="node_count",

@@ -30,3 +30,14 @@ def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
         path = problem.field_path.removeprefix("values").lstrip(".")
         found.append((path, problem.message.split(";")[0]))
     return found
+
+
+HIDDEN = "a value that looks like a credential (not shown)"
+
+
+def shown(value: Any, field: str = "value") -> str:
+    """``repr(value)`` for a message, unless it holds credential material (by its content,
+    or because ``field`` is named like a credential): then :data:`HIDDEN`."""
+    if isinstance(value, str | Mapping | list) and credential_paths({field or "value": value}):
+        return HIDDEN
+    return repr(value)

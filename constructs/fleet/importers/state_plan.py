@@ -248,7 +248,7 @@ def _cluster_keywords(
     origins = {"name": "name", "template": "cluster_template_id", "project": "project_id"}
     for value in cluster.values:
         option = by_tf.get(value.attribute)
-        if option is None or value.attribute == "labels":
+        if option is None or value.attribute == "labels" or value.value is None:
             continue
         carried = value.fate in DECLARED or value.attribute in promoted
         if carried or (option.required and value.fate == INHERITED):
@@ -306,7 +306,7 @@ def _group_keywords(
     keywords: dict[str, Value] = {"name": group.magnum_name}
     for value in group.values:
         option = by_tf.get(value.attribute)
-        if option is None or value.attribute == "labels":
+        if option is None or value.attribute == "labels" or value.value is None:
             continue
         carried = value.fate in DECLARED or value.attribute in promoted
         if carried or (option.required and value.fate == INHERITED):

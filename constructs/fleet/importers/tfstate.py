@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.importers.secrets import shown
 from fleet.importers.tfvars import ImportedCluster
 
 CLUSTER = "openstack_containerinfra_cluster_v1"
@@ -384,7 +385,8 @@ def check_state(
             if mine is not None and theirs is not None and mine != theirs:
                 problems.append(
                     DefinitionError(
-                        f"tfvars has {mine!r}, the state has {attribute} = {theirs!r} at "
+                        f"tfvars has {shown(mine, key)}, the state has {attribute} = "
+                        f"{shown(theirs, attribute)} at "
                         f"{resource.where}",
                         where=cluster.where(key.split(".")[0].split("[")[0]),
                         field=key,

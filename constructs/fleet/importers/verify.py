@@ -21,6 +21,7 @@ from fleet.core.options import Option, options_of
 from fleet.importers.codegen import ClusterDecl
 from fleet.importers.plan import ImportResult
 from fleet.importers.render_check import check_render
+from fleet.importers.secrets import shown
 from fleet.importers.tfvars import (
     CONNECTION_KEYS,
     ImportedCluster,
@@ -129,7 +130,8 @@ def check_cluster(
         if expected != actual or type(expected) is not type(actual):
             problems.append(
                 DefinitionError(
-                    f"tfvars has {expected!r}, the rendered {what} has {actual!r}",
+                    f"tfvars has {shown(expected, key)}, the rendered {what} has "
+                    f"{shown(actual, key)}",
                     where=cluster.where(key.split(".")[0].split("[")[0]),
                     field=key,
                 )
