@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from fleet.core.config import FleetConfig
+from fleet.core.errors import FleetError
 from fleet.core.words import plural
 from fleet.importers import command_help as texts
 
@@ -18,7 +19,14 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.importers.plan import write_files
     from fleet.importers.state_plan import StateOptions, plan_state_import
 
+    if args.derive_templates or args.template_uuid:
+        flag = "--derive-templates" if args.derive_templates else "--template-uuid"
+        raise FleetError(
+            f"{flag} is for tfvars (--tfvars): a state gives every template, with its UUID"
+        )
     given = [(Path(p), None) for p in args.states] + [(Path(p), env) for env, p in args.state]
+    if not given:
+        raise FleetError("no state: give STATE files, or --state ENV=PATH")
     plan = plan_state_import(
         config,
         StateOptions(
@@ -47,6 +55,11 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
 
     if args.source == "tfstate" and not args.tfvars:
         return _tfstate(args, config)
+    if args.source == "tfstate" and (args.state or args.source_dir):
+        raise FleetError(
+            "--state ENV=PATH and --source are for the state import: leave out --tfvars, or "
+            "give the states as STATE"
+        )
     if args.source == "tfstate":
         paths, states = args.tfvars, args.states
     else:

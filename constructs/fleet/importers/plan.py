@@ -500,7 +500,7 @@ def scan_fleet(config: FleetConfig, ours: Mapping[str, Path]) -> ExistingFleet:
             )
         if isinstance(decl, FleetCluster):
             for env in decl.environments:
-                key = (env, decl.cluster_name(env))
+                key = (env, decl.cloud_name(env))
                 if mine:
                     found.ours[key] = file
                 else:
