@@ -270,14 +270,14 @@ def _cluster_keywords(
             labels = {k: v for k, v in labels.items() if k not in BOUND_LABELS}
         elif "node_count" not in create_only:
             create_only.append("node_count")
-            source = "its labels" if AUTOSCALER_LABEL in labels else "its template"
+            source = "its labels turn" if AUTOSCALER_LABEL in labels else "its template turns"
             bounds = ", ".join(
                 f"{k}={cluster.magnum_labels[k]}"
                 for k in BOUND_LABELS
                 if k in cluster.magnum_labels
             )
             notes.append(
-                f"{source} turn on Magnum's autoscaler ({AUTOSCALER_LABEL}={switch}) without "
+                f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={switch}) without "
                 f"both bounds ({bounds or 'none'}: the driver's defaults apply): node_count "
                 "is create-only, the labels stay as they are"
             )
