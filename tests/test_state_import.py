@@ -27,6 +27,7 @@ from support import HYBRID, REPO, tree_hash
 from fleet import FleetConfig
 from fleet.cli.main import main
 from fleet.core.manifest import Manifest
+from fleet.importers.hcl import read_configuration
 from fleet.importers.state_plan import StateOptions, StatePlan, plan_state_import
 
 REAL = Path(__file__).parent / "fixtures" / "terraform" / "real"
@@ -463,3 +464,105 @@ def test_tfvars_import_of_a_real_shape_names_it(
     assert f"error: {given}{message}" in output
     assert not any(marker in output for marker in SECRET_MARKERS)
     assert tree_hash(fleet_copy) == before
+
+
+# --- the pieces -------------------------------------------------------------------------------
+
+
+def edited_state(tmp_path: Path, fixture: str, state: str, to: str, **changes: Any) -> Path:
+    """A copy of a fixture state with its cluster's attributes changed."""
+    document = json.loads((REAL / fixture / state).read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            resource["instances"][0]["attributes"].update(changes)
+    path = tmp_path / to
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_the_same_address_in_two_environments_is_one_declaration(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    dev = REAL / "ppouliot-magnum-clusters/state/terraform.tfstate"
+    prod = edited_state(
+        tmp_path,
+        "ppouliot-magnum-clusters",
+        "state/terraform.tfstate",
+        "prod.tfstate",
+        id="8a6b2c1d-0e9f-4a3b-8c7d-6e5f4a3b2c1d",
+        name="cluster_2",
+        node_count=5,
+    )
+    plan = plan_state_import(
+        FleetConfig.load(fleet_copy),
+        StateOptions(states=[(dev, "dev"), (prod, "prod")]),
+    )
+    (decl,) = plan.declarations
+    assert [m.cluster.environment for m in decl.members] == ["dev", "prod"]
+    text = plan.files[decl.module]
+    assert 'name=per_env(dev="cluster_1", prod="cluster_2")' in text
+    assert "node_count=per_env(dev=3, prod=5)" in text
+    assert 'environments=["dev", "prod"]' in text
+    rendered = by_external_name(list(plan.manifests["prod"]), "ClusterV1")
+    body = rendered["8a6b2c1d-0e9f-4a3b-8c7d-6e5f4a3b2c1d"]
+    assert body["spec"]["forProvider"]["nodeCount"] == 5
+
+
+def test_a_template_known_only_by_uuid_is_declared_with_it(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    document = json.loads((REAL / "ppouliot-magnum-clusters/state/terraform.tfstate").read_text())
+    document["resources"] = [
+        r
+        for r in document["resources"]
+        if r["type"] != "openstack_containerinfra_clustertemplate_v1"
+    ]
+    state = tmp_path / "no-template.tfstate"
+    state.write_text(json.dumps(document))
+    plan = plan_state_import(FleetConfig.load(fleet_copy), StateOptions(states=[(state, "dev")]))
+    (template,) = plan.templates.values()
+    assert (template.uuid, template.known_from) == ("2bd81fb0-754a-4db4-8f3e-6868a41347c8", "uuid")
+    assert template.kubernetes_version == "v1.14.6"  # the cluster's coe_version
+    (decl,) = plan.declarations
+    member = decl.members[0]
+    # Nothing tells what the template gave: every value the state holds is declared.
+    assert member.keywords["flavor"] == "m1.medium"
+    assert member.keywords["master_flavor"] == "m1.large"
+    catalog = next(t for p, t in plan.files.items() if p.name == "_imported_templates.py")
+    assert 'uuid="2bd81fb0-754a-4db4-8f3e-6868a41347c8"' in catalog
+    assert "known only by the UUID its clusters name" in catalog
+
+
+def test_lifecycle_ignore_changes_is_read_from_the_configuration(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'resource "openstack_containerinfra_nodegroup_v1" "a" {\n'
+        "  lifecycle {\n"
+        '    ignore_changes = [node_count, labels["x"]]\n'
+        "  }\n"
+        "  node_count = 1\n"
+        "}\n"
+        'resource "openstack_containerinfra_cluster_v1" "b" {\n'
+        "  lifecycle { ignore_changes = all }\n"
+        "}\n"
+    )
+    configuration = read_configuration(tmp_path)
+    group = configuration.block((), "resource", "openstack_containerinfra_nodegroup_v1", "a")
+    cluster = configuration.block((), "resource", "openstack_containerinfra_cluster_v1", "b")
+    assert group is not None and group.ignore_changes == ("node_count", "labels")
+    assert group.at("node_count") == f"{tmp_path / 'main.tf'}:5"
+    assert cluster is not None and cluster.ignore_changes == ("all",)
+
+
+def test_flags_of_the_other_import_are_refused(
+    fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(REAL / "ppouliot-magnum-clusters/state/terraform.tfstate")
+    assert run_cli(fleet_copy, ["import", "tfstate", state, "--derive-templates"], capsys) == (
+        2,
+        "error: --derive-templates is for tfvars (--tfvars): a state gives every template, "
+        "with its UUID\n",
+    )
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", state, "--tfvars", "x", "--state", f"dev={state}"], capsys
+    )
+    assert code == 2 and "--state ENV=PATH and --source are for the state import" in output
