@@ -211,7 +211,18 @@ def test_every_state_value_is_rendered_unchanged(fixture: str, hybrid_copy: Path
     assert problems == []
 
 
-@pytest.mark.parametrize("fixture", FIXTURES)
+PER_ENV_TEMPLATE_AND_PROJECT = pytest.mark.xfail(
+    strict=True,
+    reason="paws: one cluster per datacenter, each in its own OpenStack project with its own "
+    "template; MagnumCluster takes one project and one template (not per_env), so the "
+    "importer declares two clusters and says why in the report",
+)
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [pytest.param(f, marks=PER_ENV_TEMPLATE_AND_PROJECT) if f == "paws" else f for f in FIXTURES],
+)
 def test_one_declaration_per_expected_cluster(fixture: str, hybrid_copy: Path) -> None:
     plan = imported(fixture, hybrid_copy)
     found = sorted(sorted(m.cluster.environment for m in d.members) for d in plan.declarations)

@@ -1,19 +1,25 @@
 """Credentials in what an import would write, found before anything is written.
 
-The same detection as the secret guard of ``fleet synth``
-(:func:`fleet.checks.secret_guard.find_secret_material`: PEM keys, kubeconfigs with
-credentials, passwords in URLs, literal values in fields named like credentials), run on
-the values an import takes from its input, including those that never render (a
-template's attributes). A finding names the place, never the value.
+The secret guard of ``fleet synth`` (the ``secret-guard`` check of the registry,
+:mod:`fleet.checks.secret_guard`: PEM keys, kubeconfigs with credentials, passwords in URLs,
+literal values in fields named like credentials), run on the values an import takes from
+its input, including those that never render (a template's attributes). A finding names
+the place, never the value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from fleet.checks.secret_guard import find_secret_material
+from fleet.checks.registry import BUILTIN_CHECKS, CheckContext, run_checks
+from fleet.core.config import FleetConfig
 from fleet.core.manifest import Manifest
+
+_GUARD = next(c for c in BUILTIN_CHECKS if c.name == "secret-guard")
+_CONTEXT = CheckContext(FleetConfig(root=Path(".")), None)
+"""The guard reads nothing of its context."""
 
 
 def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -26,7 +32,7 @@ def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
         source="",
     )
     found = []
-    for problem in find_secret_material([probe]):
+    for problem in run_checks([_GUARD], [probe], _CONTEXT)[_GUARD.name]:
         path = problem.field_path.removeprefix("values").lstrip(".")
         found.append((path, problem.message.split(";")[0]))
     return found
