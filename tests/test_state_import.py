@@ -577,3 +577,12 @@ def test_flags_of_the_other_import_are_refused(
         fleet_copy, ["import", "tfstate", state, "--tfvars", "x", "--state", f"dev={state}"], capsys
     )
     assert code == 2 and "--state ENV=PATH and --source are for the state import" in output
+
+
+def test_clusters_not_merged_say_why(hybrid_copy: Path) -> None:
+    plan = imported("paws", hybrid_copy)
+    assert (
+        "paws-127d (prod): not merged across environments at "
+        "openstack_containerinfra_cluster_v1.k8s_127d: project differs (MagnumCluster takes "
+        "one project)"
+    ) in plan.report
