@@ -73,6 +73,7 @@ from fleet.importers.state_codegen import (
 from fleet.importers.state_verify import Mismatch, check_cluster
 from fleet.importers.tfstate import StateFile, read_state_file
 from fleet.importers.tfvars import Connection
+from fleet.pipeline.synth import Synth
 
 _GENERIC_STEMS = ("terraform", "state", "default", "show", "tfstate")
 
@@ -521,6 +522,16 @@ def plan_state_import(config: FleetConfig, options: StateOptions) -> StatePlan:
     return planner.plan()
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Rendered:
+    """One attempt: the declarations, their files, the render, what it changes."""
+
+    declarations: list[PlannedDeclaration]
+    files: dict[Path, str]
+    synth: Synth
+    mismatches: list[Mismatch]
+
+
 class _Planner:
     """One import's decisions, made in order: modules, projects, templates, declarations."""
 
@@ -555,33 +566,19 @@ class _Planner:
             self.check_labels(cluster)
             self.check_credentials(cluster)
         promoted: dict[str, frozenset[str]] = {}
-        for attempt in range(2):
-            declarations, files, sources = self.build(existing, modules, template_refs, promoted)
-            if template_file is not None:
-                files[template_file[0]] = template_file[1]
-            for path in files:
-                _check_writable(path, self.errors)
-            if self.errors:
-                raise DefinitionErrors(self.errors)
-            envs = sorted(
-                {m.cluster.environment for d in declarations for m in d.members},
-                key=self.config.environments.index,
-            )
-            translate = _Translator(sources, declarations).translate
-            synth = check_render(self.config, files, envs, translate)
-            mismatches = [
-                x
-                for d in declarations
-                for m in d.members
-                for x in check_cluster(m.cluster, synth.manifests.get(m.cluster.environment, []))
-            ]
-            # An inherited value the fleet renders anyway (its own default) is declared
-            # with the state's value, once; any other difference is an error.
-            more = _promotions(mismatches) if attempt == 0 else {}
-            if not more:
-                break
-            for where, attributes in more.items():
-                promoted[where] = promoted.get(where, frozenset()) | attributes
+        rendered = self.render(existing, modules, template_refs, template_file, promoted)
+        # An inherited value the fleet renders anyway (its own default) is declared with
+        # the state's value, once; any other difference is an error.
+        more = _promotions(rendered.mismatches)
+        if more:
+            promoted = dict(more)
+            rendered = self.render(existing, modules, template_refs, template_file, promoted)
+        declarations, files, synth, mismatches = (
+            rendered.declarations,
+            rendered.files,
+            rendered.synth,
+            rendered.mismatches,
+        )
         if mismatches:
             raise DefinitionErrors(
                 [
@@ -610,6 +607,36 @@ class _Planner:
             report=report,
             manifests=synth.manifests,
         )
+
+    def render(
+        self,
+        existing: ExistingFleet,
+        modules: Mapping[str, Path],
+        template_refs: Mapping[str, tuple[str, str]],
+        template_file: tuple[Path, str] | None,
+        promoted: Mapping[str, frozenset[str]],
+    ) -> _Rendered:
+        """Build the modules, render them in the fleet, and compare with the states."""
+        declarations, files, sources = self.build(existing, modules, template_refs, promoted)
+        if template_file is not None:
+            files[template_file[0]] = template_file[1]
+        for path in files:
+            _check_writable(path, self.errors)
+        if self.errors:
+            raise DefinitionErrors(self.errors)
+        envs = sorted(
+            {m.cluster.environment for d in declarations for m in d.members},
+            key=self.config.environments.index,
+        )
+        translate = _Translator(sources, declarations).translate
+        synth = check_render(self.config, files, envs, translate)
+        mismatches = [
+            x
+            for d in declarations
+            for m in d.members
+            for x in check_cluster(m.cluster, synth.manifests.get(m.cluster.environment, []))
+        ]
+        return _Rendered(declarations=declarations, files=files, synth=synth, mismatches=mismatches)
 
     def build(
         self,
