@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from fleet.clouds.magnum.cluster import AUTOSCALER_LABEL, autoscaler_on
@@ -127,7 +127,6 @@ class ImportedTemplate:
     values: Mapping[str, Any]
     """Every non-computed, non-empty attribute but ``name`` and ``labels``, by Terraform name."""
     kubernetes_version: str
-    environments: tuple[str, ...] = ()
 
     @property
     def known(self) -> bool:
@@ -700,26 +699,7 @@ def read_import(
         )
     if errors:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
-    used: dict[str, list[str]] = {}
-    for cluster in clusters:
-        used.setdefault(cluster.template.uuid, []).append(cluster.environment)
-    final = {
-        uuid: _with_environments(t, used.get(uuid, []))
-        for uuid, t in {**templates, **{c.template.uuid: c.template for c in clusters}}.items()
-    }
-    return StateImport(
-        templates=final,
-        clusters=tuple(_replace_template(c, final[c.template.uuid]) for c in clusters),
-        ignored=tuple(ignored),
-    )
-
-
-def _with_environments(template: ImportedTemplate, envs: Sequence[str]) -> ImportedTemplate:
-    return replace(template, environments=tuple(dict.fromkeys(envs)))
-
-
-def _replace_template(cluster: StateCluster, template: ImportedTemplate) -> StateCluster:
-    return replace(cluster, template=template)
+    return StateImport(templates=templates, clusters=tuple(clusters), ignored=tuple(ignored))
 
 
 def _read_cluster(

@@ -286,7 +286,7 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     if written:
         files[config.clusters_dir / f"{TEMPLATES_MODULE}.py"] = templates_module(written)
     for path in files:
-        _check_writable(path, errors)
+        check_writable(path, errors)
     if errors:
         raise DefinitionErrors(errors)
     report.extend(migration_report(planned, notes, observe=options.observe, config=config))
@@ -514,17 +514,18 @@ def _our_modules(
     """The generated modules this import replaces: community -> module (``""``: --out)."""
     if options.out is not None:
         path = options.out.resolve()
-        return {"": path} if _generated(path) else {}
+        return {"": path} if generated_module(path) else {}
     found: dict[str, Path] = {}
     if config.clusters_dir.is_dir():
         for path in sorted(config.clusters_dir.glob("*.py")):
             for community in communities:
-                if _generated(path, f"(community {community})"):
+                if generated_module(path, f"(community {community})"):
                     found[community] = path.resolve()
     return found
 
 
-def _generated(path: Path, title: str = "") -> bool:
+def generated_module(path: Path, title: str = "") -> bool:
+    """Whether ``path`` is a module an import wrote (of ``title``'s community, if given)."""
     try:
         first = path.read_text(encoding="utf-8").split("\n", 1)[0]
     except (OSError, UnicodeDecodeError):
@@ -928,8 +929,8 @@ def _differing(a: Connection, b: Connection) -> str:
     return ", ".join(fields)
 
 
-def _check_writable(path: Path, errors: list[DefinitionError]) -> None:
-    """Only a module this command generated may be replaced."""
+def check_writable(path: Path, errors: list[DefinitionError]) -> None:
+    """Only a module an import generated may be replaced."""
     if not path.exists():
         return
     try:
@@ -939,7 +940,7 @@ def _check_writable(path: Path, errors: list[DefinitionError]) -> None:
     if not generated:
         errors.append(
             DefinitionError(
-                "exists and was not written by `fleet import tfvars`; choose another --out",
+                "exists and was not written by `fleet import`; choose another --out",
                 where=str(path),
             )
         )
@@ -952,7 +953,7 @@ def migration_report(
     it is adopted, then what needs a person."""
     lines: list[str] = []
     for path, declarations in sorted(planned.declarations.items()):
-        shown = _relative(path, config)
+        shown = relative(path, config)
         reused = {p.variable: p for p in planned.projects[path] if p.reused is not None}
         for decl in sorted(declarations, key=lambda d: d.construct_id):
             for member in decl.members:
@@ -972,7 +973,8 @@ def migration_report(
     return lines
 
 
-def _relative(path: Path, config: FleetConfig) -> str:
+def relative(path: Path, config: FleetConfig) -> str:
+    """``path`` relative to the project, for messages (as given when outside it)."""
     try:
         return str(path.relative_to(config.root.resolve()))
     except ValueError:

@@ -27,10 +27,10 @@ from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
+from fleet.core.names import object_name_from
 from fleet.core.options import Option, options_of
 from fleet.core.validators import check_dns_label
 from fleet.importers.codegen import (
-    GENERATED_PREFIX,
     Call,
     Raw,
     Value,
@@ -56,8 +56,11 @@ from fleet.importers.plan import (
     TEMPLATES_MODULE,
     Catalog,
     ExistingFleet,
+    check_writable,
+    generated_module,
     load_catalog,
     match_project,
+    relative,
     scan_fleet,
 )
 from fleet.importers.render_check import check_render
@@ -175,13 +178,6 @@ def _number(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
-
-
-def dns_name(name: str) -> str:
-    """A DNS-1123 label from a Magnum name: ``cluster_1`` -> ``cluster-1``."""
-    label = re.sub(r"[^a-z0-9-]+", "-", name.lower())
-    label = re.sub(r"-{2,}", "-", label).strip("-")[:63].strip("-")
-    return label or "cluster"
 
 
 _FIRST = ("name", "environments", "project", "template")
@@ -557,7 +553,7 @@ class _Planner:
 
     def plan(self) -> StatePlan:
         modules = {c.state.source: self.module_of(c.state) for c in self.model.clusters}
-        ours = {str(p): p for p in set(modules.values()) if _generated(p)}
+        ours = {str(p): p for p in set(modules.values()) if generated_module(p)}
         existing = scan_fleet(self.config, ours)
         catalog = load_catalog(self.config)
         template_refs, template_file = self.templates(catalog)
@@ -621,7 +617,7 @@ class _Planner:
         if template_file is not None:
             files[template_file[0]] = template_file[1]
         for path in files:
-            _check_writable(path, self.errors)
+            check_writable(path, self.errors)
         if self.errors:
             raise DefinitionErrors(self.errors)
         envs = sorted(
@@ -894,7 +890,7 @@ class _Planner:
             if len(found) > 1 and len(sources) == len(found) and problem is None:
                 name = _name_value(found)
                 stem = name if isinstance(name, str) else found[-1].cluster.magnum_name
-                construct_id = dns_name(stem.replace("-{env}", "").replace("{env}-", ""))
+                construct_id = object_name_from(stem.replace("-{env}", "").replace("{env}-", ""))
                 planned.append(
                     PlannedDeclaration(
                         construct_id=construct_id, members=tuple(found), module=found[0].module
@@ -905,7 +901,7 @@ class _Planner:
             for member in found:
                 planned.append(
                     PlannedDeclaration(
-                        construct_id=dns_name(member.cluster.magnum_name),
+                        construct_id=object_name_from(member.cluster.magnum_name),
                         members=(member,),
                         module=member.module,
                         merge_note=note,
@@ -952,7 +948,7 @@ class _Planner:
             for member in decl.members:
                 c = member.cluster
                 head = f"{c.magnum_name} ({c.environment})"
-                shown = _relative(member.module, self.config)
+                shown = relative(member.module, self.config)
                 others = [m.cluster.environment for m in decl.members if m is not member]
                 merged = f", merged with {', '.join(others)}" if others else ""
                 lines.append(
@@ -1019,31 +1015,6 @@ def _fates(values: Sequence[Any], parent: str) -> list[str]:
     return out
 
 
-def _relative(path: Path, config: FleetConfig) -> str:
-    try:
-        return str(path.relative_to(config.root.resolve()))
-    except ValueError:
-        return str(path)
-
-
-def _generated(path: Path) -> bool:
-    try:
-        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
-    except (OSError, UnicodeDecodeError):
-        return False
-    return first.startswith(f'"""{GENERATED_PREFIX}')
-
-
-def _check_writable(path: Path, errors: list[DefinitionError]) -> None:
-    if path.exists() and not _generated(path):
-        errors.append(
-            DefinitionError(
-                "exists and was not written by `fleet import`; choose another --out",
-                where=str(path),
-            )
-        )
-
-
 class _Translator:
     """A problem of the rendered result, as the input value that caused it."""
 
@@ -1065,7 +1036,7 @@ class _Translator:
             member = self.declarations[construct_id].members[0]
             cluster = member.cluster
             for group in cluster.node_groups:
-                object_part = re.sub(r"[^a-z0-9]+", "-", group.magnum_name.lower()).strip("-")
+                object_part = object_name_from(group.magnum_name)
                 if f"(node group {group.magnum_name})" in what or what.endswith(f"-{object_part}"):
                     return DefinitionError(
                         f"{message} (the import writes nothing)",

@@ -88,8 +88,9 @@ def importable(cls: type) -> tuple[Option, ...]:
 
 
 def cluster_options() -> tuple[Option, ...]:
-    """The optional ``openstack_containerinfra_cluster_v1`` arguments ClusterV1 renders."""
-    return importable(MagnumCluster)
+    """The optional ``openstack_containerinfra_cluster_v1`` arguments ClusterV1 renders,
+    besides those the layout holds as its own keys (:data:`CLUSTER_KEYS`)."""
+    return tuple(o for o in importable(MagnumCluster) if o.terraform not in CLUSTER_KEYS)
 
 
 def node_group_options() -> tuple[Option, ...]:
