@@ -586,3 +586,25 @@ def test_clusters_not_merged_say_why(hybrid_copy: Path) -> None:
         "openstack_containerinfra_cluster_v1.k8s_127d: project differs (MagnumCluster takes "
         "one project)"
     ) in plan.report
+
+
+def test_one_template_module_reused_across_communities(
+    fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two workspaces imported one after the other: both templates in one module, each with
+    its comment, and the first community's module unchanged."""
+    folder = REAL / "2i2c-infrastructure"
+    source = ["--source", str(folder / "source/terraform/openstack")]
+    first = ["import", "tfstate", "--state", f"prod={folder}/state/projectpythia-binder.show.json"]
+    assert run_cli(fleet_copy, [*first, *source], capsys)[0] == 0
+    binder = (fleet_copy / "clusters" / "projectpythia_binder.py").read_text()
+    second = ["import", "tfstate", "--state", f"prod={folder}/state/2i2c-jetstream2.tfstate"]
+    code, output = run_cli(fleet_copy, [*second, *source], capsys)
+    assert code == 0, output
+    catalog = (fleet_copy / "clusters" / "_imported_templates.py").read_text()
+    assert catalog.count("= ClusterTemplate(") == 2
+    assert catalog.count("# Magnum template 'ubuntu-jammy-kube-v1.") == 2
+    assert 'uuid="cafe8e6d-ca3a-4c0c-a1d3-30a7e5687016"' in catalog
+    assert 'uuid="be529a97-f060-4958-b8ce-30c955648e18"' in catalog
+    assert (fleet_copy / "clusters" / "projectpythia_binder.py").read_text() == binder
+    assert main(["--root", str(fleet_copy), "synth"]) == 0

@@ -10,6 +10,7 @@ Nothing is written here: the caller writes :attr:`StatePlan.files`.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -774,8 +775,11 @@ class _Planner:
                 by_uuid.setdefault(uuid, (name, template))
         module_name = f"{self.config.clusters_dir.name}.{TEMPLATES_MODULE}"
         generated: dict[str, TemplateDecl] = {}
+        catalog_path = (self.config.clusters_dir / f"{TEMPLATES_MODULE}.py").resolve()
+        earlier = _comments(catalog_path)
         for spec in catalog.generated.values():
-            variable = template_variable(spec.name)
+            ref = catalog.refs.get(spec.name)
+            variable = ref.variable if ref is not None else template_variable(spec.name)
             keywords: list[tuple[str, Value]] = [
                 ("name", spec.name),
                 ("kubernetes_version", spec.kubernetes_version),
@@ -790,7 +794,9 @@ class _Planner:
                 keywords.append(
                     ("uuid", spec.uuid if isinstance(spec.uuid, str) else dict(spec.uuid))
                 )
-            generated[variable] = TemplateDecl(variable=variable, keywords=tuple(keywords))
+            generated[variable] = TemplateDecl(
+                variable=variable, keywords=tuple(keywords), comment=earlier.get(variable, ())
+            )
         optional: dict[str, set[str]] = {}
         for cluster in self.model.clusters:
             keys = optional.setdefault(cluster.template.uuid, set())
@@ -837,7 +843,6 @@ class _Planner:
                 imported, variable, optional.get(uuid, set()), held
             )
             refs[uuid] = (module_name, variable)
-        catalog_path = (self.config.clusters_dir / f"{TEMPLATES_MODULE}.py").resolve()
         if not any(module == module_name for module, _ in refs.values()):
             return refs, None
         return refs, (catalog_path, templates_module(list(generated.values())))
@@ -975,6 +980,27 @@ class _Planner:
                 notes = self.notes.get((c.environment, c.magnum_name), [])
                 lines.extend(f"{head}: {note}" for note in dict.fromkeys(notes))
         return lines
+
+
+def _comments(path: Path) -> dict[str, tuple[str, ...]]:
+    """The comment above each module-level assignment of a generated module (kept when an
+    import rewrites it), by variable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return {}
+    lines = text.split("\n")
+    found: dict[str, tuple[str, ...]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            above: list[str] = []
+            number = node.lineno - 2
+            while number >= 0 and lines[number].startswith("# "):
+                above.insert(0, lines[number][2:].removesuffix("  # noqa: E501"))
+                number -= 1
+            found[node.targets[0].id] = tuple(above)
+    return found
 
 
 def _promotions(mismatches: Sequence[Mismatch]) -> dict[str, frozenset[str]]:
