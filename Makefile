@@ -51,6 +51,7 @@ fmt: setup
 
 typecheck: setup
 	$(BIN)/mypy
+	node node_modules/pyright/index.js --pythonpath $(BIN)/python constructs/fleet
 
 unit: setup
 	$(BIN)/pytest

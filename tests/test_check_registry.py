@@ -36,6 +36,7 @@ from fleet import (
 from fleet.checks.problem import InvalidObjects
 from fleet.checks.registry import BUILTIN_CHECKS, run_checks, verdict_key
 from fleet.cli.main import main
+from fleet.core.declaration import FleetConstruct
 
 POLICY = """\
 import os
@@ -345,3 +346,35 @@ def test_only_the_registry_lists_the_checks() -> None:
             ):
                 users[node.id].add(module)
     assert users == {name: {"checks/registry.py"} for name in FUNCTIONS}
+
+
+class _Gadget(FleetConstruct):
+    """A declaration of a kind of the user's own, whose CRD the fleet does not have."""
+
+    def render(self, environment: str) -> list[Manifest]:
+        body = {"apiVersion": "example.org/v1", "kind": "Gadget", "metadata": {"name": "g"}}
+        return [self._manifest(environment, "extra", body)]
+
+
+def test_a_schemaless_kind_is_accepted_by_its_fleet_only(tmp_path: Path) -> None:
+    refused = testing.fleet(environments=["dev"], root=tmp_path / "a")
+    _Gadget(refused, "gadget")
+    with pytest.raises(InvalidObjects, match=r"no schema for example\.org/v1 Gadget"):
+        testing.synth(refused, validate=True)
+
+    accepted = testing.fleet(environments=["dev"], root=tmp_path / "b")
+    Checks.of(accepted).accept_schemaless("example.org/v1", "Gadget")
+    _Gadget(accepted, "gadget")
+    assert testing.synth(accepted, validate=True).get("Gadget", "g")
+
+    # Nothing is left behind in the process: a third fleet is refused again.
+    again = testing.fleet(environments=["dev"], root=tmp_path / "c")
+    _Gadget(again, "gadget")
+    with pytest.raises(InvalidObjects, match="no schema"):
+        testing.synth(again, validate=True)
+
+
+def test_accept_schemaless_refuses_an_empty_kind() -> None:
+    app = testing.fleet(environments=["dev"])
+    with pytest.raises(DefinitionError, match="kind: must be a non-empty string"):
+        Checks.of(app).accept_schemaless("example.org/v1", "")

@@ -150,7 +150,12 @@ def test_init_synth_and_validate_without_a_checkout_or_node(installed: Installed
     assert validate.returncode == 0, validate.stdout + validate.stderr
     assert validate.stdout.endswith(f"valid against the CRDs in {crds.stdout.strip()}\n")
     assert crds.stdout.startswith(str(installed.venv))
-    for argv in (("ruff", "check", "."), ("ruff", "format", "--check", "."), ("pytest", "-q")):
+    for argv in (
+        ("ruff", "check", "."),
+        ("ruff", "format", "--check", "."),
+        ("mypy",),
+        ("pytest", "-q"),
+    ):
         result = installed.run(*argv, cwd=project)
         assert result.returncode == 0, (argv, result.stdout + result.stderr)
     pull = installed.run("fleet", "crds", "pull", cwd=project)  # all present: no download

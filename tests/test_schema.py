@@ -25,7 +25,6 @@ from fleet.checks.schema import (
     FORMATS,
     Problem,
     convert_schema,
-    declare_schemaless,
     validate_manifests,
 )
 
@@ -384,8 +383,8 @@ def test_served_versions_only() -> None:
 def test_schemaless_kind() -> None:
     body = {"apiVersion": "example.org/v1", "kind": "Gadget", "metadata": {"name": "g"}}
     assert len(problems(body)) == 1
-    declare_schemaless("example.org/v1", "Gadget")
-    assert problems(body) == []
+    gadget = {("example.org/v1", "Gadget")}
+    assert validate_manifests([manifest(body)], crds_dir=crds_dir(), schemaless=gadget) == []
 
 
 def test_core_kinds_use_kubernetes_schemas() -> None:

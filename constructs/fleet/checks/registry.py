@@ -70,6 +70,8 @@ class CheckContext:
 
     config: FleetConfig
     crds_dir: Path | None
+    schemaless: frozenset[tuple[str, str]] = frozenset()
+    """(apiVersion, kind) the fleet accepts without a schema (:meth:`Checks.accept_schemaless`)."""
 
 
 CheckFunction = Callable[[Sequence[Manifest], CheckContext], list[Problem]]
@@ -130,13 +132,13 @@ def _schema(manifests: Sequence[Manifest], context: CheckContext) -> list[Proble
     # (every command, a fleet's own checks) need not pay.
     from fleet.checks.schema import validate_manifests
 
-    return validate_manifests(manifests, crds_dir=context.crds_dir)
+    return validate_manifests(manifests, crds_dir=context.crds_dir, schemaless=context.schemaless)
 
 
 def _schema_inputs(context: CheckContext) -> str:
     from fleet.checks.schema import schema_inputs
 
-    return schema_inputs(context.crds_dir)
+    return schema_inputs(context.crds_dir, context.schemaless)
 
 
 def _references(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
@@ -167,6 +169,7 @@ BUILTIN_CHECKS: tuple[Check, ...] = (
 # --- a fleet's own checks ----------------------------------------------------------------------
 
 _METADATA = "fleet:check"
+_SCHEMALESS = "fleet:schemaless"
 """The ``add_metadata`` type a fleet's own checks are kept under, on the Fleet's node."""
 
 
@@ -219,6 +222,23 @@ class Checks:
                     field="name",
                 )
         self._fleet.node.add_metadata(_METADATA, check)
+
+    def accept_schemaless(self, api_version: str, kind: str) -> None:
+        """Let objects of ``api_version``/``kind`` pass the schema check without a CRD (a
+        kind of your own whose CRD the fleet does not have): they are then not checked."""
+        for value, field in ((api_version, "api_version"), (kind, "kind")):
+            if not isinstance(value, str) or not value:
+                raise DefinitionError(
+                    f"must be a non-empty string, got {value!r}",
+                    where=caller_location(),
+                    field=field,
+                )
+        self._fleet.node.add_metadata(_SCHEMALESS, (api_version, kind))
+
+    @property
+    def schemaless(self) -> frozenset[tuple[str, str]]:
+        """The (apiVersion, kind) pairs :meth:`accept_schemaless` let through."""
+        return frozenset(e.data for e in self._fleet.node.metadata if e.type == _SCHEMALESS)
 
     def _entries(self) -> list[MetadataEntry]:
         return [e for e in self._fleet.node.metadata if e.type == _METADATA]

@@ -37,7 +37,7 @@ import importlib.util
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -129,21 +129,6 @@ _PLAIN = (
 )
 
 
-# --- schemaless registry -------------------------------------------------------------------
-
-_SCHEMALESS: set[tuple[str, str]] = set()
-
-
-def declare_schemaless(api_version: str, kind: str) -> None:
-    """Accept objects of ``api_version``/``kind`` without a schema (they are not checked)."""
-    _SCHEMALESS.add((api_version, kind))
-
-
-def is_schemaless(api_version: str, kind: str) -> bool:
-    """Whether ``declare_schemaless`` was called for this apiVersion/kind."""
-    return (api_version, kind) in _SCHEMALESS
-
-
 # --- which CRDs, and what a verdict depends on ------------------------------------------------
 
 
@@ -159,11 +144,13 @@ def available_crds_dir() -> Path | None:
     return None
 
 
-def schema_inputs(crds_dir: Path | None) -> str:
+def schema_inputs(
+    crds_dir: Path | None, schemaless: Collection[tuple[str, str]] = frozenset()
+) -> str:
     """Digest of what a schema verdict depends on besides the object and this code: the
     contents of the CRD files in ``crds_dir`` (None: not checked) and the schemaless kinds."""
     h = hashlib.blake2b(digest_size=16)
-    h.update(repr(sorted(_SCHEMALESS)).encode())
+    h.update(repr(sorted(schemaless)).encode())
     if crds_dir is None:
         h.update(b"\0no-crds")
     else:
@@ -397,11 +384,16 @@ def _check(manifest: Manifest, compiled: _Compiled) -> list[Problem]:
 
 
 def validate_manifests(
-    manifests: Sequence[Manifest], *, crds_dir: Path | None = None
+    manifests: Sequence[Manifest],
+    *,
+    crds_dir: Path | None = None,
+    schemaless: Collection[tuple[str, str]] = frozenset(),
 ) -> list[Problem]:
     """Check every manifest against its CRD (or core Kubernetes) schema.
 
-    ``crds_dir`` defaults to ``$FLEET_CRDS_DIR`` or the vendored ``crds/``.
+    ``crds_dir`` defaults to ``$FLEET_CRDS_DIR`` or the packaged CRDs; objects of the
+    ``schemaless`` (apiVersion, kind) pairs without a schema pass unchecked (a fleet's
+    ``Checks.of(fleet).accept_schemaless``).
     Schemas are loaded and compiled once per process. Returns the problems found, in
     manifest order; an empty list means every object is valid.
     """
@@ -414,14 +406,14 @@ def validate_manifests(
             continue
         compiled = _crd_validator(index, api_version, kind) or _core_validator(api_version, kind)
         if compiled is None:
-            if not is_schemaless(api_version, kind):
+            if (api_version, kind) not in schemaless:
                 problems.append(
                     Problem.of(
                         manifest,
                         "",
                         f"no schema for {api_version} {kind}: no served CRD version in "
                         f"{index.directory} and not a core Kubernetes kind; add its CRD, "
-                        "or declare it schemaless",
+                        "or declare it schemaless (Checks.of(fleet).accept_schemaless)",
                     )
                 )
             continue

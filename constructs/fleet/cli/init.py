@@ -40,7 +40,7 @@ CI_FILES = {
     "gitlab": ("gitlab-ci.yml", ".gitlab-ci.yml"),
     "github": ("github-actions.yml", ".github/workflows/fleet.yml"),
 }
-DEV_TOOLS = ("pytest", "ruff", "syrupy")
+DEV_TOOLS = ("mypy", "pytest", "ruff", "syrupy", "types-pyyaml")
 """The tool's pinned dev dependencies a fleet repository needs too."""
 DEFAULT_REPO_URL = "https://git.example.org/platform/fleet.git"
 ALLOWED_EXISTING = {".git"}

@@ -80,7 +80,7 @@ def _environment(fleet: Fleet, environment: str, settings: _Settings) -> _Render
     check_unique(rendered)
     store = synth_cache.SynthCache(settings.config.root, environment, active=settings.use_cache)
     checks = Checks.of(fleet).all if settings.validate else ()
-    context = CheckContext(settings.config, settings.crds_dir)
+    context = CheckContext(settings.config, settings.crds_dir, Checks.of(fleet).schemaless)
     verdict = verdict_key(checks, context) if settings.validate and store.active else ""
     files: dict[str, bytes] = {}
     entries: list[tuple[bytes, bytes, str]] = []

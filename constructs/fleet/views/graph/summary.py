@@ -205,5 +205,8 @@ def fitted_mermaid(
         text, still = _overflow(graph, max_edges, max_text)
         if not still:
             return FittedMermaid(text, tuple(graph.notes))
-    graph.notes.append(f"Even summarized, it has {still}.")
-    return FittedMermaid(to_mermaid(graph), tuple(graph.notes))
+        if by == GROUPINGS[-1]:
+            # The coarsest summary is returned anyway, saying it is still over.
+            graph.notes.append(f"Even summarized, it has {still}.")
+            return FittedMermaid(to_mermaid(graph), tuple(graph.notes))
+    raise AssertionError("GROUPINGS is empty")
