@@ -125,6 +125,13 @@ def _create_only(values: Sequence[Any], cls: type, notes: list[str], what: str) 
     return found
 
 
+def _required(attribute: str, cls: str) -> str:
+    return (
+        f"{attribute} is inherited but declared all the same ({cls} requires it), with "
+        "Magnum's value"
+    )
+
+
 def cluster_keywords(
     cluster: StateCluster,
     template_variable_name: str,
@@ -150,6 +157,8 @@ def cluster_keywords(
         if carried or (option.required and value.fate == INHERITED):
             keywords[option.keyword] = _number(value.value)
             origins[option.keyword] = value.attribute
+        if not carried and option.required and value.fate == INHERITED:
+            notes.append(_required(value.attribute, "MagnumCluster"))
     if region is not None and "openstack_region" not in keywords:
         keywords["openstack_region"] = region
         origins["openstack_region"] = "region"
@@ -207,6 +216,10 @@ def group_keywords(
         carried = value.fate in DECLARED or value.attribute in promoted
         if carried or (option.required and value.fate == INHERITED):
             keywords[option.keyword] = _number(value.value)
+        if not carried and option.required and value.fate == INHERITED:
+            notes.append(
+                f"node group {group.magnum_name!r}: {_required(value.attribute, 'NodeGroup')}"
+            )
     labels = dict(group.labels)
     zone = labels.pop("availability_zone", None)
     if zone is not None:
