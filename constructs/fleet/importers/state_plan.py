@@ -283,7 +283,13 @@ class _Planner:
                         f"declared though inherited ({', '.join(sorted(attributes))} of "
                         f"{where}): the fleet renders another value when it is left out"
                     )
-        report = [*self.model.ignored, *self.report(declarations)]
+        used = {c.root for c in self.configurations.values()}
+        unused = [
+            f"--source {source}: declares none of the states' Magnum resources: not read"
+            for source in self.options.sources
+            if source not in used
+        ]
+        report = [*self.model.ignored, *unused, *self.report(declarations)]
         return StatePlan(
             files=files,
             declarations=declarations,
