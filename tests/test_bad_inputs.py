@@ -253,8 +253,9 @@ CASES = [
     Case(
         "duplicate-cluster-name",
         {"clusters/broken.py": magnum(name='"web-{env}"')},
-        r"clusters/broken\.py:\d+ \(x\): name: two objects ClusterV1 web-dev in dev: the other "
-        r"is clusters/base\.py:\d+ \(web\)$",
+        r"clusters/broken\.py:\d+ \(x\): name: cluster name 'web-dev' in dev is also that of "
+        r"cluster 'web' at clusters/base\.py:\d+: their objects and folder would be one; pin "
+        r"another with object_name= on one of them$",
     ),
     Case(
         "duplicate-construct-id",
@@ -298,10 +299,46 @@ CASES = [
         r"\(given for: dev, prod\) and no default$",
     ),
     Case(
-        "bad-dns-name",
-        {"clusters/broken.py": magnum(name='"Web_Cluster"')},
-        r"clusters/broken\.py:\d+ \(x\): name: must be lower-case letters, digits and '-', "
-        r"start and end with a letter or digit, at most 63 characters; got 'Web_Cluster'$",
+        "magnum-refused-name",
+        {"clusters/broken.py": magnum(name='"Web Cluster"')},
+        r"clusters/broken\.py:\d+ \(x\): name: Magnum refuses the cluster name 'Web Cluster': "
+        r"1 to 242 characters, an ASCII letter first, then letters, digits, '_', '\.' or '-' "
+        r"\(magnum/api/controllers/v1/cluster\.py\)$",
+    ),
+    Case(
+        "one-magnum-name-in-two-environments",
+        {"clusters/broken.py": magnum(name='"shared"', environments='["dev", "prod"]')},
+        r"clusters/broken\.py:\d+ \(x\): name: environments dev and prod both render Magnum "
+        r"cluster 'shared' in the same OpenStack project \(project 'BROKEN'\): each management "
+        r"cluster would adopt and reconcile the same cluster; put \{env\} in the name, or set "
+        r"separate_clouds=True on project 'broken' if each environment's credentials reach "
+        r"another cloud or project$",
+    ),
+    Case(
+        "object-name-collision",
+        {"clusters/broken.py": magnum(name='"Web-{env}"')},
+        r"clusters/broken\.py:\d+ \(x\): name: object name 'web-dev' in dev \(derived from "
+        r"'Web-dev'\) is also that of cluster 'web' at clusters/base\.py:\d+: their objects and "
+        r"folder would be one; pin another with object_name= on one of them$",
+    ),
+    Case(
+        "node-group-object-name-collision",
+        {
+            "clusters/broken.py": magnum(
+                node_groups='[NodeGroup(name="user-m3.large", flavor="m2.large", node_count=1), '
+                'NodeGroup(name="user-m3_large", flavor="m2.large", node_count=1)]'
+            )
+        },
+        r"clusters/broken\.py:\d+ \(node group user-m3_large\): object_name: node groups "
+        r"'user-m3\.large' \(clusters/broken\.py:\d+\) and 'user-m3_large' both have the object "
+        r"name 'user-m3-large' \(their NodegroupV1 names would be one\): pin another with "
+        r"NodeGroup\(object_name=\.\.\.\) on one of them$",
+    ),
+    Case(
+        "create-only-name",
+        {"clusters/broken.py": magnum(create_only='("name",)')},
+        r"clusters/broken\.py:\d+ \(x\): create_only: 'name' cannot be create-only: the name "
+        r"is how Magnum and the provider know it \(ForceNew\), and it never changes in the fleet$",
     ),
     Case(
         "min-above-max",

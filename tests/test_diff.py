@@ -321,6 +321,16 @@ def test_deletion_findings_without_a_known_module_still_group() -> None:
     assert only.subject == "clusters/a.py"
 
 
+def test_deletion_findings_find_the_module_by_the_magnum_name() -> None:
+    """A cluster named ``Cluster_1-{env}`` in Magnum lives in the folder of its object
+    name, ``cluster-1-dev``: the module that spells the Magnum name defined it."""
+    diff = compare(_removed(**{"cluster-1-dev": _cluster("cluster-1-dev", "a")}), {})
+    homelab = 'MagnumCluster(fleet, "c", name="Cluster_1-{env}", environments=["dev"], ...)'
+    sources = DefinitionSources(base_modules={"clusters/a.py": AIS, "clusters/homelab.py": homelab})
+    [finding] = grouped_by_source(deletions(diff, retired={}), sources)
+    assert finding.subject == "clusters/homelab.py"
+
+
 def test_deletion_findings_of_a_rename_name_the_new_objects_module() -> None:
     base = tree("dev", *_cluster("old-dev"), folder="clusters/old-dev")
     head = tree("dev", *_cluster("new-dev"), folder="clusters/new-dev")

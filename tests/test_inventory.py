@@ -202,6 +202,7 @@ def test_json_has_every_field(tmp_path: Path) -> None:
     assert data[0] == {
         "environment": "dev",
         "cluster": "web-dev",
+        "cloud_name": "web-dev",
         "id": "web",
         "cloud": "magnum",
         "template": "k8s-1.30",
@@ -247,11 +248,13 @@ def test_json_has_every_field(tmp_path: Path) -> None:
 def test_csv_exact(tmp_path: Path) -> None:
     assert to_csv(inventory(_tiny(tmp_path))) == (
         "environment,cluster,cloud,template,kubernetes_version,node_pools,nodes,min_nodes,"
-        "max_nodes,account,registered_in_argocd,deletion_protection,retired\n"
-        "dev,web-dev,magnum,k8s-1.30,v1.30.1,default-worker a burst,2,2,7,PROJ,true,true,false\n"
-        "dev,lab,magnum,k8s-1.30,v1.30.1,default-worker a,3,,,PROJ,false,false,false\n"
-        "prod,web-prod,magnum,k8s-1.30,v1.30.1,default-worker a burst,4,4,9,PROJ,false,true,false\n"
-        "prod,old,magnum,k8s-1.30,v1.30.1,default-worker,1,,,PROJ,false,true,true\n"
+        "max_nodes,account,registered_in_argocd,deletion_protection,retired,cloud_name\n"
+        "dev,web-dev,magnum,k8s-1.30,v1.30.1,default-worker a burst,2,2,7,PROJ,true,true,false,"
+        "web-dev\n"
+        "dev,lab,magnum,k8s-1.30,v1.30.1,default-worker a,3,,,PROJ,false,false,false,lab\n"
+        "prod,web-prod,magnum,k8s-1.30,v1.30.1,default-worker a burst,4,4,9,PROJ,false,true,false,"
+        "web-prod\n"
+        "prod,old,magnum,k8s-1.30,v1.30.1,default-worker,1,,,PROJ,false,true,true,old\n"
     )
 
 

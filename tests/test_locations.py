@@ -104,7 +104,7 @@ def define(fleet: Fleet) -> None:
         # an unknown keyword, with did-you-mean
         ("flavour='x',", "flavour", "unknown keyword argument"),
         # the declaration's own check, after the argument checks passed
-        ('labels={"auto_scaling_enabled": "true"},', "labels", "is set from min_node_count"),
+        ('labels={"min_node_count": "1"},', "labels", "is set from min_node_count"),
         # a per_env key that is no environment
         ("master_count=per_env(dve=1),", "master_count", "per_env key 'dve'"),
         # a nested value's own check: its line inside the nested call

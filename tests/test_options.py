@@ -181,6 +181,8 @@ def test_an_optional_cluster_option_renders_where_its_table_says(
     project = OpenStackProject(fleet, "p", project_name="P")
     value = SAMPLES[option.scalar]  # type: ignore[index]
     other = False if value is True else value
+    args: dict[str, Any] = {"flavor": "m1", "keypair": "k"}
+    args[option.keyword] = per_env(dev=value, prod=other)
     cluster = MagnumCluster(
         fleet,
         "c",
@@ -188,10 +190,8 @@ def test_an_optional_cluster_option_renders_where_its_table_says(
         environments=["dev", "prod"],
         project=project,
         template=_template(),
-        flavor="m1",
-        keypair="k",
         node_count=1,
-        **{option.keyword: per_env(dev=value, prod=other)},
+        **args,
     )
     for env, expected in (("dev", value), ("prod", other)):
         (body,) = [m.body for m in cluster.manifests(env) if m.kind == "ClusterV1"]
@@ -287,7 +287,8 @@ def test_a_subclass_option_is_checked_resolved_rendered_and_imported(fleet: Flee
 
 def test_required_and_per_env_come_from_the_annotation() -> None:
     table = options_of(MagnumCluster)
-    assert table["flavor"].required and table["flavor"].per_env
+    assert table["node_count"].required and table["node_count"].per_env
+    assert not table["flavor"].required and table["flavor"].per_env  # the template's
     assert not table["create_timeout_minutes"].required
     assert not table["create_timeout_minutes"].per_env
     assert table["docker_volume_size_gb"].scalar is int

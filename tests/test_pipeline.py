@@ -126,7 +126,7 @@ def test_duplicate_identity_names_both_definitions(
     )
     assert main(["--root", str(root), "synth"]) == 2
     err = capsys.readouterr().err
-    assert "two objects ClusterV1 same in dev" in err
+    assert "cluster name 'same' in dev is also that of cluster 'one'" in err
     assert "clusters/a.py" in err and "clusters/b.py" in err
     assert not (root / "dist").exists()
 

@@ -490,7 +490,7 @@ class ArgoCd(FleetConstruct):
                 # Keep the live values of the ignored fields when syncing (ArgoCD >= 2.3).
                 options.append("RespectIgnoreDifferences=true")
             app(
-                f"{prefix}-cluster-{cluster.cluster_name(environment)}",
+                f"{prefix}-cluster-{cluster.object_name(environment)}",
                 bs.git_source(config, environment, cluster.folder(environment)),
                 last,
                 dest=cluster.kubeconfig_secret(environment).namespace,

@@ -56,6 +56,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
+from fleet.core.names import label_value_from
 from fleet.core.refs import Ref, article
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_dns_subdomain
@@ -96,9 +97,14 @@ def check_labels(labels: Mapping[str, str], *, where: str, field: str) -> dict[s
         ):
             raise DefinitionError(f"invalid label key {key!r}", where=where, field=field)
         if not isinstance(value, str) or len(value) > 63 or not _LABEL_NAME.match(value):
+            derived = (
+                f" (the fleet's {key} label holds {label_value_from(value)!r} for it)"
+                if key in (LABEL_TEMPLATE, LABEL_REGION) and isinstance(value, str)
+                else ""
+            )
             raise DefinitionError(
                 f"label {key!r}: value must be at most 63 letters, digits, '-', '_' or '.', "
-                f"starting and ending with a letter or digit, got {value!r}",
+                f"starting and ending with a letter or digit, got {value!r}{derived}",
                 where=where,
                 field=field,
             )
@@ -108,22 +114,39 @@ def check_labels(labels: Mapping[str, str], *, where: str, field: str) -> dict[s
 def cluster_labels(cluster: FleetCluster, environment: str) -> dict[str, str]:
     """The ArgoCD labels of ``cluster``: what ApplicationSets select on.
 
-    ``fleet/cluster``, ``fleet/environment``, ``fleet/cloud``, ``fleet/region``,
-    ``fleet/kubernetes-version`` and, where the cloud has templates, ``fleet/template``;
-    then the cluster's own ``fleet_labels``.
+    ``fleet/cluster`` (the object name), ``fleet/environment``, ``fleet/cloud``,
+    ``fleet/region``, ``fleet/kubernetes-version`` and, where the cloud has templates,
+    ``fleet/template``; then the cluster's own ``fleet_labels``. The region and the
+    template are the cloud's free text (Magnum: ``Kubernetes v1.26.8``): their labels hold
+    :func:`~fleet.core.names.label_value_from` of it (``Kubernetes-v1.26.8``; no
+    ``fleet/template`` when nothing is left), and :func:`cluster_annotations` the text
+    itself where it differs.
     """
     labels = {
-        LABEL_CLUSTER: cluster.cluster_name(environment),
+        LABEL_CLUSTER: cluster.object_name(environment),
         LABEL_ENVIRONMENT: environment,
         LABEL_CLOUD: cluster.cloud,
-        LABEL_REGION: cluster.region(environment),
+        LABEL_REGION: label_value_from(cluster.region(environment)),
         LABEL_KUBERNETES_VERSION: cluster.kubernetes_version(environment),
     }
-    template = cluster.template_name(environment)
+    template = label_value_from(cluster.template_name(environment) or "")
     if template:
         labels[LABEL_TEMPLATE] = template
     labels.update(cluster.fleet_labels)
     return labels
+
+
+def cluster_annotations(cluster: FleetCluster, environment: str) -> dict[str, str]:
+    """The region's and the template's names as the cloud spells them, under the keys of
+    their labels, where the label value had to differ (:func:`cluster_labels`)."""
+    out: dict[str, str] = {}
+    for key, text in (
+        (LABEL_REGION, cluster.region(environment)),
+        (LABEL_TEMPLATE, cluster.template_name(environment) or ""),
+    ):
+        if label_value_from(text) != text:
+            out[key] = text
+    return out
 
 
 class ArgoRegistration(FleetConstruct):
@@ -336,7 +359,7 @@ def push_secret(
 ) -> dict[str, Any]:
     """The External Secrets ``PushSecret`` that copies the cluster's kubeconfig to the store."""
     ref = cluster.kubeconfig_secret(environment)
-    name = cluster.cluster_name(environment)
+    name = cluster.object_name(environment)
     remote_key = export.remote_key.replace("{env}", environment).replace("{cluster}", name)
     return {
         "apiVersion": PUSH_SECRET_API_VERSION,
@@ -363,7 +386,7 @@ def registration_body(
     registration: ArgoRegistration | None = None,
 ) -> dict[str, Any]:
     """The provider-argocd ``Cluster`` for ``cluster`` in ``environment``."""
-    name = cluster.cluster_name(environment)
+    name = cluster.object_name(environment)
     labels = cluster_labels(cluster, environment)
     where = registration.context if registration else cluster.context
     for_provider: dict[str, Any] = {
@@ -379,6 +402,9 @@ def registration_body(
         if registration.shard is not None:
             for_provider["shard"] = registration.shard
     for_provider["labels"] = check_labels(labels, where=where, field="fleet_labels")
+    annotations = cluster_annotations(cluster, environment)
+    if annotations:
+        for_provider["annotations"] = annotations
     return {
         "apiVersion": CLUSTER_API_VERSION,
         "kind": "Cluster",

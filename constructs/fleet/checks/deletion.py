@@ -26,6 +26,7 @@ from fleet.checks.references import (
 from fleet.clouds.base import cloud_plugins
 from fleet.core import layout
 from fleet.core.manifest import Identity, Manifest
+from fleet.core.names import object_name_from
 from fleet.core.words import plural
 
 KindPattern = tuple[str, str]
@@ -228,9 +229,12 @@ def _module(source: str) -> str:
 
 
 def _spells(text: str, name: str, environment: str) -> bool:
+    """Whether a string literal of ``text`` is the object name ``name`` (a cluster's
+    folder), or a cloud name it is derived from (``"Cluster"`` for ``cluster``,
+    :func:`fleet.core.names.object_name_from`), literally or as a ``{env}`` template."""
     for match in _STRING.finditer(text):
         literal = match.group(1) if match.group(1) is not None else match.group(2)
-        if literal == name or literal.replace("{env}", environment) == name:
+        if object_name_from(literal.replace("{env}", environment)) == name:
             return True
     return False
 

@@ -17,6 +17,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
+from fleet.core.names import object_name_for
 from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
@@ -262,7 +263,9 @@ class NodePoolSummary:
     """A node pool as fleet-wide code sees it, whatever the cloud calls it."""
 
     name: str
-    machine_size: str
+    machine_size: str | None
+    """The machine's size (a flavor, a shape); None: the cloud's default (a Magnum
+    cluster's workers without ``flavor`` get the template's)."""
     node_count: int | None
     min_node_count: int | None
     max_node_count: int | None
@@ -299,7 +302,8 @@ class FleetCluster(FleetConstruct):
     """
 
     name: str | PerEnv[str] = option(
-        doc="The cluster's name (``{env}`` is replaced by the environment); never changes."
+        doc="The cluster's name in its cloud (``{env}`` is replaced by the environment); "
+        "never changes."
     )
     fleet_labels: Mapping[str, str] = option(
         factory=dict, doc="Labels of the cluster's ArgoCD registration (FleetPackage selects)."
@@ -339,12 +343,14 @@ class FleetCluster(FleetConstruct):
     def __post_init__(self) -> None:
         """The names per environment and the lifecycle fields, checked."""
         super().__post_init__()
-        self._names: dict[str, str] = {}
+        self._cloud_names: dict[str, str] = {}
+        self._object_names: dict[str, str] = {}
         for env in self.environments:
-            value = resolve(self.name, env, where=self.context, field="name")
-            if "{env}" in value:
-                value = value.replace("{env}", env)
-            self._names[env] = check_dns_label(value, where=self.context, field="name")
+            value = resolve(self.name, env, where=self.context, field="name").replace("{env}", env)
+            self._cloud_names[env] = self.check_cloud_name(value, env)
+            self._object_names[env] = object_name_for(
+                value, self.pinned_object_name(env), where=self.context
+            )
         self.fleet_labels = MappingProxyType(dict(self.fleet_labels))
         for key in self.fleet_labels:
             if key.startswith(FLEET_LABEL_PREFIX):
@@ -399,13 +405,46 @@ class FleetCluster(FleetConstruct):
         """Whether the cluster, in some environment, or one of its node pools is retired."""
         return bool(self.retired_environments or self.retired_pool_names())
 
+    # --- names ---------------------------------------------------------------------------
+
+    def check_cloud_name(self, name: str, environment: str) -> str:
+        """``name`` if the cloud takes it as the cluster's name in ``environment``, else the
+        error naming the cloud's rule. Default: a DNS-1123 label, for clouds whose
+        controller names the cloud's cluster after its Kubernetes object (CAPOCI names the
+        OKE cluster after the OCIManagedControlPlane)."""
+        return check_dns_label(name, where=self.context, field="name")
+
+    def pinned_object_name(self, environment: str) -> str | None:
+        """The object name the declaration pins in ``environment`` (None: derived from the
+        cloud's name). Clouds whose names need not be Kubernetes names offer a pin."""
+        return None
+
+    def cloud_name(self, environment: str) -> str:
+        """The cluster's name in its cloud in ``environment``, byte for byte as declared
+        (``{env}`` replaced): Magnum's ``Cluster``, ``cluster_1``. Only what the cloud
+        reads takes it; every Kubernetes object and folder uses :meth:`object_name`."""
+        return self._cloud_names[environment]
+
+    def object_name(self, environment: str) -> str:
+        """The cluster's Kubernetes name in ``environment``: the ``metadata.name`` of its
+        objects, its folder, its ArgoCD registration and Application, its connection
+        Secret, the ``fleet/cluster`` label. The pinned one, else derived from
+        :meth:`cloud_name` (:func:`fleet.core.names.object_name_from`: ``Cluster`` ->
+        ``cluster``, ``cluster_1`` -> ``cluster-1``; a DNS-1123 label is its own)."""
+        return self._object_names[environment]
+
     def cluster_name(self, environment: str) -> str:
-        """The cluster's name in ``environment``."""
-        return self._names[environment]
+        """:meth:`object_name` (its older name, kept for existing callers)."""
+        return self._object_names[environment]
 
     def folder(self, environment: str) -> str:
         """The cluster's folder inside ``dist/<environment>/``."""
-        return layout.cluster_folder(self.cluster_name(environment))
+        return layout.cluster_folder(self.object_name(environment))
+
+    def prepare(self) -> None:
+        """Check that no other cluster of the fleet has the same object name in one of
+        this cluster's environments (once every ``define()`` has run)."""
+        self.fleet.catalog(_ObjectNames).check(self)
 
     def kubernetes_version(self, environment: str) -> str:
         """The Kubernetes version the cluster runs in ``environment`` (``v1.30.1``)."""
@@ -450,3 +489,57 @@ class FleetCluster(FleetConstruct):
         if self.is_retired(environment):
             return []
         return super().manifests(environment)
+
+
+class _ObjectNames:
+    """The object names of a fleet's clusters per environment, found once (prepare phase):
+    two clusters with one object name would share their objects and folder."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[tuple[str, str], list[FleetCluster]] | None = None
+
+    def check(self, cluster: FleetCluster) -> None:
+        """The error for ``cluster`` when an earlier-declared cluster (by file and line,
+        so in any module order) has one of its object names."""
+        if self._by_name is None:
+            found: dict[tuple[str, str], list[FleetCluster]] = {}
+            for declaration in cluster.fleet.declarations():
+                if isinstance(declaration, FleetCluster):
+                    for env in declaration.environments:
+                        key = (env, declaration.object_name(env))
+                        found.setdefault(key, []).append(declaration)
+            self._by_name = {
+                key: sorted(members, key=lambda c: (c.where, c.node.path))
+                for key, members in found.items()
+                if len(members) > 1
+            }
+        for env in cluster.environments:
+            members = self._by_name.get((env, cluster.object_name(env)), [])
+            if members and members[0] is not cluster:
+                raise _collision(members[0], cluster, env)
+
+
+def _collision(first: FleetCluster, second: FleetCluster, environment: str) -> DefinitionError:
+    """Two clusters with one object name in ``environment``: the error at the second."""
+    name = second.object_name(environment)
+    pins = any(
+        type(c).pinned_object_name is not FleetCluster.pinned_object_name for c in (first, second)
+    )
+    pin = "pin another with object_name= on one of them" if pins else "rename one of them"
+
+    def origin(c: FleetCluster) -> str:
+        if c.pinned_object_name(environment) is not None:
+            return " (pinned)"
+        cloud = c.cloud_name(environment)
+        return f" (derived from {cloud!r})" if cloud != name else ""
+
+    if first.cloud_name(environment) == second.cloud_name(environment):
+        what = f"cluster name {name!r} in {environment} is also that of cluster"
+    else:
+        what = f"object name {name!r} in {environment}{origin(second)} is also that of cluster"
+    return DefinitionError(
+        f"{what} {first.node.path!r}{origin(first)} at {first.where}: their objects and "
+        f"folder would be one; {pin}",
+        where=second.context,
+        field="name",
+    )

@@ -35,6 +35,7 @@ CSV_COLUMNS = (
     "registered_in_argocd",
     "deletion_protection",
     "retired",
+    "cloud_name",
 )
 """The columns of the CSV: one value per cell, booleans as ``true``/``false``."""
 
@@ -93,6 +94,9 @@ class InventoryRow:
 
     environment: str
     cluster: str
+    """The cluster's object name (its folder, its ArgoCD registration)."""
+    cloud_name: str
+    """Its name in its cloud (Magnum's ``Cluster``), where it may differ."""
     construct_id: str
     cloud: str
     template: str | None
@@ -127,6 +131,8 @@ class InventoryRow:
     def notes(self) -> list[str]:
         """What sets the cluster apart from the usual one (registered, protected, live)."""
         out = ["retired"] if self.retired else []
+        if self.cloud_name != self.cluster:
+            out.append(f"{self.cloud} name {self.cloud_name!r}")
         if not self.registered_in_argocd and not self.retired:
             out.append("not in ArgoCD")
         if not self.deletion_protection:
@@ -138,6 +144,7 @@ class InventoryRow:
         return {
             "environment": self.environment,
             "cluster": self.cluster,
+            "cloud_name": self.cloud_name,
             "id": self.construct_id,
             "cloud": self.cloud,
             "template": self.template,
@@ -199,7 +206,8 @@ def inventory(fleet: Fleet, *, environments: Iterable[str] | None = None) -> lis
             rows.append(
                 InventoryRow(
                     environment=env,
-                    cluster=cluster.cluster_name(env),
+                    cluster=cluster.object_name(env),
+                    cloud_name=cluster.cloud_name(env),
                     construct_id=cluster.construct_id,
                     cloud=cluster.cloud,
                     template=cluster.template_name(env),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from fleet.clouds.base import (
@@ -16,14 +18,17 @@ from fleet.clouds.base import (
     resolve_counts,
     unique_pools,
 )
+from fleet.clouds.magnum.names import check_cluster_name, check_node_group_name
 from fleet.clouds.magnum.plugin import MAGNUM_PLUGIN
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX, OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.layout import AFTER_CLUSTER_WAVE, SYNC_WAVE
 from fleet.core.manifest import Manifest
+from fleet.core.names import object_name_for
 from fleet.core.options import (
     option,
+    options_of,
     render_object,
     render_values,
     rendered,
@@ -31,6 +36,7 @@ from fleet.core.options import (
     value_type,
 )
 from fleet.core.refs import Ref, mutator, target_of
+from fleet.core.tree import did_you_mean
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, caller_location, resolve
 
@@ -69,8 +75,81 @@ RESERVED_NODE_GROUPS = (DEFAULT_WORKER, "default-master")
 """Magnum names a cluster's own node groups ``default-<role>`` (magnum/conductor/utils.py);
 another node group of that name is refused (NodeGroupAlreadyExists, api/controllers/v1/
 nodegroup.py)."""
-AUTOSCALING_LABELS = ("auto_scaling_enabled", "min_node_count", "max_node_count")
-"""The cluster labels that turn on Magnum's cluster autoscaler and bound ``default-worker``."""
+AUTOSCALER_LABEL = "auto_scaling_enabled"
+"""The cluster label that turns on Magnum's cluster autoscaler for ``default-worker``."""
+BOUND_LABELS = ("min_node_count", "max_node_count")
+"""The cluster labels that bound ``default-worker`` for the autoscaler (the fleet sets them
+from ``min_node_count`` and ``max_node_count``)."""
+_TRUE = frozenset(("1", "t", "true", "on", "y", "yes"))
+
+
+def autoscaler_on(value: str) -> bool:
+    """Whether a driver turns the autoscaler on for ``auto_scaling_enabled=value``: the Heat
+    driver for ``true`` in any case (magnum 22.0.0
+    ``drivers/common/templates/kubernetes/fragments/enable-auto-scaling.sh``), the Cluster
+    API driver for what ``oslo_utils.strutils.bool_from_string`` reads as true
+    (stackhpc/magnum-capi-helm ``driver.py`` ``_get_label_bool``); either is enough."""
+    return value.strip().lower() in _TRUE
+
+
+def _int_label(labels: Mapping[str, str], key: str) -> int | None:
+    """A label that holds a count (``min_node_count``), None where absent or no integer."""
+    try:
+        return int(labels[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def _group_create_only(group: NodeGroup, counts: NodeCounts) -> tuple[str, ...]:
+    """The NodegroupV1 arguments of ``group`` rendered in ``spec.initProvider`` only: its
+    ``create_only``, and ``node_count`` where it has bounds (something else resizes it)."""
+    fields = tuple(group.create_only)
+    bounded = counts.min_node_count is not None or counts.max_node_count is not None
+    if bounded and "node_count" not in fields:
+        fields += ("node_count",)
+    return fields
+
+
+def _group_external(group: NodeGroup, environment: str, cluster_external: str) -> str:
+    """The node group's external name in ``environment``: Terraform's id
+    ``<cluster>/<node group>``. Declared, its cluster part must be the cluster's external
+    name: terraform-provider-openstack v3.4.0 reads ``cluster_id`` back from the id
+    (``resource_openstack_containerinfra_nodegroup_v1.go``, Read: ``parsePairedIDs``,
+    ``d.Set("cluster_id", clusterID)``; Create: ``d.SetId(clusterID + "/" + UUID)`` with
+    ``clusterID = d.Get("cluster_id")``) and ``cluster_id`` is ForceNew, so ``clusterId``
+    (the cluster's external name) and the id must agree."""
+    if group.external_name is None:
+        return f"{cluster_external}/{group.name}"
+    value = resolve(group.external_name, environment, where=group.where, field="external_name")
+    cluster_part, slash, group_part = value.partition("/")
+    if not slash or not group_part or cluster_part != cluster_external:
+        raise DefinitionError(
+            f"node group {group.name!r} ({environment}): external name {value!r} must be "
+            f"'{cluster_external}/<node group UUID>', the cluster's external name first: "
+            "the provider reads clusterId back from it (ForceNew); adopt the cluster by the "
+            "same id (external_name= on the cluster)",
+            where=f"{group.where} (node group {group.name})",
+            field="external_name",
+        )
+    return value
+
+
+def _unique_groups(groups: Sequence[object], *, where: str) -> tuple[NodeGroup, ...]:
+    """``groups`` if their Magnum names and object names are unique, else the error naming
+    both node groups (and the pin, ``object_name=``)."""
+    out = unique_pools(groups, NodeGroup, where=where, field="node_groups", noun="node group")
+    seen: dict[str, NodeGroup] = {}
+    for group in out:
+        other = seen.setdefault(group.kube_name, group)
+        if other is not group:
+            raise DefinitionError(
+                f"node groups {other.name!r} ({other.where}) and {group.name!r} both have the "
+                f"object name {group.kube_name!r} (their NodegroupV1 names would be one): "
+                "pin another with NodeGroup(object_name=...) on one of them",
+                where=f"{group.where} (node group {group.name})",
+                field="object_name",
+            )
+    return out
 
 
 @value_type
@@ -86,9 +165,20 @@ class NodeGroup:
     (``docker_volume_size_gb``, ``image_id``, ``role``) are rendered only when set
     (Magnum's defaults when left out). ``external_name`` is Terraform's id of the node
     group, ``<cluster id>/<node group id>`` (default: the cluster's external name, ``/``,
-    the node group's name). Counts may differ per environment (:class:`PerEnv`).
+    the node group's name); its cluster part is the cluster's external name, and
+    ``clusterId``. Counts may differ per environment (:class:`PerEnv`).
     ``retired=True`` removes the node group from the render in every environment (see
     docs: retiring); its name stays taken.
+
+    ``name`` is Magnum's, rendered byte for byte (``user-m3.large``): any 1 to 255
+    characters, except what Magnum or the provider cannot find by name unless the node
+    group is adopted by ``external_name`` (an integer, a UUID, ``/``, ``?``, ``#``,
+    ``%``: :mod:`fleet.clouds.magnum.names`). The NodegroupV1 is named
+    ``<cluster object name>-<object_name>``, where ``object_name`` is derived from the name
+    (:func:`fleet.core.names.object_name_from`: ``user-m3.large`` -> ``user-m3-large``)
+    unless pinned. ``create_only`` names arguments used to create the node group and
+    never enforced afterwards (Terraform's ``ignore_changes``): they render in
+    ``spec.initProvider``, and the object is not late-initialized.
     """
 
     argument_noun: ClassVar[str] = "node group"
@@ -146,11 +236,25 @@ class NodeGroup:
     external_name: str | PerEnv[str] | None = option(
         default=None, doc="Terraform's id of the node group, to adopt it."
     )
+    object_name: str | None = option(
+        default=None,
+        doc="The end of the NodegroupV1's name (default: derived from ``name``).",
+    )
+    create_only: Sequence[str] = option(
+        default=(),
+        doc="Arguments used at creation only, never enforced after (``ignore_changes``).",
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", caller_location())
         ctx = f"{self.where} (node group {self.name})"
-        check_dns_label(self.name, where=ctx, field="name")
+        check_node_group_name(self.name, where=ctx, adopted=self.external_name is not None)
+        object.__setattr__(
+            self, "_object_name", object_name_for(self.name, self.object_name, where=ctx)
+        )
+        object.__setattr__(
+            self, "create_only", check_create_only(self.create_only, NodeGroup, where=ctx)
+        )
         if self.name in RESERVED_NODE_GROUPS:
             raise DefinitionError(
                 f"{self.name!r} is the node group Magnum creates for every cluster (give the "
@@ -161,12 +265,105 @@ class NodeGroup:
         if not self.flavor:
             raise DefinitionError("a node group needs a flavor", where=ctx, field="flavor")
 
+    @property
+    def kube_name(self) -> str:
+        """The node group's part of its NodegroupV1's name: ``object_name``, else derived
+        from ``name``."""
+        return str(self.__dict__["_object_name"])
+
     def all_labels(self) -> dict[str, str]:
         """The node group's labels, ``availability_zone`` included."""
         labels = dict(self.labels)
         if self.availability_zone:
             labels["availability_zone"] = self.availability_zone
         return labels
+
+
+CREATE_ONLY_COMPUTED: Mapping[str, Mapping[str, str]] = {
+    "ClusterV1": {
+        "template": "clusterTemplateId",
+        "node_count": "nodeCount",
+        "master_flavor": "masterFlavor",
+        "labels": "labels",
+    },
+    "NodegroupV1": {
+        "node_count": "nodeCount",
+        "min_node_count": "minNodeCount",
+        "max_node_count": "maxNodeCount",
+        "labels": "labels",
+    },
+}
+"""The arguments rendered by code (not as they are) that may be create-only, by kind:
+keyword -> their ``spec.forProvider`` field."""
+
+
+@functools.cache
+def create_only_fields(cls: type) -> Mapping[str, str]:
+    """Every argument of ``cls`` (MagnumCluster, NodeGroup) that may be create-only,
+    keyword -> its ``spec.forProvider``/``spec.initProvider`` field: those rendered into
+    ``spec.forProvider`` (from the table, and :data:`CREATE_ONLY_COMPUTED`), the name
+    excepted.
+
+    upjet v2.2.0 merges ``spec.initProvider`` into the parameters and, once the resource
+    exists, drops the diff of every field set there and not in ``spec.forProvider``
+    (``pkg/controller/external_tfpluginsdk.go`` ``filterInitExclusiveDiffs``,
+    ``ignored_tfpluginsdk.go``): what Terraform's ``ignore_changes`` does. The CRDs of
+    provider-openstack v0.9.0 have every ``forProvider`` field in ``initProvider``.
+    """
+    kind = str(getattr(cls, "rendered_kind"))  # noqa: B009
+    out = dict(CREATE_ONLY_COMPUTED[kind])
+    for o in rendered(cls):
+        if o.render[:2] == ("spec", "forProvider") and len(o.render) == 3 and o.keyword != "name":
+            out[o.keyword] = o.render[2]
+    return MappingProxyType(out)
+
+
+def check_create_only(given: Sequence[str], cls: type, *, where: str) -> tuple[str, ...]:
+    """``given`` (argument names of ``cls``) if each may be create-only, else the error
+    saying why not."""
+    fields = create_only_fields(cls)
+    for keyword in given:
+        if keyword in fields:
+            continue
+        if keyword == "name":
+            why = (
+                "the name is how Magnum and the provider know it (ForceNew), and it never "
+                "changes in the fleet"
+            )
+        elif keyword == "availability_zone":
+            why = "it renders as the availability_zone label: name 'labels'"
+        elif keyword in options_of(cls):
+            why = "it is not an argument Magnum receives (nothing renders it in forProvider)"
+        else:
+            why = f"not an argument of {cls.__name__}" + did_you_mean(keyword, sorted(fields))
+        raise DefinitionError(
+            f"{keyword!r} cannot be create-only: {why}", where=where, field="create_only"
+        )
+    return tuple(dict.fromkeys(given))
+
+
+def ignore_changes_keyword(cls: type, attribute: str, *, where: str) -> str:
+    """The ``create_only`` keyword of ``cls`` (MagnumCluster, NodeGroup) for a Terraform
+    attribute under ``lifecycle { ignore_changes }`` (``node_count`` -> ``node_count``,
+    ``cluster_template_id`` -> ``template``), or the error saying why it cannot be
+    create-only (for the importer)."""
+    for o in options_of(cls).values():
+        if o.terraform == attribute or (not o.terraform and o.keyword == attribute):
+            check_create_only((o.keyword,), cls, where=where)
+            return o.keyword
+    raise DefinitionError(
+        f"{attribute!r} cannot be create-only: no argument of {cls.__name__} holds it"
+        + (" (clusterId is the cluster's external name)" if attribute == "cluster_id" else ""),
+        where=where,
+        field="create_only",
+    )
+
+
+def move_create_only(spec: dict[str, Any], fields: Sequence[str]) -> None:
+    """Move ``fields`` of ``spec.forProvider`` (where rendered) to ``spec.initProvider``."""
+    for key in fields:
+        if key in spec["forProvider"]:
+            spec.setdefault("initProvider", {})[key] = spec["forProvider"].pop(key)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,39 +376,48 @@ class ResolvedMagnum:
     """The options rendered as they are (``flavor``, ``docker_volume_size_gb``, ...), by
     name, resolved for the environment; None where not set (the template's or Magnum's
     value applies)."""
-    master_flavor: str
+    master_flavor: str | None
+    """``masterFlavor``; None: not rendered (the template's applies)."""
     external_name: str
-    """The ``crossplane.io/external-name``: the cluster name, or the Magnum UUID adopted."""
+    """The ``crossplane.io/external-name``: the Magnum name, or the Magnum UUID adopted."""
     region: str
     """The effective OpenStack region: ``openstack_region``, else the project's ("")."""
     template_uuid: str
     """The template's UUID in :attr:`region`: ``clusterTemplateId``."""
     labels: Mapping[str, str]
-    """Template base labels, the cluster's own, and the autoscaling labels."""
+    """The labels rendered (``spec.forProvider.labels``; none when empty)."""
+    magnum_labels: Mapping[str, str]
+    """The labels Magnum gives the cluster, as far as the fleet knows them: the template's
+    base labels updated with the cluster's own and the autoscaling labels."""
     counts: NodeCounts
-    """``default-worker``'s size; min/max set when the autoscaler manages it."""
+    """``default-worker``'s size; min/max where declared, or given by the template's
+    labels."""
+    autoscaled: bool
+    """Whether Magnum's autoscaler manages ``default-worker`` (``auto_scaling_enabled``)."""
+    create_only: tuple[str, ...]
+    """The ClusterV1 arguments rendered in ``spec.initProvider`` only (``node_count``
+    where autoscaled)."""
     groups: tuple[tuple[NodeGroup, NodeCounts], ...]
     """Every declared node group (retired ones too) with its counts."""
+    group_external_names: Mapping[str, str]
+    """Each node group's external name (by Magnum name): ``<cluster>/<node group>``."""
 
     @property
-    def flavor(self) -> str:
-        """The workers' flavor."""
-        return str(self.options["flavor"])
+    def flavor(self) -> str | None:
+        """The workers' flavor (None: the template's)."""
+        value = self.options["flavor"]
+        return None if value is None else str(value)
 
     @property
-    def keypair(self) -> str:
-        """The nodes' keypair."""
-        return str(self.options["keypair"])
+    def keypair(self) -> str | None:
+        """The nodes' keypair (None: the template's)."""
+        value = self.options["keypair"]
+        return None if value is None else str(value)
 
     @property
     def master_count(self) -> int:
         """The control-plane nodes."""
         return int(self.options["master_count"])
-
-    @property
-    def autoscaled(self) -> bool:
-        """Whether Magnum's autoscaler manages ``default-worker``."""
-        return self.counts.min_node_count is not None
 
 
 class MagnumCluster(FleetCluster):
@@ -223,11 +429,33 @@ class MagnumCluster(FleetCluster):
     then found as ``<uuid>/<group name>``); once rendered, the external name never changes
     (``fleet diff`` refuses it; docs/upstream-behaviour.md says why).
 
+    ``name`` is Magnum's, rendered byte for byte in ``spec.forProvider.name``
+    (``Cluster``, ``cluster_1``; Magnum's rule: an ASCII letter, then letters, digits,
+    ``_``, ``.``, ``-``, at most 242). Every Kubernetes object, the folder and the ArgoCD
+    registration use the object name, derived from it (``Cluster`` -> ``cluster``,
+    ``cluster_1`` -> ``cluster-1``: :mod:`fleet.core.names`) unless ``object_name``
+    pins one. Two environments (or two declarations) that reach one Magnum cluster, by
+    the same name or UUID in the same OpenStack project and region as declared, are
+    refused (each would adopt and reconcile it), unless the project says
+    ``separate_clouds=True``: each environment's credentials reach another cloud or
+    project.
+
     ``min_node_count`` and ``max_node_count`` (both, or neither) hand ``default-worker`` to
     Magnum's cluster autoscaler: the cluster gets the labels ``auto_scaling_enabled``,
     ``min_node_count`` and ``max_node_count``, and ``node_count`` becomes the size at
     creation only (``spec.initProvider``). Labels cannot change on an existing cluster,
-    so this is chosen when the cluster is created.
+    so this is chosen when the cluster is created. Where the labels turn the autoscaler on
+    without the fleet's bounds (the template's or the cluster's own
+    ``auto_scaling_enabled``), ``create_only=("node_count",)`` leaves the bounds to Magnum
+    (its defaults, or the template's ``min_node_count``/``max_node_count`` labels).
+
+    ``create_only`` names arguments used to create the cluster and never enforced
+    afterwards (Terraform's ``ignore_changes``): they render in ``spec.initProvider``, and
+    the objects are not late-initialized. ``inherit_from_template=True`` leaves to Magnum
+    what the declaration does not set: only the declared labels render (not the template's
+    base labels), and ``master_flavor`` does not default to ``flavor``. ``flavor``,
+    ``keypair`` and the other optional arguments left out are never rendered (Magnum copies
+    the template's).
 
     The arguments are the fields below (each with its documentation); the optional
     ClusterV1 arguments (``docker_volume_size_gb``, ``floating_ip_enabled``, ...,
@@ -260,19 +488,23 @@ class MagnumCluster(FleetCluster):
         doc="The OpenStack project (its ProviderConfig), or a reference to one.",
     )
     _template: ClusterTemplate | str = option(
-        alias="template", doc="The cluster template, or its name in the fleet's templates."
+        alias="template",
+        terraform="cluster_template_id",
+        doc="The cluster template, or its name in the fleet's templates.",
     )
-    flavor: str | PerEnv[str] = option(
+    flavor: str | PerEnv[str] | None = option(
+        default=None,
         render="spec.forProvider.flavor",
         terraform="flavor",
         nonempty=True,
-        doc="The workers' flavor (``default-worker``).",
+        doc="The workers' flavor (``default-worker``; default: the template's).",
     )
-    keypair: str | PerEnv[str] = option(
+    keypair: str | PerEnv[str] | None = option(
+        default=None,
         render="spec.forProvider.keypair",
         terraform="keypair",
         nonempty=True,
-        doc="The Nova keypair of the nodes.",
+        doc="The Nova keypair of the nodes (default: the template's).",
     )
     node_count: IntPerEnv = option(
         terraform="node_count", doc="The workers (``default-worker``); 0 or more."
@@ -294,7 +526,8 @@ class MagnumCluster(FleetCluster):
         default=None,
         terraform="master_flavor",
         nonempty=True,
-        doc="The control-plane nodes' flavor (default: ``flavor``).",
+        doc="The control-plane nodes' flavor (default: ``flavor``; with "
+        "inherit_from_template, the template's).",
     )
     create_timeout_minutes: int = option(
         default=60,
@@ -306,7 +539,12 @@ class MagnumCluster(FleetCluster):
     labels: Mapping[str, str] | PerEnv[Mapping[str, str]] | None = option(
         default=None,
         terraform="labels",
-        doc="The cluster's labels over the template's base labels.",
+        doc="The cluster's labels over the template's base labels ({} is none).",
+    )
+    inherit_from_template: bool = option(
+        default=False,
+        doc="Leave what is not declared to Magnum: the template's base labels and master "
+        "flavor are not rendered.",
     )
     allow_extra_labels: bool = option(
         default=False, doc="Allow labels the template does not know (else a typo)."
@@ -383,6 +621,16 @@ class MagnumCluster(FleetCluster):
         nonempty=True,
         doc="The region to create the cluster in (default: the credentials' region).",
     )
+    _object_name: str | PerEnv[str] | None = option(
+        default=None,
+        alias="object_name",
+        doc="The Kubernetes name of its objects and folder (default: derived from the name; "
+        "``{env}`` is replaced).",
+    )
+    create_only: Sequence[str] = option(
+        default=(),
+        doc="Arguments used at creation only, never enforced after (``ignore_changes``).",
+    )
 
     def __post_init__(self) -> None:
         """The cluster's checks, and its values resolved for each environment."""
@@ -437,12 +685,34 @@ class MagnumCluster(FleetCluster):
         check_dns_label(
             self.connection_secret_namespace, where=ctx, field="connection_secret_namespace"
         )
-        self.node_groups = unique_pools(
-            self.node_groups, NodeGroup, where=ctx, field="node_groups", noun="node group"
-        )
+        self.node_groups = _unique_groups(self.node_groups, where=ctx)
+        self.create_only = check_create_only(self.create_only, type(self), where=ctx)
         self._resolved: dict[str, ResolvedMagnum] = {}
         if isinstance(self._template, ClusterTemplate) and not isinstance(self._project, Ref):
             self._resolve_all()  # checked now; otherwise in prepare()
+
+    def check_cloud_name(self, name: str, environment: str) -> str:
+        """Magnum's rule for a cluster name (:mod:`fleet.clouds.magnum.names`); a name
+        Magnum reads as a UUID only for a cluster adopted by its UUID. A non-UUID
+        ``external_name`` must be the name itself: the provider would find the cluster by
+        one name and compare it with another (``name`` is ForceNew)."""
+        external = resolve(
+            self.external_name, environment, where=self.context, field="external_name"
+        )
+        check_cluster_name(name, where=self.context, adopted_by_uuid=is_uuid(external))
+        if external is not None and not is_uuid(external) and external != name:
+            raise DefinitionError(
+                f"{external!r} is neither the cluster's Magnum UUID nor its name {name!r} "
+                f"({environment}): adopt a cluster by its UUID, or by its name (name=)",
+                where=self.context,
+                field="external_name",
+            )
+        return name
+
+    def pinned_object_name(self, environment: str) -> str | None:
+        """``object_name`` in ``environment`` (``{env}`` replaced), if given."""
+        value = resolve(self._object_name, environment, where=self.context, field="object_name")
+        return None if value is None else value.replace("{env}", environment)
 
     @property
     def project(self) -> OpenStackProject:
@@ -458,11 +728,14 @@ class MagnumCluster(FleetCluster):
 
     def prepare(self) -> None:
         """Look up a template given by name, then check the inputs that need the template
-        and the project (when either was not known at construction)."""
+        and the project (when either was not known at construction), and the object names
+        (:meth:`FleetCluster.prepare`)."""
+        super().prepare()
         if isinstance(self._template, str):
             self._template = TemplateCatalog.of(self.fleet).get(self._template, where=self.context)
         if not self._resolved:
             self._resolve_all()
+        self.fleet.catalog(_MagnumIdentities).check(self)
 
     def _resolve_all(self) -> None:
         self._resolved = {env: self._resolve(env) for env in self.environments}
@@ -474,7 +747,7 @@ class MagnumCluster(FleetCluster):
         chosen = resolve(self.labels, env, where=ctx, field="labels")
         own_labels: dict[str, str] = dict(chosen or {})
         for key in own_labels:
-            if key in AUTOSCALING_LABELS:
+            if key in BOUND_LABELS:
                 errors.append(
                     DefinitionError(
                         f"label {key!r} is set from min_node_count and max_node_count; "
@@ -504,43 +777,131 @@ class MagnumCluster(FleetCluster):
             counts = resolve_counts(ctx, "", env, self.node_count, min_node_count, max_node_count)
         except DefinitionError as e:
             errors.append(e)
+        base = self.template.base_labels
+        declared = own_labels if self.inherit_from_template else {**base, **own_labels}
+        magnum_labels = self._magnum_labels(declared)
+        added: dict[str, str] = {}
+        switch = magnum_labels.get(AUTOSCALER_LABEL)
+        autoscaled = switch is not None and autoscaler_on(switch)
+        if counts.min_node_count is not None and counts.max_node_count is not None:
+            if switch is not None and not autoscaled and AUTOSCALER_LABEL in own_labels:
+                errors.append(
+                    DefinitionError(
+                        f"label {AUTOSCALER_LABEL}={switch!r} keeps Magnum's autoscaler off, "
+                        "while min_node_count and max_node_count hand default-worker to it; "
+                        "drop one or the other",
+                        where=ctx,
+                        field="labels",
+                    )
+                )
+            added = {
+                AUTOSCALER_LABEL: switch if switch is not None and autoscaled else "true",
+                "min_node_count": str(counts.min_node_count),
+                "max_node_count": str(counts.max_node_count),
+            }
+            magnum_labels = self._magnum_labels({**declared, **added})
+            autoscaled = True
+        elif autoscaled:
+            if "node_count" not in self.create_only:
+                own = AUTOSCALER_LABEL in own_labels
+                source = "the cluster's labels turn" if own else "the template turns"
+                errors.append(
+                    DefinitionError(
+                        f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={switch!r}): "
+                        "set min_node_count and max_node_count, or create_only=('node_count',) "
+                        "to leave the bounds to Magnum; otherwise Crossplane and the "
+                        "autoscaler fight over node_count",
+                        where=ctx,
+                        field="min_node_count",
+                    )
+                )
+            counts = NodeCounts(
+                counts.node_count,
+                _int_label(magnum_labels, "min_node_count"),
+                _int_label(magnum_labels, "max_node_count"),
+            )
+        external_name = resolve(self.external_name, env, where=ctx, field="external_name")
+        external_name = external_name or self.cloud_name(env)
         groups = []
+        group_externals: dict[str, str] = {}
         for group in self.node_groups:
             try:
                 groups.append((group, self._group_counts(group, env)))
+                group_externals[group.name] = _group_external(group, env, external_name)
             except DefinitionError as e:
                 errors.append(e)
-        all_labels = {**self.template.base_labels, **own_labels}
-        if counts.min_node_count is not None and counts.max_node_count is not None:
-            all_labels.update(
-                auto_scaling_enabled="true",
-                min_node_count=str(counts.min_node_count),
-                max_node_count=str(counts.max_node_count),
-            )
-        elif self.template.base_labels.get("auto_scaling_enabled", "").lower() == "true":
-            errors.append(
-                DefinitionError(
-                    "the template turns on Magnum's autoscaler (auto_scaling_enabled): set "
-                    "min_node_count and max_node_count, or Crossplane and the autoscaler "
-                    "fight over node_count",
-                    where=ctx,
-                    field="min_node_count",
-                )
-            )
+        create_only = tuple(self.create_only)
+        if autoscaled and "node_count" not in create_only:
+            create_only += ("node_count",)
+        try:
+            self._check_policies(bool(create_only), groups)
+        except DefinitionError as e:
+            errors.append(e)
         if errors:
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
-        external_name = resolve(self.external_name, env, where=ctx, field="external_name")
         master_flavor = resolve(self.master_flavor, env, where=ctx, field="master_flavor")
+        if master_flavor is None and not self.inherit_from_template:
+            master_flavor = options["flavor"]
         return ResolvedMagnum(
             environment=env,
             options=options,
-            master_flavor=master_flavor or options["flavor"],
-            external_name=external_name or self.cluster_name(env),
+            master_flavor=master_flavor,
+            external_name=external_name,
             region=region,
             template_uuid=template_uuid or "",
-            labels=all_labels,
+            labels={**declared, **added},
+            magnum_labels=magnum_labels,
             counts=counts,
+            autoscaled=autoscaled,
+            create_only=create_only,
             groups=tuple(groups),
+            group_external_names=group_externals,
+        )
+
+    def _magnum_labels(self, rendered: Mapping[str, str]) -> dict[str, str]:
+        """The labels Magnum gives the cluster for ``rendered`` labels: the template's
+        updated with them, or, given some without ``merge_labels``, those alone (magnum
+        22.0.0 ``api/controllers/v1/cluster.py`` ``_post``)."""
+        if rendered and not self.merge_labels:
+            return dict(rendered)
+        return {**self.template.base_labels, **rendered}
+
+    def _check_policies(
+        self, create_only: bool, groups: Sequence[tuple[NodeGroup, NodeCounts]]
+    ) -> None:
+        """Declared management policies that late-initialize while an object has
+        create-only fields: upjet would copy them into ``spec.forProvider`` and enforce
+        them (``Observe``, ``policyHasLateInit``)."""
+        policies = self.management_policies or []
+        if not {ManagementPolicy.ALL, ManagementPolicy.LATE_INITIALIZE} & set(policies):
+            return
+        if create_only or any(_group_create_only(g, c) for g, c in groups):
+            raise DefinitionError(
+                "late initialization (LateInitialize, or *) would copy the create-only "
+                "fields (create_only, autoscaled node counts) into spec.forProvider and "
+                "enforce them (upjet Observe); leave it out",
+                where=self.context,
+                field="management_policies",
+            )
+
+    def magnum_identity(self, environment: str) -> tuple[str, ...]:
+        """What Magnum finds this cluster by in ``environment``, as far as the declaration
+        tells: the project's auth URL and project (id, else name), the region, and the
+        external name (the UUID, or the Magnum name without case: Magnum's MySQL tables
+        compare names so). None where the project says each environment's credentials
+        reach another cloud or project (``separate_clouds``): then the environment is part
+        of it."""
+        project = self.project
+        ctx = self.context
+        region = resolve(self.openstack_region, environment, where=ctx, field="openstack_region")
+        external = resolve(self.external_name, environment, where=ctx, field="external_name")
+        external = external or self.cloud_name(environment)
+        return (
+            project.auth_url or "",
+            project.project_id or project.project_name,
+            region or project.region or "",
+            external if is_uuid(external) else external.casefold(),
+            environment if project.separate_clouds else "",
         )
 
     def _group_counts(self, group: NodeGroup, env: str) -> NodeCounts:
@@ -562,14 +923,18 @@ class MagnumCluster(FleetCluster):
         """Append ``group`` to the node groups (checked like those given at construction)."""
         ctx = self.context
         self.check_mutable("add_node_group")
-        groups = unique_pools(
-            (*self.node_groups, group), NodeGroup, where=ctx, field="node_groups", noun="node group"
-        )
+        groups = _unique_groups((*self.node_groups, group), where=ctx)
         errors: list[DefinitionError] = []
-        added: dict[str, NodeCounts] = {}
+        added: dict[str, tuple[NodeCounts, str]] = {}
         for env in self.environments:
             try:
-                added[env] = self._group_counts(group, env)
+                counts = self._group_counts(group, env)
+                external = (
+                    _group_external(group, env, self._resolved[env].external_name)
+                    if self._resolved
+                    else ""
+                )
+                added[env] = (counts, external)
             except DefinitionError as e:
                 errors.append(e)
         if errors:
@@ -577,9 +942,14 @@ class MagnumCluster(FleetCluster):
         self.set_input("node_groups", groups)
         if not self._resolved:
             return group  # resolved with the other node groups in prepare()
-        for env, counts in added.items():
+        for env, (counts, external) in added.items():
             state = self._resolved[env]
-            self._resolved[env] = replace(state, groups=(*state.groups, (group, counts)))
+            self._check_policies(bool(state.create_only), [*state.groups, (group, counts)])
+            self._resolved[env] = replace(
+                state,
+                groups=(*state.groups, (group, counts)),
+                group_external_names={**state.group_external_names, group.name: external},
+            )
         return group
 
     # --- the hybrid API -------------------------------------------------------------
@@ -606,7 +976,7 @@ class MagnumCluster(FleetCluster):
         """Magnum's ``default-worker`` node group (the cluster's ``node_count`` and
         ``flavor``), then the declared node groups."""
         r = self._resolved[environment]
-        zone = r.labels.get("availability_zone")
+        zone = r.magnum_labels.get("availability_zone")
         default = NodePoolSummary(
             name=DEFAULT_WORKER,
             machine_size=r.flavor,
@@ -639,26 +1009,30 @@ class MagnumCluster(FleetCluster):
     def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
         """The Crossplane connection secret (key ``attribute.kubeconfig.raw_config``)."""
         return SecretKeyRef(
-            name=self.cluster_name(environment),
+            name=self.object_name(environment),
             namespace=self.connection_secret_namespace,
             key=KUBECONFIG_KEY,
         )
 
     def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
         """The ClusterV1 writes the connection secret."""
-        return (API_VERSION, "ClusterV1", "", self.cluster_name(environment))
+        return (API_VERSION, "ClusterV1", "", self.object_name(environment))
 
     # --- rendering ------------------------------------------------------------------
 
-    def _policies(self, autoscaled: bool) -> list[ManagementPolicy] | None:
-        """The declared policies; for an autoscaled pool by default every one but
-        LateInitialize (and Delete where the cluster is orphaned).
+    def _policies(self, create_only: bool) -> list[ManagementPolicy] | None:
+        """The declared policies; for an object with create-only fields (``create_only``,
+        an autoscaled pool's ``nodeCount``) by default every one but LateInitialize (and
+        Delete where the cluster is orphaned).
 
-        With LateInitialize the provider copies the observed ``nodeCount`` into
-        ``forProvider`` after the first observation, and then resizes the pool back to it
-        whenever the autoscaler moves it; a list with Delete would override Orphan.
+        With LateInitialize the provider copies the observed values into the empty
+        ``forProvider`` fields after the first observation (upjet v2.2.0 ``Observe``,
+        ``policyHasLateInit``), and then enforces them: it would resize the pool back
+        whenever the autoscaler or a person moves it. crossplane-runtime v2.1.0 accepts
+        ``[Observe, Create, Update]`` and ``[Observe, Create, Update, Delete]``
+        (``pkg/reconciler/managed/policies.go``); a list with Delete would override Orphan.
         """
-        if self.management_policies or not autoscaled:
+        if self.management_policies or not create_only:
             return self.management_policies
         policies = [ManagementPolicy.OBSERVE, ManagementPolicy.CREATE, ManagementPolicy.UPDATE]
         if self.deletion_policy is DeletionPolicy.DELETE:
@@ -669,39 +1043,41 @@ class MagnumCluster(FleetCluster):
         """ClusterV1, then one NodegroupV1 per node group (retired ones left out).
 
         The options rendered as they are go where their table entry says (``render``);
-        the rest is below. ``clusterTemplateId`` is the template's UUID (its name is an
-        annotation). Where a pool is autoscaled, ``nodeCount`` goes to
-        ``spec.initProvider``: used to create it, then left to the autoscaler (and the
-        object is not late-initialized, see :meth:`_policies`). Where the cluster is
-        paused, every object carries ``crossplane.io/paused: "true"``.
+        the rest is below. ``name`` is the Magnum name, byte for byte; ``metadata.name``
+        the object name. ``clusterTemplateId`` is the template's UUID (its name is an
+        annotation). Create-only fields (``create_only``; ``nodeCount`` of an autoscaled
+        pool) go to ``spec.initProvider``: used to create the object, then never enforced
+        (and the object is not late-initialized, see :meth:`_policies`). Labels and
+        ``masterFlavor`` render only when there are some. Where the cluster is paused,
+        every object carries ``crossplane.io/paused: "true"``.
         """
         r = self._resolved[environment]
-        name = self.cluster_name(environment)
+        name = self.object_name(environment)
         folder = self.folder(environment)
         protection = self.protection_annotations()
         paused = self.is_paused(environment)
         if paused:
             protection = {**protection, PAUSED: "true"}
 
-        def common(autoscaled: bool) -> dict[str, Any]:
+        def spec_of(for_provider: dict[str, Any], create_only: Sequence[str]) -> dict[str, Any]:
             spec: dict[str, Any] = {"deletionPolicy": self.deletion_policy.value}
-            policies = self._policies(autoscaled)
+            policies = self._policies(bool(create_only))
             if policies:
                 spec["managementPolicies"] = [p.value for p in policies]
             spec["providerConfigRef"] = {"name": self.project.name}
+            spec["forProvider"] = for_provider
             return spec
 
         for_provider: dict[str, Any] = {
             "clusterTemplateId": r.template_uuid,
-            "labels": dict(r.labels),
-            "masterFlavor": r.master_flavor,
-            "name": r.external_name if not is_uuid(r.external_name) else name,
+            "name": self.cloud_name(environment),
+            "nodeCount": r.counts.node_count,
         }
-        cluster_spec: dict[str, Any] = {**common(r.autoscaled), "forProvider": for_provider}
-        if r.autoscaled:
-            cluster_spec["initProvider"] = {"nodeCount": r.counts.node_count}
-        else:
-            for_provider["nodeCount"] = r.counts.node_count
+        if r.labels:
+            for_provider["labels"] = dict(r.labels)
+        if r.master_flavor is not None:
+            for_provider["masterFlavor"] = r.master_flavor
+        cluster_spec = spec_of(for_provider, r.create_only)
         cluster_spec["writeConnectionSecretToRef"] = {
             "name": name,
             "namespace": self.connection_secret_namespace,
@@ -720,41 +1096,108 @@ class MagnumCluster(FleetCluster):
             "spec": cluster_spec,
         }
         render_values(cluster, rendered(type(self)), r.options)
+        fields = create_only_fields(type(self))
+        move_create_only(cluster_spec, [fields[k] for k in r.create_only])
         out = [self._manifest(environment, folder, cluster)]
         for group, counts in self._groups(environment):
             group_for_provider: dict[str, Any] = {
                 "clusterId": r.external_name,
-                "labels": group.all_labels(),
+                "nodeCount": counts.node_count,
             }
-            autoscaled = counts.min_node_count is not None or counts.max_node_count is not None
-            if not autoscaled:
-                group_for_provider["nodeCount"] = counts.node_count
+            labels = group.all_labels()
+            if labels:
+                group_for_provider["labels"] = labels
             if counts.min_node_count is not None:
                 group_for_provider["minNodeCount"] = counts.min_node_count
             if counts.max_node_count is not None:
                 group_for_provider["maxNodeCount"] = counts.max_node_count
-            group_spec: dict[str, Any] = {**common(autoscaled), "forProvider": group_for_provider}
-            if autoscaled:
-                group_spec["initProvider"] = {"nodeCount": counts.node_count}
-            group_external = (
-                resolve(group.external_name, environment, where=group.where, field="external_name")
-                if group.external_name is not None
-                else f"{r.external_name}/{group.name}"
-            )
+            create_only = _group_create_only(group, counts)
+            group_spec = spec_of(group_for_provider, create_only)
             nodegroup = {
                 "apiVersion": API_VERSION,
                 "kind": "NodegroupV1",
                 "metadata": {
                     "annotations": {
-                        EXTERNAL_NAME: group_external,
+                        EXTERNAL_NAME: r.group_external_names[group.name],
                         **protection,
                         # Magnum refuses a node group until its cluster has an API address.
                         **({} if paused else {SYNC_WAVE: str(AFTER_CLUSTER_WAVE)}),
                     },
-                    "name": f"{name}-{group.name}",
+                    "name": f"{name}-{group.kube_name}",
                 },
                 "spec": group_spec,
             }
             render_object(nodegroup, rendered(type(group)), group, environment, where=group.where)
+            group_fields = create_only_fields(NodeGroup)
+            move_create_only(group_spec, [group_fields[k] for k in create_only])
             out.append(self._manifest(environment, folder, nodegroup))
         return out
+
+
+class _MagnumIdentities:
+    """Which Magnum cluster each cluster reaches in each environment, found once per fleet
+    (prepare phase): two objects reaching one Magnum cluster, in two environments (two
+    management clusters) or in one, would both adopt and reconcile it. provider-openstack
+    v0.9.0 finds a cluster by its external name (``config/external_name.go``), which Magnum
+    resolves as a name within the project (``magnum/db/sqlalchemy/api.py``
+    ``get_cluster_by_name``)."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[str, ...], list[tuple[MagnumCluster, str]]] | None = None
+
+    def check(self, cluster: MagnumCluster) -> None:
+        """The error for ``cluster`` where an earlier declaration (by file and line, then
+        environment order), or the cluster itself in an earlier environment, reaches the
+        same Magnum cluster."""
+        if self._by_key is None:
+            found: dict[tuple[str, ...], list[tuple[MagnumCluster, str]]] = {}
+            for c in cluster.fleet.declarations():
+                if isinstance(c, MagnumCluster):
+                    for env in c.environments:
+                        if env not in c.retired_environments:
+                            found.setdefault(c.magnum_identity(env), []).append((c, env))
+            order = {env: i for i, env in enumerate(cluster.fleet.environment_names)}
+            self._by_key = {
+                key: sorted(users, key=lambda u: (u[0].where, u[0].node.path, order[u[1]]))
+                for key, users in found.items()
+                if len(users) > 1
+            }
+        for env in cluster.environments:
+            users = self._by_key.get(cluster.magnum_identity(env), ())
+            if users and users[0] != (cluster, env):
+                raise _shared(users[0], (cluster, env))
+
+
+def _shared(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str]) -> DefinitionError:
+    """The error at ``second`` (a cluster, an environment) for reaching the Magnum cluster
+    ``first`` reaches."""
+    (one, one_env), (other, env) = first, second
+    project = other.project
+    region = other.region(env)
+    place = f"project {project.project_name!r}" + (f", region {region!r}" if region else "")
+    if one is other:
+        names = dict.fromkeys((one.cloud_name(one_env), other.cloud_name(env)))
+        what = f"environments {one_env} and {env} both render Magnum cluster " + " and ".join(
+            repr(n) for n in names
+        )
+        fix = "put {env} in the name"
+    else:
+        what = (
+            f"Magnum cluster {other.cloud_name(env)!r} ({env}) is also reached by cluster "
+            f"{one.node.path!r} ({one.cloud_name(one_env)!r}, {one_env}, {one.where})"
+        )
+        fix = "rename one"
+    if one_env == env:
+        who, separate = "both objects", ""
+    else:
+        who = "each management cluster"
+        separate = (
+            f", or set separate_clouds=True on project {project.node.path!r} if each "
+            "environment's credentials reach another cloud or project"
+        )
+    return DefinitionError(
+        f"{what} in the same OpenStack project ({place}): {who} would adopt and reconcile "
+        f"the same cluster; {fix}{separate}",
+        where=other.context,
+        field="name",
+    )

@@ -68,6 +68,12 @@ class OpenStackProject(FleetConstruct):
     are not secret (``auth_url``, ``region``, ...) are recorded as annotations so that
     nothing from a tfvars file is lost; left out, they are not rendered.
 
+    The ProviderConfig has the same name in every environment, and reads the Secret each
+    management cluster holds: by default the fleet takes them for one project, and refuses
+    two environments that reach one Magnum cluster (the same name, or UUID, in the same
+    project and region). ``separate_clouds=True`` states that each environment's Secret
+    reaches another cloud or project.
+
     Example::
 
         jeedy = OpenStackProject(fleet, "jeedy-ais", project_name="JEEDY AIS")
@@ -94,6 +100,11 @@ class OpenStackProject(FleetConstruct):
     interface: str | None = option(default=None, doc="The endpoint interface (an annotation).")
     identity_api_version: str | None = option(
         default=None, doc="Keystone's API version (an annotation)."
+    )
+    separate_clouds: bool = option(
+        default=False,
+        doc="Each environment's credentials reach another OpenStack cloud or project: its "
+        "clusters may use one Magnum name in several environments.",
     )
     _environments: Sequence[str] | None = option(default=None, init=False)
     """A project renders where its clusters are (:meth:`prepare`): not an argument."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
+from fleet.clouds.magnum.names import check_template_name
 from fleet.core.errors import DefinitionError
 from fleet.core.validators import check_label_values, checked_arguments
 from fleet.core.values import caller_location
@@ -70,8 +71,7 @@ class ClusterTemplate:
         where = self.where or caller_location()
         object.__setattr__(self, "where", where)
         ctx = f"{where} (template {self.name})"
-        if not self.name:
-            raise DefinitionError("must not be empty", where=ctx, field="name")
+        check_template_name(self.name, where=ctx)
         if not _KUBE_VERSION.match(self.kubernetes_version):
             raise DefinitionError(
                 f"must look like v1.25.3, got {self.kubernetes_version!r}",

@@ -392,7 +392,7 @@ class OciManagedCluster(FleetCluster):
         ctx = self.context
         names = self.network.names()
         for env in self.environments:
-            full = f"{self.cluster_name(env)}-{pool.name}"
+            full = f"{self.object_name(env)}-{pool.name}"
             field_name = f"node_pools[{pool.name}].name (with the cluster name)"
             check_dns_label(full, where=ctx, field=field_name)
             if len(full) > MAX_NODE_POOL_NAME:
@@ -497,7 +497,7 @@ class OciManagedCluster(FleetCluster):
         elif given is not None:
             value = given
         if value is None:
-            return derived_resource_identifier(env, self.cluster_name(env)), False
+            return derived_resource_identifier(env, self.object_name(env)), False
         try:
             parsed = uuid.UUID(value) if isinstance(value, str) else None
         except ValueError:
@@ -587,14 +587,14 @@ class OciManagedCluster(FleetCluster):
         For OKE it holds a short-lived token that CAPOCI refreshes (seed Test 4).
         """
         return SecretKeyRef(
-            name=f"{self.cluster_name(environment)}-kubeconfig",
+            name=f"{self.object_name(environment)}-kubeconfig",
             namespace=self.namespace,
             key=KUBECONFIG_KEY,
         )
 
     def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
         """The Cluster API Cluster."""
-        return (CAPI_API, "Cluster", self.namespace, self.cluster_name(environment))
+        return (CAPI_API, "Cluster", self.namespace, self.object_name(environment))
 
     def retired_pool_names(self) -> tuple[str, ...]:
         """The node pools declared retired."""

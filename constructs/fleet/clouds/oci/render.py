@@ -32,7 +32,7 @@ def objects(
     """The bodies of ``cluster`` in ``environment``: Cluster, OCIManagedCluster,
     OCIManagedControlPlane, then a MachinePool and an OCIManagedMachinePool per pool."""
     r = cluster.resolved(environment)
-    name = cluster.cluster_name(environment)
+    name = cluster.object_name(environment)
     cluster_spec: dict[str, Any] = {
         "clusterNetwork": {
             "pods": {"cidrBlocks": [cluster.pods_cidr]},
@@ -81,7 +81,7 @@ def objects(
 
 def _metadata(cluster: OciManagedCluster, name: str, environment: str) -> dict[str, Any]:
     meta: dict[str, Any] = {
-        "labels": {CLUSTER_NAME_LABEL: cluster.cluster_name(environment)},
+        "labels": {CLUSTER_NAME_LABEL: cluster.object_name(environment)},
         "name": name,
         "namespace": cluster.namespace,
     }
@@ -96,7 +96,7 @@ def _ref(cluster: OciManagedCluster, api_version: str, kind: str, name: str) -> 
 
 
 def _pool(cluster: OciManagedCluster, environment: str, pool: ResolvedPool) -> list[dict[str, Any]]:
-    cluster_name = cluster.cluster_name(environment)
+    cluster_name = cluster.object_name(environment)
     name = f"{cluster_name}-{pool.spec.name}"
     spec = pool.spec
     machine_pool_spec: dict[str, Any] = {

@@ -26,7 +26,7 @@ from fleet.views.inventory import node_totals
 def pool_line(pool: NodePoolSummary) -> str:
     """``name: 3 x flavor`` for a node pool."""
     totals = node_totals([pool]).text()
-    return f"{pool.name}: {totals} x {pool.machine_size}"
+    return f"{pool.name}: {totals} x {pool.machine_size or '(inherited size)'}"
 
 
 @dataclass
@@ -71,7 +71,7 @@ def environments(
             folder = cluster_folder(m)
             if folder:
                 folders[folder].append(m)
-        declared = {c.cluster_name(env): c for c in clusters if env in c.environments}
+        declared = {c.object_name(env): c for c in clusters if env in c.environments}
         names = list(declared) + [f for f in folders if f not in declared]
         known = set(names)
         registrations: dict[str, list[Manifest]] = defaultdict(list)
