@@ -160,13 +160,15 @@ def _project_name(configuration: Configuration | None) -> str | None:
     return None
 
 
-def _module_stem(state: StateFile) -> str:
+def _module_stem(state: StateFile, config: FleetConfig) -> str:
+    """The module of a state's clusters: the state file's name, or its folder's when the
+    name says nothing (``terraform.tfstate``, ``dev.tfstate``)."""
     name = state.path.name
     for suffix in (".show.json", ".tfstate.json", ".tfstate", ".json"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
-    if name.lower() in _GENERIC_STEMS:
+    if name.lower() in _GENERIC_STEMS or name in config.environments:
         name = state.path.resolve().parent.name
         if name.lower() == "state":
             name = state.path.resolve().parent.parent.name
@@ -237,7 +239,7 @@ class _Planner:
     def module_of(self, state: StateFile) -> Path:
         if self.options.out is not None:
             return self.options.out.resolve()
-        return (self.config.clusters_dir / f"{_module_stem(state)}.py").resolve()
+        return (self.config.clusters_dir / f"{_module_stem(state, self.config)}.py").resolve()
 
     def plan(self) -> StatePlan:
         modules = {c.state.source: self.module_of(c.state) for c in self.model.clusters}
