@@ -535,7 +535,7 @@ def test_fails_module_written_by_hand(
     by_hand = '"""Written by a person."""\n\n\ndef define(fleet):\n    pass\n'
     root = make_project({"clusters/ais.py": by_hand})
     err = fails(root, capsys, str(FIGURE_10), *DERIVE)
-    assert "ais.py: exists and was not written by `fleet import tfvars`" in err
+    assert "ais.py: exists and was not written by `fleet import`" in err
 
 
 def test_fails_reimport_that_would_drop_a_cluster(
