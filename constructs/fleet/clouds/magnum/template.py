@@ -373,6 +373,17 @@ _ATTRIBUTES: Mapping[str, str] = MappingProxyType(
 """The template's Magnum attributes: Terraform attribute -> field of :class:`ClusterTemplate`."""
 
 
+def attribute_keywords(
+    attributes: Mapping[str, str | int | bool],
+) -> list[tuple[str, str | int | bool]]:
+    """``attributes`` (by Terraform attribute, as :meth:`ClusterTemplate.magnum_attributes`
+    gives them) as ``ClusterTemplate`` keywords, in the table's order: for code that writes
+    a template. An attribute the table does not hold is left out."""
+    order = list(_ATTRIBUTES)
+    known = sorted((t for t in attributes if t in _ATTRIBUTES), key=order.index)
+    return [(_ATTRIBUTES[t], attributes[t]) for t in known]
+
+
 def template_attribute(terraform: str) -> str | None:
     """The :class:`ClusterTemplate` field of a Terraform attribute of
     ``openstack_containerinfra_clustertemplate_v1`` (``keypair_id`` -> ``keypair``), None for
