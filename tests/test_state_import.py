@@ -776,3 +776,32 @@ def test_a_template_attribute_with_a_password_is_never_written(
     )
     assert "#   http_proxy: credential material, not written (Magnum keeps it)" in written
     assert catalog_of(fleet_copy)["paws-127d"].http_proxy is None
+
+
+def test_a_persons_template_that_says_otherwise_than_the_state_is_reported(
+    fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A template the fleet declares by hand is used as it is; where its attributes differ
+    from the state's, the report says so (the declaration is the person's to correct)."""
+    (fleet_copy / "clusters" / "_paws_templates.py").write_text(
+        '"""Templates of the paws team."""\n\n'
+        "from fleet import ClusterTemplate\n\n"
+        "PAWS = ClusterTemplate(\n"
+        '    name="paws-127d",\n'
+        '    kubernetes_version="v1.27.8",\n'
+        '    uuid="7f44d9f2-3162-4af3-af88-bfe56159c5b7",\n'
+        '    flavor="g4.cores4.ram16.disk20",\n'
+        '    keypair="paws-magnum-vm",\n'
+        ")\n"
+    )
+    state = REAL / "paws" / "state" / "eqiad1.tfstate"
+    code, output = run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)
+    assert code == 0, output
+    assert re.search(
+        r"report: paws-127d \(prod\): template 'paws-127d' \(\S*_paws_templates\.py:5\) declares "
+        r"flavor 'g4\.cores4\.ram16\.disk20' \(the state: 'g4\.cores8\.ram32\.disk20'\): correct "
+        r"its declaration\n",
+        output,
+    )
+    module = (fleet_copy / "clusters" / "eqiad1.py").read_text()
+    assert "from clusters._paws_templates import PAWS" in module
