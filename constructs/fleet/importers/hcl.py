@@ -11,7 +11,7 @@ of the state at ``module.a.module.b.<type>.<name>`` finds its block.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,10 +19,11 @@ from typing import Any
 import hcl2
 import lark
 from hcl2.rules.abstract import LarkElement
-from hcl2.rules.base import AttributeRule, BlockRule
+from hcl2.rules.base import AttributeRule, BlockRule, StartRule
 from hcl2.utils import SerializationOptions
 
 from fleet.core.errors import DefinitionError
+from fleet.importers.secrets import HIDDEN, shown
 
 _OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=False)
 ALL = "all"
@@ -106,30 +107,44 @@ class Configuration:
         return f"no block {shown}{block} in {self.root}"
 
 
-def read_file(path: Path) -> tuple[Block, ...]:
-    """Every top-level block of one ``.tf`` file; a DefinitionError naming file:line for
-    HCL that does not parse."""
+def parse(path: Path, prepare: Callable[[str], str] | None = None) -> StartRule:
+    """The syntax tree of one HCL file (``prepare`` first rewrites its text); a
+    DefinitionError naming file:line for a file that cannot be read or parsed. The parser's
+    message is shown unless it quotes what looks like a credential."""
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise DefinitionError(f"cannot read: {e}", where=source) from None
     try:
-        tree = hcl2.parses(text)
+        return hcl2.parses(prepare(text) if prepare else text)
     except lark.exceptions.UnexpectedInput as e:
         raise DefinitionError(
-            f"malformed HCL at column {e.column}", where=f"{source}:{e.line}"
+            f"malformed HCL at column {e.column}: {_first_line(str(e))}",
+            where=f"{source}:{e.line}",
         ) from None
-    except (lark.exceptions.LarkError, RuntimeError, ValueError):
-        raise DefinitionError("malformed HCL", where=source) from None
+    except (lark.exceptions.LarkError, RuntimeError, ValueError) as e:
+        raise DefinitionError(f"malformed HCL: {_first_line(str(e))}", where=source) from None
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "parse error"
+    return "parse error" if shown(line) == HIDDEN else line
+
+
+def line_of(element: LarkElement) -> int:
+    """The line an element of the syntax tree starts on (0: unknown)."""
+    meta = getattr(element, "_meta", None)
+    return int(getattr(meta, "line", 0) or 0)
+
+
+def read_file(path: Path) -> tuple[Block, ...]:
+    """Every top-level block of one ``.tf`` file; a DefinitionError naming file:line for
+    HCL that does not parse."""
+    tree = parse(path)
     return tuple(
         _block(path, child) for child in tree.body.children if isinstance(child, BlockRule)
     )
-
-
-def _line(element: LarkElement) -> int:
-    meta = getattr(element, "_meta", None)
-    return int(getattr(meta, "line", 0) or 0)
 
 
 def _unquote(label: Any) -> str:
@@ -149,16 +164,16 @@ def _block(path: Path, block: BlockRule) -> Block:
                 arguments[name] = child.expression.serialize(_OPTIONS)
             except (RuntimeError, ValueError, TypeError):
                 arguments[name] = None
-            lines[name] = _line(child)
+            lines[name] = line_of(child)
         elif isinstance(child, BlockRule):
             inner = [_unquote(label.serialize(_OPTIONS)) for label in child.labels]
-            lines.setdefault(inner[0], _line(child))
+            lines.setdefault(inner[0], line_of(child))
             arguments.setdefault(inner[0], {})
             if inner == ["lifecycle"]:
                 ignored = _ignore_changes(child)
     return Block(
         file=path,
-        line=_line(block),
+        line=line_of(block),
         kind=labels[0],
         labels=tuple(labels[1:]),
         arguments=arguments,

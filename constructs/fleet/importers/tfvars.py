@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import hcl2
-import lark
 from hcl2.rules.abstract import LarkElement
 from hcl2.rules.base import AttributeRule, BlockRule
 from hcl2.rules.containers import ObjectRule
@@ -35,7 +33,8 @@ from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.options import Option, options_of
 from fleet.core.validators import check_dns_label, check_dns_subdomain
-from fleet.importers.secrets import HIDDEN, shown
+from fleet.importers.hcl import line_of, parse
+from fleet.importers.secrets import shown
 
 TFVARS_NAME = "terraform.tfvars"
 
@@ -304,24 +303,12 @@ def read_tfvars(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     ``file:line`` for malformed HCL, duplicates, blocks and expressions.
     """
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DefinitionError(f"cannot read: {e}", where=source) from None
-    try:
-        tree = hcl2.parses(_protect_escapes(text, source=source))
-    except lark.exceptions.UnexpectedInput as e:
-        raise DefinitionError(
-            f"malformed HCL at column {e.column}: {_first_line(str(e))}",
-            where=f"{source}:{e.line}",
-        ) from None
-    except (lark.exceptions.LarkError, RuntimeError, ValueError) as e:
-        raise DefinitionError(f"malformed HCL: {_first_line(str(e))}", where=source) from None
+    tree = parse(path, functools.partial(_protect_escapes, source=source))
     errors: list[DefinitionError] = []
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for child in tree.body.children:
-        line = _line(child)
+        line = line_of(child)
         where = f"{source}:{line}" if line else source
         if isinstance(child, BlockRule):
             errors.append(DefinitionError("a tfvars file holds no blocks", where=where))
@@ -346,17 +333,6 @@ def read_tfvars(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     return values, lines
 
 
-def _first_line(text: str) -> str:
-    """The parser's message, unless it quotes what looks like a credential."""
-    line = text.strip().splitlines()[0] if text.strip() else "parse error"
-    return "parse error" if shown(line) == HIDDEN else line
-
-
-def _line(element: LarkElement) -> int:
-    meta = getattr(element, "_meta", None)
-    return int(getattr(meta, "line", 0) or 0)
-
-
 def _check_object_keys(element: LarkElement, *, where: str) -> None:
     """Duplicate keys in an object: an error (python-hcl2 would keep the last silently)."""
     if isinstance(element, ObjectRule):
@@ -364,7 +340,7 @@ def _check_object_keys(element: LarkElement, *, where: str) -> None:
         for elem in element.elements:
             key = _decode_key(elem.key.serialize(_OPTIONS), where=where)
             if key in seen:
-                line = _line(elem) or _line(element)
+                line = line_of(elem) or line_of(element)
                 raise DefinitionError(
                     f"key {key!r} is set twice in one object", where=f"{where}:{line}"
                 )
