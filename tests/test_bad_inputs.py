@@ -634,7 +634,7 @@ CASES = [
         "project-given-as-a-name",
         {"clusters/broken.py": magnum(project='"broken"')},
         r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject or a reference to "
-        r"an OpenStackProject, got str 'broken'$",
+        r"an OpenStackProject, or per_env of those, got str 'broken'$",
     ),
     Case(
         "node-group-with-a-list-item-of-the-wrong-type",

@@ -24,7 +24,7 @@ import yaml
 from conftest import copy_fleet
 from support import HYBRID, REPO, tree_hash
 
-from fleet import FleetConfig
+from fleet import ClusterTemplate, FleetConfig
 from fleet.cli.main import main
 from fleet.core.manifest import Manifest
 from fleet.importers.hcl import read_configuration
@@ -211,18 +211,7 @@ def test_every_state_value_is_rendered_unchanged(fixture: str, hybrid_copy: Path
     assert problems == []
 
 
-PER_ENV_TEMPLATE_AND_PROJECT = pytest.mark.xfail(
-    strict=True,
-    reason="paws: one cluster per datacenter, each in its own OpenStack project with its own "
-    "template; MagnumCluster takes one project and one template (not per_env), so the "
-    "importer declares two clusters and says why in the report",
-)
-
-
-@pytest.mark.parametrize(
-    "fixture",
-    [pytest.param(f, marks=PER_ENV_TEMPLATE_AND_PROJECT) if f == "paws" else f for f in FIXTURES],
-)
+@pytest.mark.parametrize("fixture", FIXTURES)
 def test_one_declaration_per_expected_cluster(fixture: str, hybrid_copy: Path) -> None:
     plan = imported(fixture, hybrid_copy)
     found = sorted(sorted(m.cluster.environment for m in d.members) for d in plan.declarations)
@@ -236,15 +225,29 @@ def test_templates_keep_their_uuid_name_labels_and_values(fixture: str, hybrid_c
     catalog = next(
         (text for path, text in plan.files.items() if path.name == "_imported_templates.py"), ""
     )
+    written = {t.uuid: t for t in templates_in(catalog)}
     for template in expected(fixture)["templates"]:
         found = plan.templates[template["uuid"]]
         assert found.magnum_name == template["magnum_name"]
         assert found.known_from == template["known_from"]
         assert found.kubernetes_version == template["kubernetes_version"]
         values = dict(template["values"])
-        assert dict(found.labels) == values.pop("labels")
+        labels = values.pop("labels")
+        assert dict(found.labels) == labels
         assert {k: found.values.get(k) for k in values} == values
         assert f'uuid="{template["uuid"]}"' in catalog
+        # Written as code, every value read back as the state holds it (none in a comment).
+        declared = written[template["uuid"]]
+        assert declared.name == template["magnum_name"]
+        assert dict(declared.base_labels) == labels
+        assert declared.magnum_attributes() == values
+
+
+def templates_in(catalog: str) -> list[ClusterTemplate]:
+    """The templates a generated catalog module declares, by running it."""
+    namespace: dict[str, Any] = {}
+    exec(compile(catalog, "_imported_templates.py", "exec"), namespace)
+    return [v for v in namespace.values() if isinstance(v, ClusterTemplate)]
 
 
 # --- the command: what it prints and writes ------------------------------------------------
@@ -581,13 +584,61 @@ def test_flags_of_the_other_import_are_refused(
     assert code == 2 and "--state ENV=PATH and --source are for the state import" in output
 
 
-def test_clusters_not_merged_say_why(hybrid_copy: Path) -> None:
-    plan = imported("paws", hybrid_copy)
+def test_clusters_not_merged_say_why(fleet_copy: Path, tmp_path: Path) -> None:
+    """The same address in two environments with a value a MagnumCluster takes once
+    (``create_timeout``: ForceNew, so rendered as each state has it)."""
+    dev = REAL / "ppouliot-magnum-clusters/state/terraform.tfstate"
+    prod = edited_state(
+        tmp_path,
+        "ppouliot-magnum-clusters",
+        "state/terraform.tfstate",
+        "prod.tfstate",
+        id="8a6b2c1d-0e9f-4a3b-8c7d-6e5f4a3b2c1d",
+        name="cluster_2",
+        create_timeout=15,
+    )
+    plan = plan_state_import(
+        FleetConfig.load(fleet_copy), StateOptions(states=[(dev, "dev"), (prod, "prod")])
+    )
+    assert len(plan.declarations) == 2
     assert (
-        "paws-127d (prod): not merged across environments at "
-        "openstack_containerinfra_cluster_v1.k8s_127d: project differs (MagnumCluster takes "
-        "one project)"
+        "cluster_2 (prod): not merged across environments at "
+        "openstack_containerinfra_cluster_v1.cluster_1[0]: create_timeout_minutes set in some "
+        "environments only"
     ) in plan.report
+    # Their one project is declared by the first module, looked up by the other.
+    first, second = (plan.files[d.module] for d in plan.declarations)
+    assert first.count("OpenStackProject(") == 1 and second.count("OpenStackProject(") == 0
+    assert "# Declared in clusters/ppouliot_magnum_clusters.py." in second
+    assert (
+        'project = fleet.declaration("04b46ab062b6995a6f1a13878c38ac29", OpenStackProject)'
+        in second
+    )
+
+
+def test_one_cluster_per_datacenter_is_one_declaration_with_per_env(hybrid_copy: Path) -> None:
+    """paws: each datacenter's state has its own project and template (expected.yaml:
+    "One declaration, per_env for name, template and node_count"); the module declares both
+    projects and the cluster once."""
+    plan = imported("paws", hybrid_copy)
+    (decl,) = plan.declarations
+    text = plan.files[decl.module]
+    assert text.count("MagnumCluster(") == 1
+    assert 'name=per_env(dev="paws-dev-127d", prod="paws-127d"),' in text
+    assert "template=per_env(dev=PAWS_DEV_127D, prod=PAWS_127D)," in text
+    assert "project=per_env(dev=project, prod=project_2)," in text
+    assert "node_count=per_env(dev=2, prod=5)," in text
+    assert text.count("OpenStackProject(") == 2
+    assert not any("not merged" in line for line in plan.report)
+    for env, config in (("dev", "pawsdev"), ("prod", "paws")):
+        rendered = [m for m in plan.manifests[env] if m.kind == "ProviderConfig"]
+        assert config in [m.name for m in rendered]
+        (cluster,) = [
+            m.body
+            for m in plan.manifests[env]
+            if m.kind == "ClusterV1" and m.body["spec"]["forProvider"]["name"].startswith("paws")
+        ]
+        assert cluster["spec"]["providerConfigRef"] == {"name": config}
 
 
 def test_one_template_module_reused_across_communities(
@@ -610,3 +661,147 @@ def test_one_template_module_reused_across_communities(
     assert 'uuid="be529a97-f060-4958-b8ce-30c955648e18"' in catalog
     assert (fleet_copy / "clusters" / "projectpythia_binder.py").read_text() == binder
     assert main(["--root", str(fleet_copy), "synth"]) == 0
+
+
+# --- templates as code: read back on re-import, credentials never written ------------------------
+
+
+def without_templates(tmp_path: Path, fixture: str, state: str) -> Path:
+    """A copy of a fixture state without its template resources (made elsewhere), at the
+    same relative path (so in the same module)."""
+    document = json.loads((REAL / fixture / state).read_text())
+    document["resources"] = [
+        r
+        for r in document["resources"]
+        if r["type"] != "openstack_containerinfra_clustertemplate_v1"
+    ]
+    path = tmp_path / fixture / state
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def catalog_of(root: Path) -> dict[str, ClusterTemplate]:
+    text = (root / "clusters" / "_imported_templates.py").read_text()
+    return {t.name: t for t in templates_in(text)}
+
+
+def test_a_re_import_reads_the_templates_attributes_back(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ppouliot's template written as code by a first import; a state without the template
+    is then imported: the fleet's declaration decides what the cluster inherits (its flavor
+    and master flavor equal the template's: left to it, as the Terraform source leaves
+    them), where without it every value would be declared
+    (test_a_template_known_only_by_uuid_is_declared_with_it)."""
+    state = REAL / "ppouliot-magnum-clusters/state/terraform.tfstate"
+    assert run_cli(fleet_copy, ["import", "tfstate", "--state", f"dev={state}"], capsys)[0] == 0
+    first = catalog_of(fleet_copy)["clustertemplate_1"]
+    assert (first.flavor, first.master_flavor, first.image) == (
+        "m1.medium",
+        "m1.large",
+        "fedora-atomic-29-aarch64-qcow2",
+    )
+    bare = without_templates(tmp_path, "ppouliot-magnum-clusters", "state/terraform.tfstate")
+    plan = plan_state_import(FleetConfig.load(fleet_copy), StateOptions(states=[(bare, "dev")]))
+    (template,) = plan.templates.values()
+    assert template.known_from == "fleet"
+    (decl,) = plan.declarations
+    keywords = decl.members[0].keywords
+    assert "flavor" not in keywords and "master_flavor" not in keywords
+    assert keywords["keypair"] == "mykey"  # the template has none: the cluster's own
+    assert any(
+        line.startswith("cluster_1 (dev): inherited from the template, left unset: flavor, ")
+        and "(equal to the template's)" in line
+        for line in plan.report
+    )
+    # The catalog is kept as the first import wrote it, attributes and all.
+    catalog = next(t for p, t in plan.files.items() if p.name == "_imported_templates.py")
+    assert {t.name: t for t in templates_in(catalog)}["clustertemplate_1"] == first
+
+
+def test_an_import_of_other_clusters_keeps_the_templates_attributes(
+    fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(fleet_copy, argv_for("paws"), capsys)[0] == 0
+    before = catalog_of(fleet_copy)
+    assert before["paws-127d"].magnum_attributes()["external_network_id"] == ("wan-transport-eqiad")
+    assert run_cli(fleet_copy, argv_for("ppouliot-magnum-clusters"), capsys)[0] == 0
+    after = catalog_of(fleet_copy)
+    assert set(after) == {*before, "clustertemplate_1"}
+    for name, template in before.items():
+        assert after[name].magnum_attributes() == template.magnum_attributes()
+
+
+def test_datacenters_imported_apart_then_together_are_one_declaration(
+    fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The module an earlier import wrote for one datacenter declares nothing once its
+    cluster is merged into the other's: no cluster is declared twice."""
+    folder = REAL / "paws" / "state"
+    dev = ["--state", f"dev={folder / 'codfw1dev.tfstate'}"]
+    prod = ["--state", f"prod={folder / 'eqiad1.tfstate'}"]
+    for argv in (dev, prod):
+        assert run_cli(fleet_copy, ["import", "tfstate", *argv], capsys)[0] == 0
+    assert "MagnumCluster(" in (fleet_copy / "clusters" / "eqiad1.py").read_text()
+    code, output = run_cli(fleet_copy, ["import", "tfstate", *dev, *prod], capsys)
+    assert code == 0, output
+    emptied = (fleet_copy / "clusters" / "eqiad1.py").read_text()
+    assert "MagnumCluster(" not in emptied and "# clusters/codfw1dev.py" in emptied
+    assert (fleet_copy / "clusters" / "codfw1dev.py").read_text().count("MagnumCluster(") == 1
+    ruff_ok(fleet_copy / "clusters" / "eqiad1.py")
+    assert main(["--root", str(fleet_copy), "synth"]) == 0
+
+
+def test_a_template_attribute_with_a_password_is_never_written(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A proxy URL with credentials in the template's state: left out of the written
+    template (Magnum keeps it), said in the report and the comment, never echoed."""
+    folder = REAL / "paws" / "state"
+    document = json.loads((folder / "eqiad1.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_clustertemplate_v1":
+            resource["instances"][0]["attributes"]["http_proxy"] = (
+                "http://paws:Pr0xy-Pa55word@proxy.eqiad.wmnet:8080"
+            )
+    state = tmp_path / "eqiad1.tfstate"
+    state.write_text(json.dumps(document))
+    code, output = run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)
+    assert code == 0, output
+    written = "".join(p.read_text() for p in (fleet_copy / "clusters").glob("*.py"))
+    assert "Pr0xy-Pa55word" not in output + written
+    assert "report: paws-127d (prod): template 'paws-127d': http_proxy hold(s) credential" in (
+        output
+    )
+    assert "#   http_proxy: credential material, not written (Magnum keeps it)" in written
+    assert catalog_of(fleet_copy)["paws-127d"].http_proxy is None
+
+
+def test_a_persons_template_that_says_otherwise_than_the_state_is_reported(
+    fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A template the fleet declares by hand is used as it is; where its attributes differ
+    from the state's, the report says so (the declaration is the person's to correct)."""
+    (fleet_copy / "clusters" / "_paws_templates.py").write_text(
+        '"""Templates of the paws team."""\n\n'
+        "from fleet import ClusterTemplate\n\n"
+        "PAWS = ClusterTemplate(\n"
+        '    name="paws-127d",\n'
+        '    kubernetes_version="v1.27.8",\n'
+        '    uuid="7f44d9f2-3162-4af3-af88-bfe56159c5b7",\n'
+        '    flavor="g4.cores4.ram16.disk20",\n'
+        '    keypair="paws-magnum-vm",\n'
+        ")\n"
+    )
+    state = REAL / "paws" / "state" / "eqiad1.tfstate"
+    code, output = run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)
+    assert code == 0, output
+    assert re.search(
+        r"report: paws-127d \(prod\): template 'paws-127d' \(\S*_paws_templates\.py:5\) declares "
+        r"flavor 'g4\.cores4\.ram16\.disk20' \(the state: 'g4\.cores8\.ram32\.disk20'\): correct "
+        r"its declaration\n",
+        output,
+    )
+    module = (fleet_copy / "clusters" / "eqiad1.py").read_text()
+    assert "from clusters._paws_templates import PAWS" in module

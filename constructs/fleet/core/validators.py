@@ -223,7 +223,12 @@ def _name_of(hint: Any) -> str:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (Union, types.UnionType):  # "or None" goes without saying: leave it out
-        return " or ".join(_name_of(a) for a in args if a is not type(None))
+        members = [a for a in args if a is not type(None)]
+        alone = [a for a in members if not _is_per_env_hint(a)]
+        inner = [typing.get_args(typing.get_args(a)[0]) for a in members if a not in alone]
+        if len(alone) > 1 and inner == [tuple(alone)]:  # X | Y | PerEnv[X | Y]
+            return " or ".join(_name_of(a) for a in alone) + ", or per_env of those"
+        return " or ".join(_name_of(a) for a in members)
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in args)
     if origin in (Mapping, dict, abc.Mapping):

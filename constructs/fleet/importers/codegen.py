@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from fleet.clouds.magnum.template import attribute_keywords
 from fleet.importers.template_derivation import TemplateSpec
 from fleet.importers.tfvars import Connection, ImportedCluster
 
@@ -526,6 +527,7 @@ def templates_module(templates: Iterable[TemplateSpec]) -> str:
                 ("optional_labels", sorted(spec.optional_labels)),
                 ("changing_labels", sorted(spec.changing_labels)),
                 *((("uuid", _uuid(spec.uuid)),) if spec.uuid is not None else ()),
+                *attribute_keywords(spec.attributes),
             ),
         )
         statements.append(statement(call, target=template_variable(spec.name)))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleet.clouds.magnum.cluster import AUTOSCALER_LABEL, autoscaler_on
+from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.hcl import ALL, Block, Configuration
@@ -120,17 +121,23 @@ class ImportedTemplate:
     uuid: str
     magnum_name: str
     known_from: str
-    """``resource``, ``data-source`` or ``uuid``."""
+    """``resource``, ``data-source``, ``fleet`` (not in the states, declared in the fleet's
+    templates: a re-import) or ``uuid``."""
     where: str
-    """``<state> <address>`` of its resource or data source (or of its first cluster)."""
+    """``<state> <address>`` of its resource or data source (or of its first cluster); for
+    one declared in the fleet, where."""
     labels: Mapping[str, str]
     values: Mapping[str, Any]
-    """Every non-computed, non-empty attribute but ``name`` and ``labels``, by Terraform name."""
+    """Every non-computed, non-empty attribute but ``name`` and ``labels``, by Terraform name
+    (declared ones only, for a template of the fleet)."""
     kubernetes_version: str
 
-    @property
-    def known(self) -> bool:
-        """Whether the state holds its values (a resource or a data source)."""
+    def knows(self, attribute: str) -> bool:
+        """Whether its value of ``attribute`` (Terraform's name; ``labels``) is known: every
+        attribute of a template the states hold (an empty one is no value); of one declared
+        in the fleet, those it declares."""
+        if self.known_from == "fleet":
+            return bool(self.labels) if attribute == "labels" else attribute in self.values
         return self.known_from != "uuid"
 
 
@@ -248,6 +255,21 @@ def _template(resource: StateResource, coe_versions: Sequence[str]) -> ImportedT
         labels=labels,
         values=values,
         kubernetes_version=version,
+    )
+
+
+def declared_template(uuid: str, template: ClusterTemplate) -> ImportedTemplate:
+    """A template the states do not hold, as the fleet declares it (a re-import: what an
+    earlier import wrote, or a person): its declared attributes decide what a cluster
+    inherits."""
+    return ImportedTemplate(
+        uuid=uuid,
+        magnum_name=template.name,
+        known_from="fleet",
+        where=template.where,
+        labels=dict(template.base_labels),
+        values=template.magnum_attributes(),
+        kubernetes_version=template.kubernetes_version,
     )
 
 
@@ -477,7 +499,7 @@ def _group(
             attrs.get("image_id"),
             block=block,
             parent_value=template.values.get("image"),
-            parent_known=template.known,
+            parent_known=template.knows("image"),
             parent="template",
             ignored=ignored,
         )
@@ -532,7 +554,7 @@ def _cluster(
                 attrs.get(attribute),
                 block=block,
                 parent_value=template.values.get(template_attribute),
-                parent_known=template.known,
+                parent_known=template.knows(template_attribute),
                 parent="template",
                 ignored=ignored,
             )
@@ -560,7 +582,7 @@ def _cluster(
         merge,
         block=block,
         parent=template.labels,
-        parent_known=template.known,
+        parent_known=template.knows("labels"),
     )
     values.append(
         Value(
@@ -624,9 +646,12 @@ def read_import(
     *,
     environment: str | None,
     configurations: Mapping[str, Configuration] | None = None,
+    declared: Mapping[str, ClusterTemplate] | None = None,
 ) -> StateImport:
     """Every template and cluster of ``files``; ``configurations`` maps a state's source to
-    the Terraform configuration that wrote it (``--source``). All problems in one raise."""
+    the Terraform configuration that wrote it (``--source``); ``declared`` (UUID -> template)
+    the templates the fleet declares, for clusters whose template the states do not hold.
+    All problems in one raise."""
     errors: list[DefinitionError] = []
     templates: dict[str, ImportedTemplate] = {}
     coe: dict[str, list[str]] = {}
@@ -659,7 +684,14 @@ def read_import(
             try:
                 clusters.append(
                     _read_cluster(
-                        resource, state, templates, groups, configuration, config, environment
+                        resource,
+                        state,
+                        templates,
+                        groups,
+                        configuration,
+                        config,
+                        environment,
+                        declared or {},
                     )
                 )
             except DefinitionError as e:
@@ -710,6 +742,7 @@ def _read_cluster(
     configuration: Configuration | None,
     config: FleetConfig,
     flag: str | None,
+    declared: Mapping[str, ClusterTemplate],
 ) -> StateCluster:
     name, uuid = resource.text("name"), resource.text("id")
     template_id = resource.text("cluster_template_id")
@@ -720,6 +753,8 @@ def _read_cluster(
             where=resource.source,
         )
     template = templates.get(template_id)
+    if template is None and template_id in declared:
+        template = templates[template_id] = declared_template(template_id, declared[template_id])
     if template is None:
         template = templates[template_id] = _unknown_template(template_id, resource)
     environment = environment_of(name, state, flag, config)

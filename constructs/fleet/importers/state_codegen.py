@@ -323,6 +323,22 @@ def cluster_module(
     return Source(text=text, spans=_spans(text, [c.construct_id for c in ordered]))
 
 
+def emptied_module(*, title: str, moved_to: Sequence[str]) -> str:
+    """A module an earlier import wrote whose clusters are now declared in ``moved_to``
+    (merged across environments): it declares nothing, so that no cluster is declared
+    twice."""
+    return module(
+        docstring=f"{GENERATED_STATE} ({title}): re-import to update.",
+        names={"fleet": ["Fleet"]},
+        body=[
+            "",
+            "def define(fleet: Fleet) -> None:",
+            f'{INDENT}"""Nothing: its clusters are declared with other environments\' in:"""',
+            *(mark_long(f"{INDENT}# {path}") for path in moved_to),
+        ],
+    )
+
+
 def _groups_position(keywords: Sequence[tuple[str, Value]]) -> int:
     """``node_groups`` goes before the adoption keywords (as a person reads them)."""
     for i, (key, _) in enumerate(keywords):

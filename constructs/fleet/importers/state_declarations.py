@@ -23,6 +23,7 @@ from fleet.clouds.magnum.cluster import (
     NodeGroup,
     create_only_fields,
 )
+from fleet.clouds.magnum.template import attribute_keywords
 from fleet.core.options import Option, options_of
 from fleet.importers.codegen import Call, Raw, Value
 from fleet.importers.magnum_state import (
@@ -238,8 +239,9 @@ def group_keywords(
 def template_decl(
     template: ImportedTemplate, variable: str, optional: set[str], held: set[str]
 ) -> TemplateDecl:
-    """The ``ClusterTemplate`` of an imported template; its Magnum attributes (image, COE,
-    flavors, ...) as a comment, except those in ``held`` (credential material)."""
+    """The ``ClusterTemplate`` of an imported template, with its Magnum attributes (image,
+    COE, flavors, ...) as keywords, except those in ``held`` (credential material: left out,
+    said in the comment above it)."""
     keywords: list[tuple[str, Value]] = [
         ("name", template.magnum_name),
         ("kubernetes_version", template.kubernetes_version),
@@ -250,29 +252,24 @@ def template_decl(
     if extra:
         keywords.append(("optional_labels", extra))
     keywords.append(("uuid", template.uuid))
+    attributes = {k: _number(v) for k, v in template.values.items() if k not in held}
+    keywords.extend(attribute_keywords(attributes))
     how = {
         "resource": "a resource",
         "data-source": "found by a data source (made outside Terraform)",
         "uuid": "known only by the UUID its clusters name",
+        "fleet": "declared in the fleet",
     }[template.known_from]
     state, _, address = template.where.partition(" ")
     comment = [
         f"Magnum template {template.magnum_name!r}: {how}, in {Path(state).name}",
         f"  {address}",
     ]
-    shown = [f"{k}={v}" for k, v in template.values.items() if k not in held]
-    line = ""
-    for part in shown:
-        if line and len(line) + len(part) > _COMMENT_WIDTH:
-            comment.append(f"  {line.rstrip(', ')}")
-            line = ""
-        line += f"{part}, "
-    if line:
-        comment.append(f"  {line.rstrip(', ')}")
+    if held:
+        comment.append(
+            f"  {', '.join(sorted(held))}: credential material, not written (Magnum keeps it)"
+        )
     return TemplateDecl(variable=variable, keywords=tuple(keywords), comment=tuple(comment))
-
-
-_COMMENT_WIDTH = 86
 
 
 # --- merging across environments ---------------------------------------------------------

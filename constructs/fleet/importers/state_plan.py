@@ -20,7 +20,7 @@ from fleet.clouds.magnum.cluster import (
     MagnumCluster,
     NodeGroup,
 )
-from fleet.clouds.magnum.template import ClusterTemplate
+from fleet.clouds.magnum.template import ClusterTemplate, attribute_keywords
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
@@ -59,12 +59,13 @@ from fleet.importers.plan import (
     scan_fleet,
 )
 from fleet.importers.render_check import check_render
-from fleet.importers.secrets import credential_paths
+from fleet.importers.secrets import credential_paths, shown
 from fleet.importers.state_codegen import (
     ProjectCall,
     Source,
     TemplateDecl,
     cluster_module,
+    emptied_module,
     templates_module,
 )
 from fleet.importers.state_declarations import (
@@ -201,10 +202,15 @@ def plan_state_import(config: FleetConfig, options: StateOptions) -> StatePlan:
     configurations = _configurations(files, options.sources, errors)
     if errors:
         raise DefinitionErrors(errors)
+    catalog = load_catalog(config)
     model = read_import(
-        files, config, environment=options.environment, configurations=configurations
+        files,
+        config,
+        environment=options.environment,
+        configurations=configurations,
+        declared={u: t for t in catalog.templates.values() for u in _uuids(t)},
     )
-    planner = _Planner(config, options, model, configurations)
+    planner = _Planner(config, options, model, configurations, catalog)
     return planner.plan()
 
 
@@ -227,11 +233,13 @@ class _Planner:
         options: StateOptions,
         model: StateImport,
         configurations: Mapping[str, Configuration],
+        catalog: Catalog,
     ) -> None:
         self.config = config
         self.options = options
         self.model = model
         self.configurations = configurations
+        self.catalog = catalog
         self.errors: list[DefinitionError] = []
         self.notes: dict[tuple[str, str], list[str]] = {}
 
@@ -245,10 +253,10 @@ class _Planner:
         modules = {c.state.source: self.module_of(c.state) for c in self.model.clusters}
         ours = {str(p): p for p in set(modules.values()) if generated_module(p)}
         existing = scan_fleet(self.config, ours)
-        catalog = load_catalog(self.config)
-        template_refs, template_file = self.templates(catalog)
         for cluster in self.model.clusters:
             self.notes[(cluster.environment, cluster.magnum_name)] = list(cluster.notes)
+        template_refs, template_file = self.templates(self.catalog)
+        for cluster in self.model.clusters:
             self.check_labels(cluster)
             self.check_credentials(cluster)
         promoted: dict[str, frozenset[str]] = {}
@@ -375,8 +383,13 @@ class _Planner:
         by_module: dict[Path, list[PlannedDeclaration]] = {}
         for decl in declarations:
             by_module.setdefault(decl.module, []).append(decl)
+        declared: dict[str, Path] = {}
         for path, decls in sorted(by_module.items()):
-            module_projects = {m.project.variable: m.project for d in decls for m in d.members}
+            module_projects = {
+                m.project.variable: self.project_in(m.project, path, declared)
+                for d in decls
+                for m in d.members
+            }
             imports: dict[str, set[str]] = {}
             for decl in decls:
                 for member in decl.members:
@@ -391,9 +404,35 @@ class _Planner:
             )
             files[path] = written.text
             sources[path] = written
+        for state, path in sorted(modules.items()):
+            if path not in files and path.is_file() and generated_module(path):
+                moved = sorted(
+                    {
+                        relative(d.module, self.config)
+                        for d in declarations
+                        if any(m.cluster.state.source == state for m in d.members)
+                    }
+                )
+                files[path] = emptied_module(title=Path(state).name, moved_to=moved)
         return declarations, files, sources
 
     # -- projects
+    def project_in(
+        self, project: ProjectCall, module: Path, declared: dict[str, Path]
+    ) -> ProjectCall:
+        """``project`` as ``module`` declares it: the first module that uses a new project
+        declares it, the others look it up (one declaration of a construct id)."""
+        if project.call is None:
+            return project
+        first = declared.setdefault(project.variable, module)
+        if first == module:
+            return project
+        return ProjectCall(
+            variable=project.variable,
+            reused=str(project.call.positional[1]),
+            reused_from=relative(first, self.config),
+        )
+
     def project(
         self,
         cluster: StateCluster,
@@ -489,6 +528,7 @@ class _Planner:
                 keywords.append(
                     ("uuid", spec.uuid if isinstance(spec.uuid, str) else dict(spec.uuid))
                 )
+            keywords.extend(attribute_keywords(spec.attributes))
             generated[variable] = TemplateDecl(
                 variable=variable, keywords=tuple(keywords), comment=earlier.get(variable, ())
             )
@@ -499,9 +539,18 @@ class _Planner:
         names = {t.magnum_name for t in self.model.templates.values()}
         for uuid, imported in sorted(self.model.templates.items()):
             known = by_uuid.get(uuid)
-            if known is not None and known[0] in catalog.refs and known[0] not in catalog.generated:
+            ours = known is not None and known[0] in catalog.generated
+            if (
+                known is not None
+                and known[0] in catalog.refs
+                and (not ours or imported.known_from == "fleet")
+            ):
+                # Declared by a person (kept as written), or by an earlier import and not in
+                # these states (kept, with the attributes it declares).
                 ref = catalog.refs[known[0]]
                 refs[uuid] = (ref.module, ref.variable)
+                if not ours:
+                    self.compare_declared(imported, known[1])
                 continue
             clash = catalog.templates.get(imported.magnum_name)
             if clash is not None and uuid not in _uuids(clash):
@@ -539,6 +588,26 @@ class _Planner:
         if not any(module == module_name for module, _ in refs.values()):
             return refs, None
         return refs, (catalog_path, templates_module(list(generated.values())))
+
+    def compare_declared(self, imported: ImportedTemplate, declared: ClusterTemplate) -> None:
+        """A note for each attribute a person's template declares otherwise than the state
+        holds it (the declaration is kept: it is theirs to correct)."""
+        if imported.known_from not in ("resource", "data-source"):
+            return  # not in the states: nothing to compare with
+        differ = [
+            f"{attribute} {shown(value, attribute)} (the state: "
+            f"{shown(imported.values.get(attribute), attribute)})"
+            for attribute, value in declared.magnum_attributes().items()
+            if value != imported.values.get(attribute)
+        ]
+        if not differ:
+            return
+        for cluster in self.model.clusters:
+            if cluster.template.uuid == imported.uuid:
+                self.notes[(cluster.environment, cluster.magnum_name)].append(
+                    f"template {declared.name!r} ({declared.where}) declares "
+                    f"{'; '.join(differ)}: correct its declaration"
+                )
 
     # -- credentials
     def check_credentials(self, cluster: StateCluster) -> None:
