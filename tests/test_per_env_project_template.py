@@ -185,15 +185,33 @@ def test_reading_the_one_project_of_a_per_env_cluster_says_how(tmp_path: Path) -
 
 
 def test_two_projects_in_two_environments_are_two_clouds(tmp_path: Path) -> None:
-    """The same Magnum name in both environments: each reaches its own project (paws has
-    ``paws-127d`` in both datacenters would be fine), unlike one project's Secret in two
-    management clusters (tests/test_magnum_names.py)."""
+    """The same Magnum name in both environments, each through its own OpenStack project
+    (paws: one project per datacenter): two Magnum clusters, no conflict."""
     fleet = app(tmp_path)
-    dev = OpenStackProject(fleet, "a", project_name="paws")
+    dev = OpenStackProject(fleet, "a", project_name="pawsdev")
     prod = OpenStackProject(fleet, "b", project_name="paws")
     paws(fleet, name="paws-127d", project=per_env(dev=dev, prod=prod))
     out = testing.synth(fleet, validate=True)
     assert out.names("ClusterV1") == ["paws-127d", "paws-127d"]
+
+
+def test_two_projects_that_declare_one_project_are_one_cloud(tmp_path: Path) -> None:
+    """Two declarations of one project (same name, nothing else declared): only the Secrets
+    could tell them apart, which the render cannot read, so it takes the user's word."""
+    fleet = app(tmp_path)
+    dev = OpenStackProject(fleet, "a", project_name="paws")
+    prod = OpenStackProject(fleet, "b", project_name="paws")
+    paws(fleet, name="paws-127d", project=per_env(dev=dev, prod=prod))
+    with pytest.raises(DefinitionErrors) as e:
+        fleet.run_phases()
+    (error,) = e.value.errors
+    assert "projects 'a' and 'b' declare the same project, region and auth_url" in str(error)
+
+    apart = app(tmp_path / "apart")
+    dev = OpenStackProject(apart, "a", project_name="paws", separate_clouds=True)
+    prod = OpenStackProject(apart, "b", project_name="paws", separate_clouds=True)
+    paws(apart, name="paws-127d", project=per_env(dev=dev, prod=prod))
+    assert testing.synth(apart, validate=True).names("ClusterV1") == ["paws-127d", "paws-127d"]
 
 
 def test_two_projects_that_declare_one_keystone_project_are_one_cloud(tmp_path: Path) -> None:
@@ -208,9 +226,9 @@ def test_two_projects_that_declare_one_keystone_project_are_one_cloud(tmp_path: 
     assert str(error).endswith(
         "(paws-127d): name: environments dev and prod both render Magnum cluster 'paws-127d' "
         "in the same OpenStack project (project 'paws', region 'r'; projects 'a' and 'b' "
-        "declare the same auth_url and project_id): each management cluster would adopt and "
-        "reconcile the same cluster; put {env} in the name, or set separate_clouds=True on "
-        "both projects if their credentials reach another cloud or project"
+        "declare the same project, region and auth_url): each management cluster would adopt "
+        "and reconcile the same cluster; put {env} in the name, or set separate_clouds=True "
+        "on both projects if their credentials reach another cloud or project"
     )
 
 

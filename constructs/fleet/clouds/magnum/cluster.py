@@ -473,8 +473,8 @@ class MagnumCluster(FleetCluster):
     the same name or UUID in the same OpenStack project and region as declared, are
     refused (each would adopt and reconcile it), unless the project says
     ``separate_clouds=True``: each environment's credentials reach another cloud or
-    project. Two different projects in two environments are two clouds, unless both
-    declare the same ``auth_url`` and ``project_id`` (:func:`same_cloud`).
+    project. Two project declarations count as one project when they declare the same
+    project (id, else name), region and auth URL (:func:`same_cloud`).
 
     ``project`` and ``template`` may differ per environment (``per_env``): a configuration
     applied once per datacenter, each with its own OpenStack project and template, is one
@@ -1283,35 +1283,23 @@ class _MagnumIdentities:
             for user in self._by_key.get(key, ()):
                 if user == (cluster, env):
                     break  # the earlier ones reach another cloud: later ones name this one
-                if same_cloud(user, (cluster, env), region=key[2]):
+                if same_cloud(user, (cluster, env)):
                     raise _shared(user, (cluster, env))
 
 
-def same_cloud(
-    first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str], *, region: str
-) -> bool:
+def same_cloud(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str]) -> bool:
     """Whether two (cluster, environment) pairs of one :meth:`MagnumCluster.magnum_identity`
-    reach one OpenStack project: in one environment (one management cluster, one Secret per
-    ProviderConfig) always; in two, through one project unless it says ``separate_clouds``
-    (each environment's Secret reaches another cloud or project); through two projects
-    (a cluster's ``per_env`` projects, or two declarations') only where both declare the
-    same auth URL and project id, the region is known (``region``, of their identity), and
-    neither says ``separate_clouds``: two projects in two environments are two clouds unless
-    they prove otherwise (as ``fleet diff`` asks of a move between projects,
-    :mod:`fleet.clouds.magnum.changes`)."""
+    reach one OpenStack project: in one environment (one management cluster) always; in two,
+    unless a project says ``separate_clouds`` (each environment's Secret reaches another
+    cloud or project). Two project declarations with one identity (the same project id or
+    name, region and auth URL, as far as declared) count as one project: the credentials in
+    their Secrets, which the render cannot read, are the only thing that could tell them
+    apart, so the user says so explicitly."""
     (one, one_env), (other, env) = first, second
     if one_env == env:
         return True
     a, b = one.project_for(one_env), other.project_for(env)
-    if a.separate_clouds or b.separate_clouds:
-        return False
-    return a is b or (bool(region) and _proven(a) and _proven(b))
-
-
-def _proven(project: OpenStackProject) -> bool:
-    """Whether ``project`` declares where its credentials lead: an auth URL and a project id
-    (checked equal by the identity both are part of)."""
-    return bool(project.auth_url and project.project_id)
+    return not (a.separate_clouds or b.separate_clouds)
 
 
 def _shared(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str]) -> DefinitionError:
@@ -1346,7 +1334,7 @@ def _shared(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str])
         who = "each management cluster"
         place += (
             f"; projects {first_project.node.path!r} and {project.node.path!r} declare the "
-            "same auth_url and project_id"
+            "same project, region and auth_url"
         )
         separate = (
             ", or set separate_clouds=True on both projects if their credentials reach "
