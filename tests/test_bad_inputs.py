@@ -12,6 +12,7 @@ run in-process (``fleet.cli.main.main``); those marked ``subprocess`` run the in
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -186,6 +187,30 @@ node_count = "1"
 
 
 PROGRESS_LINE = re.compile(r"^synth: \[\d+/\d+\] ")
+
+
+def one_cluster_state(*, labels: dict[str, str]) -> str:
+    """A state file (format 4) of one Magnum cluster whose template only its UUID names."""
+    attributes = {
+        "id": "0f8c7f3a-6b1e-4c2d-9a8b-7e6d5c4b3a21",
+        "name": "c-dev",
+        "cluster_template_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+        "coe_version": "v1.27.8",
+        "project_id": "p",
+        "region": "RegionOne",
+        "node_count": 1,
+        "master_count": 1,
+        "labels": labels,
+        "merge_labels": True,
+    }
+    resource = {
+        "mode": "managed",
+        "type": "openstack_containerinfra_cluster_v1",
+        "name": "c",
+        "provider": 'provider["registry.terraform.io/terraform-provider-openstack/openstack"]',
+        "instances": [{"schema_version": 0, "attributes": attributes}],
+    }
+    return json.dumps({"version": 4, "terraform_version": "1.9.8", "resources": [resource]})
 
 
 @dataclass(frozen=True)
@@ -609,7 +634,7 @@ CASES = [
         "project-given-as-a-name",
         {"clusters/broken.py": magnum(project='"broken"')},
         r"clusters/broken\.py:\d+ \(x\): project: must be an OpenStackProject or a reference to "
-        r"an OpenStackProject, got str 'broken'$",
+        r"an OpenStackProject, or per_env of those, got str 'broken'$",
     ),
     Case(
         "node-group-with-a-list-item-of-the-wrong-type",
@@ -1002,6 +1027,77 @@ CASES = [
         "tfvars-with-a-negative-node-count",
         {"import/bad.tfvars": SEED_TFVARS.replace('node_count = "1"', 'node_count = "-2"')},
         r"import/bad\.tfvars:\d+: node_count: must be 0 or more, got -2$",
+        argv=("import", "tfvars", "import/bad.tfvars"),
+    ),
+    # --- fleet import tfstate: state formats it does not read, credentials never echoed -
+    Case(
+        "state-format-version-3",
+        {
+            "import/old.tfstate": json.dumps(
+                {
+                    "version": 3,
+                    "terraform_version": "0.11.14",
+                    "modules": [{"path": ["root"], "resources": {}}],
+                }
+            )
+        },
+        r"import/old\.tfstate: version: state format version 3 \(Terraform 0\.11 or older\) "
+        r"is not supported: run Terraform 0\.12 or newer once on it",
+        argv=("import", "tfstate", "import/old.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "state-format-version-5",
+        {"import/new.tfstate": json.dumps({"version": 5, "resources": []})},
+        r"import/new\.tfstate: version: state format version 5 is newer than this importer "
+        r"reads \(version 4\)",
+        argv=("import", "tfstate", "import/new.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "show-json-of-a-newer-format",
+        {"import/state.json": json.dumps({"format_version": "2.0", "values": {}})},
+        r"import/state\.json: format_version: `terraform show -json` format_version '2\.0' is "
+        r"newer than this importer reads \(0\.x, 1\.x\)$",
+        argv=("import", "tfstate", "import/state.json", "--environment", "dev"),
+    ),
+    Case(
+        "a-shown-plan-is-not-a-state",
+        {
+            "import/plan.json": json.dumps(
+                {"format_version": "1.2", "planned_values": {}, "resource_changes": []}
+            )
+        },
+        r"import/plan\.json: format_version: a plan \(`terraform show -json PLANFILE`\), not "
+        r"a state",
+        argv=("import", "tfstate", "import/plan.json", "--environment", "dev"),
+    ),
+    Case(
+        "a-saved-plan-is-not-a-state",
+        {"import/plan.tfplan": "PK\x03\x04 a zip archive"},
+        r"import/plan\.tfplan: a saved plan \(terraform plan -out\), not a state",
+        argv=("import", "tfstate", "import/plan.tfplan", "--environment", "dev"),
+    ),
+    Case(
+        "an-empty-state",
+        {"import/empty.json": json.dumps({"format_version": "1.0", "terraform_version": "1.9.8"})},
+        r"import/empty\.json: an empty state \(`terraform show -json` gives no values\)",
+        argv=("import", "tfstate", "import/empty.json", "--environment", "dev"),
+    ),
+    Case(
+        "state-label-holding-a-password-is-refused-not-echoed",
+        {"import/secret.tfstate": one_cluster_state(labels={"db_password": "hunter2-FAKE"})},
+        r"import/secret\.tfstate openstack_containerinfra_cluster_v1\.c: labels\.db_password: "
+        r"holds credential material \(literal value in credential field 'db_password'\)",
+        argv=("import", "tfstate", "import/secret.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "tfvars-credential-where-a-count-belongs-is-not-echoed",
+        {
+            "import/bad.tfvars": SEED_TFVARS.replace(
+                'node_count = "1"', 'node_count = "https://admin:hunter2-FAKE@example.org"'
+            )
+        },
+        r"import/bad\.tfvars:\d+: node_count: must be a whole number, got a value that looks "
+        r"like a credential \(not shown\)$",
         argv=("import", "tfvars", "import/bad.tfvars"),
     ),
 ]

@@ -41,9 +41,9 @@ def _short(type_name: str) -> str:
 
 
 def test_the_sample_has_each_kind_of_mistake() -> None:
-    assert len(_marks("error")) == 8
+    assert len(_marks("error")) == 9
     assert {code for _, code in _marks("error")} == {"call-arg", "arg-type"}
-    assert len(_marks("reveal")) == 6
+    assert len(_marks("reveal")) == 7
 
 
 def test_mypy_strict_in_a_users_repository(tmp_path: Path) -> None:

@@ -42,6 +42,8 @@ NOT_HERE = {
     "kubectl": "talks to a live management cluster",
     "git": "the user's repository",
     "argocd": "talks to a live ArgoCD (minting provider-argocd's token)",
+    "terraform": "reads the team's Terraform backend (the states a migration imports)",
+    "tofu": "reads the team's OpenTofu backend (the states a migration imports)",
 }
 """Programs that cannot run in a test, and why."""
 
@@ -239,18 +241,26 @@ def test_new_environment_renders_once_a_cluster_is_placed(
     assert (project / "dist" / "staging" / "clusters" / "k8s-ats-web-staging-v25").is_dir()
 
 
+def guide_imports(block: str) -> list[list[str]]:
+    return [
+        shlex.split(line.strip())
+        for line in block.splitlines()
+        if line.strip().startswith("fleet import")
+    ]
+
+
 def test_migration_from_terraform(
     example_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The guide's import commands, one community after the other, into the example fleet:
-    the migration fixtures laid out as ``terraform/<community>``, with their states."""
+    """The guide's tfvars import commands, one community after the other, into the example
+    fleet: the migration fixtures laid out as ``terraform/<community>``, with their states."""
     root = example_project
     migration = REPO / "tests" / "fixtures" / "migration"
     shutil.copytree(migration / "tfvars", root / "terraform")
     shutil.copy(migration / "state" / "edh.tfstate", root)
     shutil.copy(migration / "state" / "data.json", root)
-    (section,) = [b for b in blocks("shell") if "fleet import" in b]
-    imports = [argv for argv in shell_commands() if argv[:2] == ["fleet", "import"]]
+    (section,) = [b for b in blocks("shell") if "--tfvars" in b]
+    imports = guide_imports(section)
     assert [argv[2] for argv in imports] == ["tfstate", "tfvars"]
     for argv in imports:
         args = [str(root / a) if (root / a).exists() and a != "." else a for a in argv[1:]]
@@ -263,6 +273,32 @@ def test_migration_from_terraform(
     out = capsys.readouterr().out
     assert '"cluster": "k8s-edh-search-prod-v25"' in out
     assert '"cluster": "k8s-data-lake-dev-multi-v25"' in out
+
+
+def test_migration_from_terraform_state(
+    example_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The guide's state import, step by step, on the paws fixture (one OpenTofu
+    configuration applied per datacenter): its states pulled as the guide says, its
+    configuration as ``tofu/``."""
+    root = example_project
+    paws = REPO / "tests" / "fixtures" / "terraform" / "real" / "paws"
+    for state in (paws / "state").glob("*.tfstate"):
+        shutil.copy(state, root)
+    shutil.copytree(paws / "source" / "tofu", root / "tofu")
+    (section,) = [b for b in blocks("shell") if "--source" in b]
+    imports = guide_imports(section)
+    assert [argv[2] for argv in imports] == ["tfstate"]
+    for argv in imports:
+        args = [a if "=" not in a else a.replace("=", f"={root}/", 1) for a in argv[1:]]
+        args = [str(root / a) if (root / a).exists() and a != "." else a for a in args]
+        assert main(["--root", str(root), *args]) == 0, capsys.readouterr().err
+    assert main(["--root", str(root), "synth"]) == 0
+    out = capsys.readouterr().out
+    assert "report: paws-127d (prod): " in out and "environment: the state was given" in out
+    assert main(["--root", str(root), "ls", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert '"cluster": "paws-dev-127d"' in out and '"cluster": "paws-127d"' in out
 
 
 def test_readme_everyday_commands_exist() -> None:

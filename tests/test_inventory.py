@@ -211,6 +211,7 @@ def test_json_has_every_field(tmp_path: Path) -> None:
             {
                 "name": "default-worker",
                 "machine_size": "m1",
+                "machine_size_inherited": False,
                 "node_count": 1,
                 "min_node_count": None,
                 "max_node_count": None,
@@ -219,6 +220,7 @@ def test_json_has_every_field(tmp_path: Path) -> None:
             {
                 "name": "a",
                 "machine_size": "m2",
+                "machine_size_inherited": False,
                 "node_count": 1,
                 "min_node_count": None,
                 "max_node_count": None,
@@ -227,6 +229,7 @@ def test_json_has_every_field(tmp_path: Path) -> None:
             {
                 "name": "burst",
                 "machine_size": "m3",
+                "machine_size_inherited": False,
                 "node_count": 0,
                 "min_node_count": 0,
                 "max_node_count": 5,

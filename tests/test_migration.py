@@ -408,7 +408,10 @@ def test_template_uuid_given_twice_must_agree_with_the_state(
     ("text", "message"),
     [
         ("{", "not JSON"),
-        ('{"version": 3, "resources": []}', "state format version 3; this reads version 4"),
+        (
+            '{"version": 3, "resources": []}',
+            "state format version 3 (Terraform 0.11 or older) is not",
+        ),
         ('{"values": {}}', "neither a Terraform state"),
     ],
 )

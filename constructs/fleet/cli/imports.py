@@ -7,16 +7,59 @@ import sys
 from pathlib import Path
 
 from fleet.core.config import FleetConfig
+from fleet.core.errors import FleetError
 from fleet.core.words import plural
 from fleet.importers import command_help as texts
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
 
+def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
+    """``fleet import tfstate`` without ``--tfvars``: the state is the input."""
+    from fleet.importers.plan import write_files
+    from fleet.importers.state_plan import StateOptions, plan_state_import
+
+    if args.derive_templates or args.template_uuid:
+        flag = "--derive-templates" if args.derive_templates else "--template-uuid"
+        raise FleetError(
+            f"{flag} is for tfvars (--tfvars): a state gives every template, with its UUID"
+        )
+    given = [(Path(p), None) for p in args.states] + [(Path(p), env) for env, p in args.state]
+    if not given:
+        raise FleetError("no state: give STATE files, or --state ENV=PATH")
+    plan = plan_state_import(
+        config,
+        StateOptions(
+            states=given,
+            sources=[Path(s) for s in args.source_dir],
+            out=Path(args.out) if args.out else None,
+            environment=args.environment,
+            observe=args.observe,
+        ),
+    )
+    for line in plan.report:
+        print(f"report: {line}")
+    for path in write_files(plan.files):
+        print(f"wrote {_shown(path)}")
+    clusters = sum(len(d.members) for d in plan.declarations)
+    print(
+        f"imported {plural(clusters, 'cluster')} as {plural(len(plan.declarations), 'declaration')}"
+        " (rendered and checked before writing)"
+    )
+    return EXIT_OK
+
+
 def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.importers.plan import ImportOptions, plan_import, write_files
-    from fleet.importers.verify import verify
+    from fleet.importers.verify import render_result, verify
 
+    if args.source == "tfstate" and not args.tfvars:
+        return _tfstate(args, config)
+    if args.source == "tfstate" and (args.state or args.source_dir):
+        raise FleetError(
+            "--state ENV=PATH and --source are for the state import: leave out --tfvars, or "
+            "give the states as STATE"
+        )
     if args.source == "tfstate":
         paths, states = args.tfvars, args.states
     else:
@@ -31,8 +74,11 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         template_uuids=dict(args.template_uuid),
     )
     result = plan_import(config, options)
+    # Rendered with every check of `fleet synth` and `fleet validate` before anything is
+    # written: an import never leaves a module that fails them.
+    synth = render_result(config, result)
     if args.verify:
-        problems = verify(config, result)
+        problems = verify(config, result, synth)
         for problem in problems:
             print(f"error: {problem.line()}", file=sys.stderr)
         if problems:
@@ -52,6 +98,13 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         f"as {plural(declared, 'declaration')}"
     )
     return EXIT_OK
+
+
+def _env_path(value: str) -> tuple[str, str]:
+    env, sep, path = value.partition("=")
+    if not sep or not env or not path:
+        raise argparse.ArgumentTypeError(f"expected ENV=PATH, got {value!r}")
+    return env, path
 
 
 def _name_uuid(value: str) -> tuple[str, str]:
@@ -92,13 +145,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help=texts.TFSTATE_HELP,
         description=texts.TFSTATE_DESCRIPTION,
     )
-    s.add_argument("states", nargs="+", metavar="STATE", help="a Terraform state file")
+    s.add_argument(
+        "states",
+        nargs="*",
+        metavar="STATE",
+        help="a Terraform state file or `terraform show -json` output",
+    )
+    s.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        type=_env_path,
+        metavar="ENV=PATH",
+        help=texts.STATE_ENV_HELP,
+    )
+    s.add_argument(
+        "--source",
+        dest="source_dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help=texts.SOURCE_HELP,
+    )
     s.add_argument(
         "--tfvars",
         action="append",
-        required=True,
         metavar="PATH",
-        help="a tfvars file or a folder of them (repeatable)",
+        help="the tfvars files of the same clusters (the tfvars layout; repeatable)",
     )
     _common(s)
 

@@ -268,7 +268,10 @@ class NodePoolSummary:
 
     name: str
     machine_size: str | None
-    """The machine's size (a flavor, a shape); None: the cloud's default (a Magnum
+    """The machine's size (a flavor, a shape); None: not known (the cloud's default, or a
+    Magnum template's that its declaration does not state)."""
+    size_inherited: bool = False
+    """Whether :attr:`machine_size` is not the pool's own but what it inherits (a Magnum
     cluster's workers without ``flavor`` get the template's)."""
     node_count: int | None
     min_node_count: int | None

@@ -20,7 +20,7 @@ from types import CodeType
 from typing import Any, TypeVar
 
 from fleet.core.errors import DefinitionError, FleetError
-from fleet.core.secrets import credential_in
+from fleet.core.validators import shown_value
 from fleet.core.values import is_user_file, location_of
 
 T = TypeVar("T")
@@ -51,21 +51,6 @@ def name_of(function: object) -> str:
     target = getattr(function, "__func__", function)
     name = getattr(target, "__qualname__", None)
     return str(name).replace(".<locals>", "") if name else type(function).__name__
-
-
-def _shown(value: object) -> str:
-    """``value`` for a message: its repr, short; an object without a useful repr by type."""
-    if value is None:
-        return "None"
-    text = repr(value)
-    if text.startswith("<") and " at 0x" in text:
-        return f"a {type(value).__name__}"
-    problem = credential_in(text)
-    if problem:  # before shortening: a cut token is no longer recognisable
-        return f"{type(value).__name__} (a {problem.split(';')[0]}, not shown)"
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{type(value).__name__} {text}"
 
 
 def raised_at(error: BaseException, fallback: str) -> str:
@@ -120,7 +105,7 @@ def call(
 def wrong_result(function: object, value: object, *, field: str, expected: str) -> DefinitionError:
     """The error for ``function`` having returned ``value`` where ``expected`` was due."""
     return DefinitionError(
-        f"{name_of(function)} returned {_shown(value)}; {expected}",
+        f"{name_of(function)} returned {shown_value(value)}; {expected}",
         where=defined_at(function, "?"),
         field=field,
     )

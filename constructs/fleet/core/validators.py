@@ -184,12 +184,17 @@ Check = Callable[[Any, str], "str | None"]
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "credential", "key", "auth")
 
 
-def _shown(value: Any, field: str = "") -> str:
-    """``str 'abc'``: the type and a short repr; only the type for a credential-like field
-    (a secret given where a reference belongs must not reach the terminal or a CI log)."""
+def shown_value(value: object, field: str = "") -> str:
+    """``str 'abc'``: the type and a short repr, for a message; only the type for a
+    credential-like field or value (a secret given where a reference belongs must not reach
+    the terminal or a CI log); an object whose repr is only its address, by its type."""
+    if value is None:
+        return "None"
     if any(word in field.lower() for word in _SECRET_WORDS):
         return type(value).__name__
     text = repr(value)
+    if text.startswith("<") and " at 0x" in text:
+        return f"a {type(value).__name__}"
     problem = credential_in(text)
     if problem:  # before shortening: a cut token is no longer recognisable
         return f"{type(value).__name__} (a {problem.split(';')[0]}, not shown)"
@@ -218,7 +223,12 @@ def _name_of(hint: Any) -> str:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (Union, types.UnionType):  # "or None" goes without saying: leave it out
-        return " or ".join(_name_of(a) for a in args if a is not type(None))
+        members = [a for a in args if a is not type(None)]
+        alone = [a for a in members if not _is_per_env_hint(a)]
+        inner = [typing.get_args(typing.get_args(a)[0]) for a in members if a not in alone]
+        if len(alone) > 1 and inner == [tuple(alone)]:  # X | Y | PerEnv[X | Y]
+            return " or ".join(_name_of(a) for a in alone) + ", or per_env of those"
+        return " or ".join(_name_of(a) for a in members)
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in args)
     if origin in (Mapping, dict, abc.Mapping):
@@ -258,22 +268,22 @@ def _compile_hint(hint: Any) -> Check | None:
         return None
     expected = _name_of(hint)
     if hint is type(None):
-        return lambda v, f: None if v is None else f"must be None, got {_shown(v, f)}"
+        return lambda v, f: None if v is None else f"must be None, got {shown_value(v, f)}"
     if hint is bool:
         return lambda v, f: (
-            None if v is True or v is False else f"must be {expected}, got {_shown(v, f)}"
+            None if v is True or v is False else f"must be {expected}, got {shown_value(v, f)}"
         )
     if hint is int:
         return lambda v, f: (
             None
             if isinstance(v, int) and not isinstance(v, bool)
-            else f"must be {expected}, got {_shown(v, f)}"
+            else f"must be {expected}, got {shown_value(v, f)}"
         )
     if hint is float:
         return lambda v, f: (
             None
             if isinstance(v, (int, float)) and not isinstance(v, bool)
-            else f"must be a number, got {_shown(v, f)}"
+            else f"must be a number, got {shown_value(v, f)}"
         )
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
@@ -294,19 +304,19 @@ def _compile_hint(hint: Any) -> Check | None:
             # a value of the right outer shape gets the inner complaint (labels['a']: ...)
             if inner is not None and not inner.startswith("must be "):
                 return inner
-            return f"must be {expected}, got {_shown(v, f)}"
+            return f"must be {expected}, got {shown_value(v, f)}"
 
         return union
     if origin is Literal:
         allowed = args
-        return lambda v, f: None if v in allowed else f"must be {expected}, got {_shown(v, f)}"
+        return lambda v, f: None if v in allowed else f"must be {expected}, got {shown_value(v, f)}"
     if origin in (Mapping, dict, abc.Mapping) or hint in (dict, Mapping):
         key_check = _compile_hint(args[0]) if args else None
         value_check = _compile_hint(args[1]) if args else None
 
         def mapping(v: Any, f: str) -> str | None:
             if not isinstance(v, abc.Mapping):
-                return f"must be {expected}, got {_shown(v, f)}"
+                return f"must be {expected}, got {shown_value(v, f)}"
             for key, item in v.items():
                 if key_check is not None and (error := key_check(key, f)) is not None:
                     return f"keys: {error}"
@@ -330,7 +340,7 @@ def _compile_hint(hint: Any) -> Check | None:
                         f"must be {expected}, got a single {item_type.__name__} "
                         "(put it in a list: [...])"
                     )
-                return f"must be {expected}, got {_shown(v, f)}"
+                return f"must be {expected}, got {shown_value(v, f)}"
             if item_check is not None:
                 for i, item in enumerate(v):
                     if (error := item_check(item, f)) is not None:
@@ -344,7 +354,7 @@ def _compile_hint(hint: Any) -> Check | None:
 
         def per_env_value(v: Any, f: str) -> str | None:
             if not isinstance(v, PerEnv):
-                return f"must be {expected}, got {_shown(v, f)}"
+                return f"must be {expected}, got {shown_value(v, f)}"
             return inner(v, f) if inner is not None else None
 
         return per_env_value
@@ -354,10 +364,12 @@ def _compile_hint(hint: Any) -> Check | None:
         return None
     if isinstance(hint, type):
         if hint is abc.Callable:
-            return lambda v, f: None if callable(v) else f"must be a function, got {_shown(v, f)}"
+            return lambda v, f: (
+                None if callable(v) else f"must be a function, got {shown_value(v, f)}"
+            )
         cls = hint
         return lambda v, f: (
-            None if isinstance(v, cls) else f"must be {expected}, got {_shown(v, f)}"
+            None if isinstance(v, cls) else f"must be {expected}, got {shown_value(v, f)}"
         )
     return None
 

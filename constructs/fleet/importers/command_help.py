@@ -12,11 +12,21 @@ STATE_HELP = (
     "Terraform state (or `terraform show -json` output) of the same clusters: "
     "their Magnum UUIDs (repeatable)"
 )
-TFSTATE_HELP = "Magnum clusters from Terraform tfvars files, adopted by the UUIDs of their state"
+TFSTATE_HELP = "Magnum clusters from Terraform state, whatever HCL made it"
 TFSTATE_DESCRIPTION = (
-    "Like `fleet import tfvars --state`: reads the template and cluster UUIDs "
-    "from STATE (a terraform.tfstate, or `terraform show -json` output), checks that state "
-    "and tfvars agree, and declares the clusters to adopt them by UUID."
+    "Reads every Magnum cluster, node group and template of STATE (terraform state pull, "
+    "format version 4, or `terraform show -json` output; modules at any depth) and declares "
+    "them to adopt the real objects by their ids. The environment of a cluster comes from "
+    "its name, else from --state ENV=PATH, else from --environment. With --source, what the "
+    "configuration leaves to the template stays unset and lifecycle ignore_changes is kept. "
+    "The result is rendered and checked in the fleet first: nothing is written unless it "
+    "passes. With --tfvars, the tfvars layout's clusters are read instead and the state "
+    "gives their UUIDs (as `fleet import tfvars --state`)."
+)
+STATE_ENV_HELP = "a state file and the environment of its clusters (repeatable)"
+SOURCE_HELP = (
+    "the Terraform configuration folder that wrote a state (repeatable; each state is "
+    "matched to the folder that declares its resources)"
 )
 TEMPLATE_UUID_HELP = (
     "the Magnum UUID of a derived template (repeat per template; "

@@ -23,7 +23,7 @@ from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uu
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.codegen import (
-    GENERATED,
+    GENERATED_PREFIX,
     ClusterDecl,
     Declaration,
     ProjectDecl,
@@ -33,6 +33,7 @@ from fleet.importers.codegen import (
     template_variable,
     templates_module,
 )
+from fleet.importers.shapes import describe
 from fleet.importers.template_derivation import (
     TemplateSpec,
     derive_template,
@@ -195,7 +196,11 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     """Parse the input and decide every file; raises DefinitionErrors, writes nothing."""
     if options.environment is not None:
         config.check_environment(options.environment, field="--environment")
-    clusters = load_clusters(find_tfvars(options.paths))
+    try:
+        clusters = load_clusters(find_tfvars(options.paths))
+    except (DefinitionError, DefinitionErrors) as e:
+        # Not the one-cluster-per-file layout: say what the input is, if it is Terraform.
+        raise _shaped(options.paths) or e from None
     state = load_state(options.states) if options.states else None
     errors: list[DefinitionError] = []
     environments: dict[str, str] = {}
@@ -281,7 +286,7 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     if written:
         files[config.clusters_dir / f"{TEMPLATES_MODULE}.py"] = templates_module(written)
     for path in files:
-        _check_writable(path, errors)
+        check_writable(path, errors)
     if errors:
         raise DefinitionErrors(errors)
     report.extend(migration_report(planned, notes, observe=options.observe, config=config))
@@ -293,6 +298,11 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
         declarations=planned.declarations,
         accepted=planned.accepted,
     )
+
+
+def _shaped(paths: Sequence[Path]) -> DefinitionErrors | None:
+    found = describe(paths)
+    return DefinitionErrors(found) if found else None
 
 
 def _templates(
@@ -490,7 +500,7 @@ def scan_fleet(config: FleetConfig, ours: Mapping[str, Path]) -> ExistingFleet:
             )
         if isinstance(decl, FleetCluster):
             for env in decl.environments:
-                key = (env, decl.cluster_name(env))
+                key = (env, decl.cloud_name(env))
                 if mine:
                     found.ours[key] = file
                 else:
@@ -504,22 +514,23 @@ def _our_modules(
     """The generated modules this import replaces: community -> module (``""``: --out)."""
     if options.out is not None:
         path = options.out.resolve()
-        return {"": path} if _generated(path) else {}
+        return {"": path} if generated_module(path) else {}
     found: dict[str, Path] = {}
     if config.clusters_dir.is_dir():
         for path in sorted(config.clusters_dir.glob("*.py")):
             for community in communities:
-                if _generated(path, f"(community {community})"):
+                if generated_module(path, f"(community {community})"):
                     found[community] = path.resolve()
     return found
 
 
-def _generated(path: Path, title: str = "") -> bool:
+def generated_module(path: Path, title: str = "") -> bool:
+    """Whether ``path`` is a module an import wrote (of ``title``'s community, if given)."""
     try:
         first = path.read_text(encoding="utf-8").split("\n", 1)[0]
     except (OSError, UnicodeDecodeError):
         return False
-    return first.startswith(f'"""{GENERATED}') and title in first
+    return first.startswith(f'"""{GENERATED_PREFIX}') and title in first
 
 
 _DETAILS = (
@@ -918,18 +929,18 @@ def _differing(a: Connection, b: Connection) -> str:
     return ", ".join(fields)
 
 
-def _check_writable(path: Path, errors: list[DefinitionError]) -> None:
-    """Only a module this command generated may be replaced."""
+def check_writable(path: Path, errors: list[DefinitionError]) -> None:
+    """Only a module an import generated may be replaced."""
     if not path.exists():
         return
     try:
-        generated = path.read_text(encoding="utf-8").startswith(f'"""{GENERATED}')
+        generated = path.read_text(encoding="utf-8").startswith(f'"""{GENERATED_PREFIX}')
     except (OSError, UnicodeDecodeError):
         generated = False
     if not generated:
         errors.append(
             DefinitionError(
-                "exists and was not written by `fleet import tfvars`; choose another --out",
+                "exists and was not written by `fleet import`; choose another --out",
                 where=str(path),
             )
         )
@@ -942,7 +953,7 @@ def migration_report(
     it is adopted, then what needs a person."""
     lines: list[str] = []
     for path, declarations in sorted(planned.declarations.items()):
-        shown = _relative(path, config)
+        shown = relative(path, config)
         reused = {p.variable: p for p in planned.projects[path] if p.reused is not None}
         for decl in sorted(declarations, key=lambda d: d.construct_id):
             for member in decl.members:
@@ -962,7 +973,8 @@ def migration_report(
     return lines
 
 
-def _relative(path: Path, config: FleetConfig) -> str:
+def relative(path: Path, config: FleetConfig) -> str:
+    """``path`` relative to the project, for messages (as given when outside it)."""
     try:
         return str(path.relative_to(config.root.resolve()))
     except ValueError:

@@ -32,6 +32,9 @@ class TemplateSpec:
     uuid: str | Mapping[str, str] | None = None
     """The template's Magnum UUID (per region): tfvars do not carry it; ``--template-uuid``
     or Terraform state does."""
+    attributes: Mapping[str, str | int | bool] = field(default_factory=dict)
+    """Its Magnum attributes declared (image, flavor, ...), by Terraform attribute
+    (:meth:`ClusterTemplate.magnum_attributes`): kept when an import rewrites it."""
 
     @classmethod
     def of(cls, template: ClusterTemplate) -> TemplateSpec:
@@ -43,6 +46,7 @@ class TemplateSpec:
             optional_labels=tuple(sorted(template.optional_labels)),
             changing_labels=tuple(sorted(template.changing_labels)),
             uuid=template.uuid,
+            attributes=template.magnum_attributes(),
         )
 
 

@@ -1,36 +1,63 @@
-"""Reads the Magnum resources of Terraform state: the UUIDs that tfvars files do not hold.
+"""Reads the Magnum resources of Terraform state.
 
-Two formats: a state file (``terraform.tfstate``, format version 4:
-``resources[].instances[].attributes``) and ``terraform show -json`` output
-(``values.root_module.resources[].values``, nested ``child_modules``). Only
-``openstack_containerinfra_{cluster,nodegroup,clustertemplate}_v1`` are read (managed
-resources and data sources); the rest of the state is ignored.
+Two formats (hashicorp/terraform v1.15.9): a state file (``terraform.tfstate``, ``terraform
+state pull``; format version 4, ``internal/states/statefile/version4.go``:
+``resources[].instances[].attributes``, a module path in ``module``) and ``terraform show
+-json`` output (``internal/command/jsonstate/state.go``: ``format_version`` 0.x or 1.x,
+``values.root_module.resources[].values`` and ``child_modules`` nested to any depth). Only
+``openstack_containerinfra_{cluster,nodegroup,clustertemplate}_v1`` are read, managed
+resources and data sources; every other resource (and every output) is counted, never
+read: a state holds secrets (kubeconfigs, keys, outputs not marked sensitive).
+
+Anything else is refused, saying what it is: a state of format version 1 to 3 (Terraform
+0.11 or older; ``version3.go``), of a version newer than 4, ``terraform show -json``
+output of a newer ``format_version``, a plan (saved or shown), an empty state.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.importers.secrets import shown
 from fleet.importers.tfvars import ImportedCluster
 
 CLUSTER = "openstack_containerinfra_cluster_v1"
 NODEGROUP = "openstack_containerinfra_nodegroup_v1"
 TEMPLATE = "openstack_containerinfra_clustertemplate_v1"
+MAGNUM_TYPES = (CLUSTER, NODEGROUP, TEMPLATE)
+
+STATE_VERSION = 4
+SHOW_JSON_MAJORS = ("0", "1")
+"""``terraform show -json`` ``format_version`` majors read: "0.1" (to v0.15), "0.2"
+(v1.0.x), "1.0" (since v1.1.0)."""
+_ZIP = b"PK\x03\x04"
+"""A saved plan (``terraform plan -out``) is a zip archive."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class StateResource:
-    """One Magnum resource instance of the state: where it is, and its attributes."""
+    """One Magnum resource instance of a state: where it is, and its attributes."""
 
     source: str
     address: str
     type: str
     attributes: Mapping[str, Any]
+    mode: str = "managed"
+    """``managed`` (a resource) or ``data`` (a data source)."""
+    name: str = ""
+    """The block's name (``cluster`` in ``openstack_containerinfra_cluster_v1.cluster``)."""
+    module: str = ""
+    """The module instance (``module.k8s_cluster.module.flux[0]``), "" at the root."""
+    index: int | str | None = None
+    """The ``count`` index or ``for_each`` key, None for a single instance."""
+    sensitive: frozenset[str] = frozenset()
+    """The top-level attributes the state marks sensitive."""
 
     @property
     def where(self) -> str:
@@ -42,6 +69,237 @@ class StateResource:
         value = self.attributes.get(key)
         return str(value) if value not in (None, "") else None
 
+    def number(self, key: str) -> int | None:
+        """A whole-number attribute (JSON may write ``3.0``), None when absent."""
+        value = self.attributes.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return int(value) if float(value).is_integer() else None
+
+    @property
+    def block(self) -> str:
+        """The address without module and instance key: ``openstack_..._v1.name`` (with
+        ``data.`` for a data source), as the HCL names the block."""
+        return f"{'data.' if self.mode == 'data' else ''}{self.type}.{self.name}"
+
+    @property
+    def module_path(self) -> tuple[str, ...]:
+        """The module calls from the root, instance keys dropped: ``("k8s_cluster",
+        "flux")``."""
+        return tuple(_MODULE_STEP.findall(self.module))
+
+
+_MODULE_STEP = re.compile(r'module\.([A-Za-z0-9_-]+)(?:\[(?:\d+|"(?:[^"\\]|\\.)*")\])?')
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateFile:
+    """One state file: its format, its Magnum resources, and what else it holds."""
+
+    path: Path
+    format: str
+    """``tfstate-v4`` or ``show-json``."""
+    terraform_version: str
+    resources: tuple[StateResource, ...]
+    others: tuple[str, ...] = ()
+    """The addresses of every other resource (not read)."""
+    environment: str | None = None
+    """The environment given with the file (``--state ENV=PATH``)."""
+
+    @property
+    def source(self) -> str:
+        """The path as given, for messages."""
+        return str(self.path)
+
+
+def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
+    """One state file, or a DefinitionError naming it and what it is instead."""
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise DefinitionError(f"cannot read: {e.strerror or e}", where=source) from None
+    if raw.startswith(_ZIP):
+        raise DefinitionError(
+            "a saved plan (terraform plan -out), not a state: pass the state "
+            "(`terraform state pull > state.tfstate`) or `terraform show -json > state.json`",
+            where=source,
+        )
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DefinitionError("not a Terraform state (not UTF-8 text)", where=source) from None
+    except json.JSONDecodeError as e:
+        raise DefinitionError(f"not JSON: {e.msg}", where=f"{source}:{e.lineno}") from None
+    if not isinstance(document, dict):
+        raise DefinitionError("not a Terraform state (not a JSON object)", where=source)
+    terraform_version = str(document.get("terraform_version") or "")
+    others: list[str] = []
+    if "format_version" in document:
+        _check_show_json(document, source)
+        values = document.get("values")
+        module = values.get("root_module") if isinstance(values, dict) else None
+        if not isinstance(module, dict):
+            raise DefinitionError(
+                "an empty state (`terraform show -json` gives no values): nothing to import",
+                where=source,
+            )
+        resources = tuple(_shown(source, module, others))
+        kind = "show-json"
+    elif "version" in document or "modules" in document:
+        _check_version(document, source)
+        listed = document.get("resources")
+        if not isinstance(listed, list):
+            raise DefinitionError(
+                "state format version 4 without a resources list", where=source, field="resources"
+            )
+        resources = tuple(_v4(source, listed, others))
+        kind = "tfstate-v4"
+    else:
+        raise DefinitionError(
+            "neither a Terraform state (version, resources[]) nor `terraform show -json` "
+            "output (format_version, values.root_module)",
+            where=source,
+        )
+    return StateFile(
+        path=path,
+        format=kind,
+        terraform_version=terraform_version,
+        resources=resources,
+        others=tuple(others),
+        environment=environment,
+    )
+
+
+def _check_show_json(document: Mapping[str, Any], source: str) -> None:
+    version = str(document.get("format_version"))
+    if any(key in document for key in ("planned_values", "resource_changes", "prior_state")):
+        raise DefinitionError(
+            "a plan (`terraform show -json PLANFILE`), not a state: run `terraform show -json` "
+            "without a plan file, or pass the state (`terraform state pull`)",
+            where=source,
+            field="format_version",
+        )
+    if version.split(".")[0] not in SHOW_JSON_MAJORS:
+        raise DefinitionError(
+            f"`terraform show -json` format_version {version!r} is newer than this importer "
+            "reads (0.x, 1.x)",
+            where=source,
+            field="format_version",
+        )
+
+
+def _check_version(document: Mapping[str, Any], source: str) -> None:
+    version = document.get("version")
+    if version == STATE_VERSION:
+        return
+    if version in (1, 2, 3) or ("modules" in document and "resources" not in document):
+        shown = version if isinstance(version, int) else "3 or older"
+        raise DefinitionError(
+            f"state format version {shown} (Terraform 0.11 or older) is not supported: run "
+            "Terraform 0.12 or newer once on it (e.g. `terraform apply -refresh-only`) to "
+            "rewrite it as version 4, or pass `terraform show -json` output",
+            where=source,
+            field="version",
+        )
+    if isinstance(version, int) and not isinstance(version, bool) and version > STATE_VERSION:
+        raise DefinitionError(
+            f"state format version {version} is newer than this importer reads (version 4); "
+            "pass `terraform show -json` output instead",
+            where=source,
+            field="version",
+        )
+    raise DefinitionError(
+        f"state format version {version!r} is not one Terraform writes (this reads version 4)",
+        where=source,
+        field="version",
+    )
+
+
+def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateResource]:
+    for resource in resources:
+        if not isinstance(resource, dict):
+            continue
+        mode = "data" if resource.get("mode") == "data" else "managed"
+        module = str(resource.get("module") or "")
+        type_, name = str(resource.get("type")), str(resource.get("name"))
+        base = ".".join(
+            part for part in (module, "data" if mode == "data" else "", f"{type_}.{name}") if part
+        )
+        for instance in resource.get("instances") or []:
+            if not isinstance(instance, dict):
+                continue
+            key = instance.get("index_key")
+            address = base + ("" if key is None else f"[{json.dumps(key)}]")
+            if type_ not in MAGNUM_TYPES:
+                others.append(address)
+                continue
+            if instance.get("deposed"):
+                continue  # an object awaiting destruction (create_before_destroy)
+            attributes = instance.get("attributes")
+            if not isinstance(attributes, dict):
+                raise DefinitionError(
+                    f"{address}: no attributes (a state written before Terraform 0.12 keeps "
+                    "attributes_flat; run Terraform 0.12 or newer once on it)",
+                    where=source,
+                )
+            yield StateResource(
+                source=source,
+                address=address,
+                type=type_,
+                attributes=attributes,
+                mode=mode,
+                name=name,
+                module=module,
+                index=key if isinstance(key, (int, str)) else None,
+                sensitive=_sensitive_v4(instance.get("sensitive_attributes")),
+            )
+
+
+def _sensitive_v4(paths: Any) -> frozenset[str]:
+    """The top-level attributes of a v4 instance's ``sensitive_attributes`` paths."""
+    found: set[str] = set()
+    for path in paths or []:
+        if isinstance(path, list) and path and isinstance(path[0], dict):
+            step = path[0]
+            if step.get("type") == "get_attr" and isinstance(step.get("value"), str):
+                found.add(step["value"])
+    return frozenset(found)
+
+
+def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterator[StateResource]:
+    for resource in module.get("resources") or []:
+        if not isinstance(resource, dict):
+            continue
+        address = str(resource.get("address"))
+        type_ = str(resource.get("type"))
+        if type_ not in MAGNUM_TYPES:
+            others.append(address)
+            continue
+        if resource.get("deposed_key") or not isinstance(resource.get("values"), dict):
+            continue
+        index = resource.get("index")
+        flags = resource.get("sensitive_values")
+        yield StateResource(
+            source=source,
+            address=address,
+            type=type_,
+            attributes=resource["values"],
+            mode="data" if resource.get("mode") == "data" else "managed",
+            name=str(resource.get("name")),
+            module=str(module.get("address") or ""),
+            index=index if isinstance(index, (int, str)) else None,
+            sensitive=frozenset(
+                k for k, v in (flags.items() if isinstance(flags, dict) else ()) if v is True
+            ),
+        )
+    for child in module.get("child_modules") or []:
+        if isinstance(child, dict):
+            yield from _shown(source, child, others)
+
+
+# --- the tfvars import's view: clusters by name, node groups, templates by id ------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class TerraformState:
@@ -52,6 +310,7 @@ class TerraformState:
     """By (cluster UUID, node group name)."""
     templates: Mapping[str, StateResource]
     """By template UUID."""
+    files: tuple[StateFile, ...] = field(default=())
 
     def node_group(self, cluster_id: str, name: str) -> StateResource | None:
         """The node group ``name`` of the cluster with UUID ``cluster_id``."""
@@ -61,116 +320,42 @@ class TerraformState:
 def load_state(paths: Sequence[Path]) -> TerraformState:
     """Every Magnum resource of the given states; an error for an unreadable file, another
     format, or one cluster name or template id held twice (naming both addresses)."""
-    clusters: dict[str, StateResource] = {}
-    groups: dict[tuple[str, str], StateResource] = {}
-    templates: dict[str, StateResource] = {}
+    files: list[StateFile] = []
     errors: list[DefinitionError] = []
     for path in paths:
         try:
-            resources = list(_resources(path))
+            files.append(read_state_file(path))
         except DefinitionError as e:
             errors.append(e)
-            continue
-        for resource in resources:
-            attrs = resource.attributes
-            if resource.type == CLUSTER:
-                name, uuid = resource.text("name"), resource.text("id")
-                if name is None or uuid is None:
-                    errors.append(_bad(resource, "a cluster without name or id"))
-                    continue
-                first = clusters.setdefault(name, resource)
-                if first is not resource:
-                    errors.append(_bad(resource, f"cluster {name!r} is also {first.where}"))
-            elif resource.type == NODEGROUP:
-                cluster_id, name = resource.text("cluster_id"), resource.text("name")
-                if cluster_id is None or name is None or resource.text("id") is None:
-                    errors.append(_bad(resource, "a node group without cluster_id, name or id"))
-                    continue
-                groups[(cluster_id, name)] = resource
-            elif resource.type == TEMPLATE and isinstance(attrs.get("id"), str):
-                templates.setdefault(str(attrs["id"]), resource)
+    clusters: dict[str, StateResource] = {}
+    groups: dict[tuple[str, str], StateResource] = {}
+    templates: dict[str, StateResource] = {}
+    for resource in (r for f in files for r in f.resources):
+        if resource.type == CLUSTER and resource.mode == "managed":
+            name, uuid = resource.text("name"), resource.text("id")
+            if name is None or uuid is None:
+                errors.append(_bad(resource, "a cluster without name or id"))
+                continue
+            first = clusters.setdefault(name, resource)
+            if first is not resource:
+                errors.append(_bad(resource, f"cluster {name!r} is also {first.where}"))
+        elif resource.type == NODEGROUP and resource.mode == "managed":
+            cluster_id, name = resource.text("cluster_id"), resource.text("name")
+            if cluster_id is None or name is None or resource.text("id") is None:
+                errors.append(_bad(resource, "a node group without cluster_id, name or id"))
+                continue
+            groups[(cluster_id, name)] = resource
+        elif resource.type == TEMPLATE and resource.text("id") is not None:
+            templates.setdefault(str(resource.attributes["id"]), resource)
     if errors:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
-    return TerraformState(clusters=clusters, node_groups=groups, templates=templates)
+    return TerraformState(
+        clusters=clusters, node_groups=groups, templates=templates, files=tuple(files)
+    )
 
 
 def _bad(resource: StateResource, message: str) -> DefinitionError:
     return DefinitionError(f"{resource.address}: {message}", where=resource.source)
-
-
-def _resources(path: Path) -> Iterator[StateResource]:
-    source = str(path)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise DefinitionError(f"cannot read: {e}", where=source) from None
-    except json.JSONDecodeError as e:
-        raise DefinitionError(f"not JSON: {e.msg}", where=f"{source}:{e.lineno}") from None
-    if not isinstance(document, dict):
-        raise DefinitionError("not a Terraform state", where=source)
-    values = document.get("values")
-    if isinstance(values, dict) and isinstance(values.get("root_module"), dict):
-        yield from _shown(source, values["root_module"])
-    elif isinstance(document.get("resources"), list):
-        if document.get("version") != 4:
-            raise DefinitionError(
-                f"state format version {document.get('version')!r}; this reads version 4 "
-                "(or `terraform show -json` output)",
-                where=source,
-                field="version",
-            )
-        yield from _v4(source, document["resources"])
-    else:
-        raise DefinitionError(
-            "neither a Terraform state (resources[]) nor `terraform show -json` output "
-            "(values.root_module)",
-            where=source,
-        )
-
-
-_TYPES = (CLUSTER, NODEGROUP, TEMPLATE)
-
-
-def _v4(source: str, resources: list[Any]) -> Iterator[StateResource]:
-    for resource in resources:
-        if not isinstance(resource, dict) or resource.get("type") not in _TYPES:
-            continue
-        base = ".".join(
-            part
-            for part in (
-                resource.get("module"),
-                "data" if resource.get("mode") == "data" else None,
-                f"{resource['type']}.{resource.get('name')}",
-            )
-            if part
-        )
-        for instance in resource.get("instances") or []:
-            if not isinstance(instance, dict) or not isinstance(instance.get("attributes"), dict):
-                continue
-            key = instance.get("index_key")
-            index = "" if key is None else f"[{json.dumps(key)}]"
-            yield StateResource(
-                source=source,
-                address=base + index,
-                type=resource["type"],
-                attributes=instance["attributes"],
-            )
-
-
-def _shown(source: str, module: Mapping[str, Any]) -> Iterator[StateResource]:
-    for resource in module.get("resources") or []:
-        if not isinstance(resource, dict) or resource.get("type") not in _TYPES:
-            continue
-        if isinstance(resource.get("values"), dict):
-            yield StateResource(
-                source=source,
-                address=str(resource.get("address")),
-                type=resource["type"],
-                attributes=resource["values"],
-            )
-    for child in module.get("child_modules") or []:
-        if isinstance(child, dict):
-            yield from _shown(source, child)
 
 
 # --- state and tfvars together ------------------------------------------------------------
@@ -200,7 +385,8 @@ def check_state(
             if mine is not None and theirs is not None and mine != theirs:
                 problems.append(
                     DefinitionError(
-                        f"tfvars has {mine!r}, the state has {attribute} = {theirs!r} at "
+                        f"tfvars has {shown(mine, key)}, the state has {attribute} = "
+                        f"{shown(theirs, attribute)} at "
                         f"{resource.where}",
                         where=cluster.where(key.split(".")[0].split("[")[0]),
                         field=key,

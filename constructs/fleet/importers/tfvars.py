@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import hcl2
-import lark
 from hcl2.rules.abstract import LarkElement
 from hcl2.rules.base import AttributeRule, BlockRule
 from hcl2.rules.containers import ObjectRule
@@ -35,6 +33,8 @@ from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.options import Option, options_of
 from fleet.core.validators import check_dns_label, check_dns_subdomain
+from fleet.importers.hcl import line_of, parse
+from fleet.importers.secrets import shown
 
 TFVARS_NAME = "terraform.tfvars"
 
@@ -145,7 +145,8 @@ class Unmapped:
 
     def line(self) -> str:
         """``<file>: <key> = <value> (not modelled)``."""
-        return f"{self.source}: {self.key} = {self.value!r} has no place in the model"
+        value = shown(self.value, self.key.split(".")[-1])
+        return f"{self.source}: {self.key} = {value} has no place in the model"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -302,24 +303,12 @@ def read_tfvars(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     ``file:line`` for malformed HCL, duplicates, blocks and expressions.
     """
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DefinitionError(f"cannot read: {e}", where=source) from None
-    try:
-        tree = hcl2.parses(_protect_escapes(text, source=source))
-    except lark.exceptions.UnexpectedInput as e:
-        raise DefinitionError(
-            f"malformed HCL at column {e.column}: {_first_line(str(e))}",
-            where=f"{source}:{e.line}",
-        ) from None
-    except (lark.exceptions.LarkError, RuntimeError, ValueError) as e:
-        raise DefinitionError(f"malformed HCL: {_first_line(str(e))}", where=source) from None
+    tree = parse(path, functools.partial(_protect_escapes, source=source))
     errors: list[DefinitionError] = []
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for child in tree.body.children:
-        line = _line(child)
+        line = line_of(child)
         where = f"{source}:{line}" if line else source
         if isinstance(child, BlockRule):
             errors.append(DefinitionError("a tfvars file holds no blocks", where=where))
@@ -344,15 +333,6 @@ def read_tfvars(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     return values, lines
 
 
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "parse error"
-
-
-def _line(element: LarkElement) -> int:
-    meta = getattr(element, "_meta", None)
-    return int(getattr(meta, "line", 0) or 0)
-
-
 def _check_object_keys(element: LarkElement, *, where: str) -> None:
     """Duplicate keys in an object: an error (python-hcl2 would keep the last silently)."""
     if isinstance(element, ObjectRule):
@@ -360,7 +340,7 @@ def _check_object_keys(element: LarkElement, *, where: str) -> None:
         for elem in element.elements:
             key = _decode_key(elem.key.serialize(_OPTIONS), where=where)
             if key in seen:
-                line = _line(elem) or _line(element)
+                line = line_of(elem) or line_of(element)
                 raise DefinitionError(
                     f"key {key!r} is set twice in one object", where=f"{where}:{line}"
                 )
@@ -376,7 +356,7 @@ def _decode_key(raw: Any, *, where: str) -> str:
     if isinstance(raw, str) and _IDENTIFIER.match(raw):
         return raw
     raise DefinitionError(
-        f"object keys must be names or quoted strings, got {raw!r}", where=where, field="key"
+        f"object keys must be names or quoted strings, got {shown(raw)}", where=where, field="key"
     )
 
 
@@ -402,7 +382,9 @@ def decode_string(raw: str, *, where: str, field: str) -> str:
     """
     if len(raw) < 2 or not raw.startswith('"') or not raw.endswith('"'):
         raise DefinitionError(
-            f"must be a literal value, got the expression {raw!r}", where=where, field=field
+            f"must be a literal value, got the expression {shown(raw, field)}",
+            where=where,
+            field=field,
         )
     body, out, i = raw[1:-1], [], 0
     while i < len(body):
@@ -422,7 +404,9 @@ def decode_string(raw: str, *, where: str, field: str) -> str:
             )
         elif char == '"':
             raise DefinitionError(
-                f"must be one literal string, got the expression {raw!r}", where=where, field=field
+                f"must be one literal string, got the expression {shown(raw, field)}",
+                where=where,
+                field=field,
             )
         elif char == "\\":
             marker = body[i + 1 : i + 2]
@@ -489,9 +473,13 @@ def encode_string(value: str) -> str:
 def as_int(value: Any, *, where: str, field: str, minimum: int = 0) -> int:
     """A tfvars count: ``"3"`` or ``3`` -> 3; anything else (``"3.5"``, ``"x"``) is an error."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise DefinitionError(f"must be a whole number, got {value!r}", where=where, field=field)
+        raise DefinitionError(
+            f"must be a whole number, got {shown(value, field)}", where=where, field=field
+        )
     if isinstance(value, str) and not _INT.match(value.strip()):
-        raise DefinitionError(f"must be a whole number, got {value!r}", where=where, field=field)
+        raise DefinitionError(
+            f"must be a whole number, got {shown(value, field)}", where=where, field=field
+        )
     number = int(value)
     if number < minimum:
         raise DefinitionError(f"must be {minimum} or more, got {number}", where=where, field=field)
@@ -504,14 +492,16 @@ def as_bool(value: Any, *, where: str, field: str) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise DefinitionError(f"must be true or false, got {value!r}", where=where, field=field)
+    raise DefinitionError(
+        f"must be true or false, got {shown(value, field)}", where=where, field=field
+    )
 
 
 def as_text(value: Any, *, where: str, field: str) -> str:
     """A non-empty string."""
     if not isinstance(value, str) or not value:
         raise DefinitionError(
-            f"must be a non-empty string, got {value!r}", where=where, field=field
+            f"must be a non-empty string, got {shown(value, field)}", where=where, field=field
         )
     return value
 
@@ -519,11 +509,11 @@ def as_text(value: Any, *, where: str, field: str) -> str:
 def as_labels(value: Any, *, where: str, field: str) -> dict[str, str]:
     """A map of string to string, kept exactly (label values are never converted)."""
     if not isinstance(value, dict):
-        raise DefinitionError(f"must be a map, got {value!r}", where=where, field=field)
+        raise DefinitionError(f"must be a map, got {shown(value, field)}", where=where, field=field)
     for key, item in value.items():
         if not isinstance(item, str):
             raise DefinitionError(
-                f"label values must be quoted strings, got {item!r} for {key!r}",
+                f"label values must be quoted strings, got {shown(item, key)} for {key!r}",
                 where=where,
                 field=field,
             )
@@ -644,7 +634,9 @@ def _node_groups(
         return (), []
     if not isinstance(value, list):
         errors.append(
-            DefinitionError(f"must be a list, got {value!r}", where=where, field="nodegroups_list")
+            DefinitionError(
+                f"must be a list, got {shown(value)}", where=where, field="nodegroups_list"
+            )
         )
         return (), []
     groups: list[ImportedNodeGroup] = []
@@ -654,7 +646,7 @@ def _node_groups(
         prefix = f"nodegroups_list[{index}]"
         if not isinstance(item, dict):
             errors.append(
-                DefinitionError(f"must be an object, got {item!r}", where=where, field=prefix)
+                DefinitionError(f"must be an object, got {shown(item)}", where=where, field=prefix)
             )
             continue
         try:

@@ -8,22 +8,20 @@ counts and timeouts to int, ``merge_labels`` to bool; label values as exact stri
 
 from __future__ import annotations
 
-import dataclasses
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-from fleet.clouds.magnum.cluster import EXTERNAL_NAME, TEMPLATE_NAME
+from fleet.clouds.magnum.cluster import EXTERNAL_NAME, TEMPLATE_NAME, MagnumCluster
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
-from fleet.core.options import Option
+from fleet.core.options import Option, options_of
 from fleet.importers.codegen import ClusterDecl
-from fleet.importers.plan import ImportResult, project_modules
+from fleet.importers.plan import ImportResult
+from fleet.importers.render_check import check_render
+from fleet.importers.secrets import shown
 from fleet.importers.tfvars import (
     CONNECTION_KEYS,
     ImportedCluster,
@@ -33,7 +31,7 @@ from fleet.importers.tfvars import (
     convert_option,
     node_group_options,
 )
-from fleet.pipeline.synth import synthesize
+from fleet.pipeline.synth import Synth
 
 _ABSENT = "<absent>"
 
@@ -76,25 +74,37 @@ _GROUP_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
 }
 
 
-def verify(config: FleetConfig, result: ImportResult) -> list[DefinitionError]:
-    """Render a copy of the project with ``result`` written in and compare; the problems
-    (none when the import is faithful). Bad declarations raise as in ``fleet synth``."""
-    with tempfile.TemporaryDirectory(prefix="fleet-import-") as tmp:
-        copy = dataclasses.replace(config, root=Path(tmp))
-        if config.clusters_dir.is_dir():
-            shutil.copytree(
-                config.clusters_dir,
-                copy.clusters_dir,
-                ignore=shutil.ignore_patterns("__pycache__"),
-            )
-        copy.clusters_dir.mkdir(parents=True, exist_ok=True)
-        clusters_dir = config.clusters_dir.resolve()
-        for path, text in result.files.items():
-            inside = path.is_relative_to(clusters_dir)
-            target = copy.clusters_dir / (path.relative_to(clusters_dir) if inside else path.name)
-            target.write_text(text, encoding="utf-8")
-        with project_modules(copy.root, copy.clusters_dir.name):
-            synth = synthesize(copy, sorted({d.environment for d in result.clusters}))
+def render_result(config: FleetConfig, result: ImportResult) -> Synth:
+    """Render the project with ``result`` written in, with every check of ``fleet synth``
+    and ``fleet validate``; a problem raises DefinitionErrors naming the tfvars file (and
+    line) of the cluster it comes from. Nothing is written."""
+    by_id = {d.construct_id: d for decls in result.declarations.values() for d in decls}
+
+    def translate(
+        file: str, line: int, what: str, field: str, message: str
+    ) -> DefinitionError | None:
+        for construct_id, decl in by_id.items():
+            if f"({construct_id})" in what or f"({construct_id}/" in what:
+                cluster = decl.members[0].cluster
+                option = options_of(MagnumCluster).get(field)
+                key = option.terraform if option is not None and option.terraform else field
+                return DefinitionError(
+                    f"{message} (the import writes nothing)", where=cluster.where(key), field=key
+                )
+        return None
+
+    envs = sorted({d.environment for d in result.clusters})
+    return check_render(config, result.files, envs, translate)
+
+
+def verify(
+    config: FleetConfig, result: ImportResult, synth: Synth | None = None
+) -> list[DefinitionError]:
+    """Compare every tfvars value with the render of ``result`` (``synth``, else rendered
+    now); the problems (none when the import is faithful). Bad declarations raise as in
+    ``fleet synth``."""
+    if synth is None:
+        synth = render_result(config, result)
     problems: list[DefinitionError] = []
     for decl in result.clusters:
         objects = {(m.kind, m.name): m for m in synth.manifests.get(decl.environment, [])}
@@ -120,7 +130,8 @@ def check_cluster(
         if expected != actual or type(expected) is not type(actual):
             problems.append(
                 DefinitionError(
-                    f"tfvars has {expected!r}, the rendered {what} has {actual!r}",
+                    f"tfvars has {shown(expected, key)}, the rendered {what} has "
+                    f"{shown(actual, key)}",
                     where=cluster.where(key.split(".")[0].split("[")[0]),
                     field=key,
                 )

@@ -153,6 +153,7 @@ class InventoryRow:
                 {
                     "name": p.name,
                     "machine_size": p.machine_size,
+                    "machine_size_inherited": p.size_inherited,
                     "node_count": p.node_count,
                     "min_node_count": p.min_node_count,
                     "max_node_count": p.max_node_count,

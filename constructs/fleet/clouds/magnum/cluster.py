@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from fleet.clouds.base import (
     CloudPlugin,
@@ -86,6 +86,16 @@ BOUND_LABELS = ("min_node_count", "max_node_count")
 """The cluster labels that bound ``default-worker`` for the autoscaler (the fleet sets them
 from ``min_node_count`` and ``max_node_count``)."""
 _TRUE = frozenset(("1", "t", "true", "on", "y", "yes"))
+_T = TypeVar("_T")
+_D = TypeVar("_D")
+
+
+def _given(value: _T | PerEnv[_T]) -> list[_T]:
+    """Every value ``value`` gives: itself, or a ``per_env``'s values and default."""
+    if isinstance(value, PerEnv):
+        default = [] if value.default is None else [value.default]
+        return [*value.values.values(), *default]
+    return [value]
 
 
 def autoscaler_on(value: str) -> bool:
@@ -387,6 +397,10 @@ class ResolvedMagnum:
     (:meth:`MagnumCluster.resolved`)."""
 
     environment: str
+    template: ClusterTemplate
+    """The cluster template in the environment."""
+    project: OpenStackProject
+    """The OpenStack project in the environment (its ProviderConfig)."""
     options: Mapping[str, Any]
     """The options rendered as they are (``flavor``, ``docker_volume_size_gb``, ...), by
     name, resolved for the environment; None where not set (the template's or Magnum's
@@ -419,9 +433,15 @@ class ResolvedMagnum:
 
     @property
     def flavor(self) -> str | None:
-        """The workers' flavor (None: the template's)."""
+        """The workers' flavor declared (None: the template's)."""
         value = self.options["flavor"]
         return None if value is None else str(value)
+
+    @property
+    def magnum_flavor(self) -> str | None:
+        """The workers' flavor Magnum gives the cluster: the declared one, else the
+        template's (None: neither declares one)."""
+        return self.flavor or self.template.flavor
 
     @property
     def keypair(self) -> str | None:
@@ -453,7 +473,14 @@ class MagnumCluster(FleetCluster):
     the same name or UUID in the same OpenStack project and region as declared, are
     refused (each would adopt and reconcile it), unless the project says
     ``separate_clouds=True``: each environment's credentials reach another cloud or
-    project.
+    project. Two project declarations count as one project when they declare the same
+    project (id, else name), region and auth URL (:func:`same_cloud`).
+
+    ``project`` and ``template`` may differ per environment (``per_env``): a configuration
+    applied once per datacenter, each with its own OpenStack project and template, is one
+    declaration. Each environment renders its project's ProviderConfig reference and its
+    template's UUID; a project renders only where a cluster uses it
+    (:meth:`project_for`, :meth:`template_for`, ``resolved(env).project``/``.template``).
 
     ``min_node_count`` and ``max_node_count`` (both, or neither) hand ``default-worker`` to
     Magnum's cluster autoscaler: the cluster gets the labels ``auto_scaling_enabled``,
@@ -477,7 +504,8 @@ class MagnumCluster(FleetCluster):
     ``openstack_region``) are rendered only when set, and may differ per environment: left
     out, the template's or Magnum's value applies.
 
-    Example::
+    Example (and ``project=per_env(dev=jeedy_dev, prod=jeedy)``,
+    ``template=per_env(dev=DEV_TEMPLATE, prod="kubernetes-1.25.3-3-multi")``)::
 
         MagnumCluster(
             fleet, "ais-batch",
@@ -498,14 +526,18 @@ class MagnumCluster(FleetCluster):
     plugin: ClassVar[CloudPlugin] = MAGNUM_PLUGIN
     rendered_kind: ClassVar[str] = "ClusterV1"
 
-    _project: OpenStackProject | Ref[OpenStackProject] = option(
+    _project: (
+        OpenStackProject | Ref[OpenStackProject] | PerEnv[OpenStackProject | Ref[OpenStackProject]]
+    ) = option(
         alias="project",
-        doc="The OpenStack project (its ProviderConfig), or a reference to one.",
+        doc="The OpenStack project (its ProviderConfig), or a reference to one; per_env: "
+        "each environment's own.",
     )
-    _template: ClusterTemplate | str = option(
+    _template: ClusterTemplate | str | PerEnv[ClusterTemplate | str] = option(
         alias="template",
         terraform="cluster_template_id",
-        doc="The cluster template, or its name in the fleet's templates.",
+        doc="The cluster template, or its name in the fleet's templates; per_env: each "
+        "environment's own.",
     )
     flavor: str | PerEnv[str] | None = option(
         default=None,
@@ -651,16 +683,18 @@ class MagnumCluster(FleetCluster):
         """The cluster's checks, and its values resolved for each environment."""
         super().__post_init__()
         ctx = self.context
-        if isinstance(self._project, Ref) and not issubclass(
-            self._project.target_kind, OpenStackProject
-        ):
-            raise DefinitionError(
-                f"must be an OpenStackProject or a reference to one, got {self._project!r}",
-                where=ctx,
-                field="project",
-            )
+        for project in _given(self._project):
+            if isinstance(project, Ref) and not issubclass(project.target_kind, OpenStackProject):
+                raise DefinitionError(
+                    f"must be an OpenStackProject or a reference to one, got {project!r}",
+                    where=ctx,
+                    field="project",
+                )
         # A template by name is looked up in the prepare phase, among the fleet's templates.
-        self._template = TemplateCatalog.of(self.fleet).use(self._template, where=ctx)
+        catalog = TemplateCatalog.of(self.fleet)
+        templates: list[ClusterTemplate | str] = _given(self._template)
+        for template in templates:
+            catalog.use(template, where=ctx)
         chosen_policy = self._deletion_policy or (
             DeletionPolicy.ORPHAN if self.deletion_protection else DeletionPolicy.DELETE
         )
@@ -703,7 +737,8 @@ class MagnumCluster(FleetCluster):
         self.node_groups = _unique_groups(self.node_groups, where=ctx)
         self.create_only = check_create_only(self.create_only, type(self), where=ctx)
         self._resolved: dict[str, ResolvedMagnum] = {}
-        if isinstance(self._template, ClusterTemplate) and not isinstance(self._project, Ref):
+        known = all(isinstance(t, ClusterTemplate) for t in _given(self._template))
+        if known and not any(isinstance(p, Ref) for p in _given(self._project)):
             self._resolve_all()  # checked now; otherwise in prepare()
 
     def check_cloud_name(self, name: str, environment: str) -> str:
@@ -731,23 +766,69 @@ class MagnumCluster(FleetCluster):
 
     @property
     def project(self) -> OpenStackProject:
-        """The OpenStack project (a reference resolves in the prepare phase)."""
-        return target_of(self._project, "project")
+        """The OpenStack project, the same in every environment (a reference resolves in the
+        prepare phase); where it differs per environment, :meth:`project_for`."""
+        return self._one("project", self.project_for)
 
     @property
     def template(self) -> ClusterTemplate:
-        """The cluster template (one given by name resolves in the prepare phase)."""
-        if isinstance(self._template, str):
-            raise TemplateCatalog.unresolved(self._template, path=self.node.path)
-        return self._template
+        """The cluster template, the same in every environment (one given by name resolves
+        in the prepare phase); where it differs per environment, :meth:`template_for`."""
+        return self._one("template", self.template_for)
+
+    def project_for(self, environment: str) -> OpenStackProject:
+        """The OpenStack project in ``environment`` (a reference resolves in the prepare
+        phase)."""
+        value = self._project
+        if isinstance(value, PerEnv):
+            value = value.get(environment, where=self.context, field="project")
+        return target_of(value, "project")
+
+    def template_for(self, environment: str) -> ClusterTemplate:
+        """The cluster template in ``environment`` (one given by name resolves in the
+        prepare phase)."""
+        value = self._template
+        if isinstance(value, PerEnv):
+            value = value.get(environment, where=self.context, field="template")
+        if isinstance(value, str):
+            raise TemplateCatalog.unresolved(value, path=self.node.path)
+        return value
+
+    def _one(self, field: str, of: Callable[[str], _D]) -> _D:
+        """``of(env)`` when it is one object in every environment, else the error naming
+        the per-environment reading."""
+        found = {id(v): v for v in (of(env) for env in self.environments)}
+        if len(found) == 1:
+            return next(iter(found.values()))
+        raise DefinitionError(
+            f"the cluster's {field} differs per environment: read {field}_for(environment) "
+            f"(or resolved(environment).{field})",
+            where=f"{caller_location()} ({self.node.path})",
+            field=field,
+        )
 
     def prepare(self) -> None:
         """Look up a template given by name, then check the inputs that need the template
         and the project (when either was not known at construction), and the object names
         (:meth:`FleetCluster.prepare`)."""
         super().prepare()
-        if isinstance(self._template, str):
-            self._template = TemplateCatalog.of(self.fleet).get(self._template, where=self.context)
+        if any(isinstance(t, str) for t in _given(self._template)):
+            catalog = TemplateCatalog.of(self.fleet)
+
+            def look_up(template: ClusterTemplate | str) -> ClusterTemplate:
+                if isinstance(template, str):
+                    return catalog.get(template, where=self.context)
+                return template
+
+            given = self._template
+            self._template = (
+                PerEnv(
+                    values={env: look_up(t) for env, t in given.values.items()},
+                    default=None if given.default is None else look_up(given.default),
+                )
+                if isinstance(given, PerEnv)
+                else look_up(given)
+            )
         if not self._resolved:
             self._resolve_all()
         self.fleet.catalog(_MagnumIdentities).check(self)
@@ -758,6 +839,8 @@ class MagnumCluster(FleetCluster):
     def _resolve(self, env: str) -> ResolvedMagnum:
         ctx = self.context
         errors: list[DefinitionError] = []
+        template = self.template_for(env)
+        project = self.project_for(env)
         options = resolved_values(self, rendered(type(self)), env, where=ctx)
         chosen = resolve(self.labels, env, where=ctx, field="labels")
         own_labels: dict[str, str] = dict(chosen or {})
@@ -771,15 +854,19 @@ class MagnumCluster(FleetCluster):
                         field="labels",
                     )
                 )
-            elif not self.allow_extra_labels and key not in self.template.known_labels:
-                errors.append(self.template.unknown_label_error(key, where=ctx))
+            elif not self.allow_extra_labels and key not in template.known_labels:
+                errors.append(template.unknown_label_error(key, where=ctx))
         errors += label_value_errors(own_labels, where=ctx, field="labels")
-        if options["master_lb_enabled"] is False and options["master_count"] > 1:
+        master_lb, whose = options["master_lb_enabled"], ""
+        if master_lb is None:  # Magnum copies the template's (cluster.py _post)
+            master_lb, whose = template.master_lb_enabled, f" (template {template.name!r})"
+        if master_lb is False and options["master_count"] > 1:
             errors.append(
                 DefinitionError(
-                    f"master_count {options['master_count']} with master_lb_enabled=False "
-                    f'({env}): Magnum refuses it ("master_count must be 1 when '
-                    'master_lb_enabled is False"); enable the load balancer or use one master',
+                    f"master_count {options['master_count']} with master_lb_enabled=False"
+                    f"{whose} ({env}): Magnum refuses it (attr_validator.validate_master_count: "
+                    '"master_count must be 1 when master_lb_enabled is False"); enable the '
+                    "load balancer or use one master",
                     where=ctx,
                     field="master_lb_enabled",
                 )
@@ -794,18 +881,18 @@ class MagnumCluster(FleetCluster):
                 )
             )
             min_node_count = max_node_count = None
-        region = options["openstack_region"] or self.project.region or ""
-        template_uuid = self.template.uuid_for(region)
+        region = options["openstack_region"] or project.region or ""
+        template_uuid = template.uuid_for(region)
         if template_uuid is None:
-            errors.append(self.template.missing_uuid_error(region, where=ctx))
+            errors.append(template.missing_uuid_error(region, where=ctx))
         counts = NodeCounts(0, None, None)
         try:
             counts = resolve_counts(ctx, "", env, self.node_count, min_node_count, max_node_count)
         except DefinitionError as e:
             errors.append(e)
-        base = self.template.base_labels
+        base = template.base_labels
         declared = own_labels if self.inherit_from_template else {**base, **own_labels}
-        magnum_labels = self._magnum_labels(declared)
+        magnum_labels = self._magnum_labels(template, declared)
         added: dict[str, str] = {}
         switch = magnum_labels.get(AUTOSCALER_LABEL)
         autoscaled = switch is not None and autoscaler_on(switch)
@@ -825,7 +912,7 @@ class MagnumCluster(FleetCluster):
                 "min_node_count": str(counts.min_node_count),
                 "max_node_count": str(counts.max_node_count),
             }
-            magnum_labels = self._magnum_labels({**declared, **added})
+            magnum_labels = self._magnum_labels(template, {**declared, **added})
             autoscaled = True
         elif autoscaled:
             if "node_count" not in self.create_only:
@@ -870,6 +957,8 @@ class MagnumCluster(FleetCluster):
             master_flavor = options["flavor"]
         return ResolvedMagnum(
             environment=env,
+            template=template,
+            project=project,
             options=options,
             master_flavor=master_flavor,
             external_name=external_name,
@@ -884,13 +973,15 @@ class MagnumCluster(FleetCluster):
             group_external_names=group_externals,
         )
 
-    def _magnum_labels(self, rendered: Mapping[str, str]) -> dict[str, str]:
-        """The labels Magnum gives the cluster for ``rendered`` labels: the template's
+    def _magnum_labels(
+        self, template: ClusterTemplate, rendered: Mapping[str, str]
+    ) -> dict[str, str]:
+        """The labels Magnum gives the cluster for ``rendered`` labels: ``template``'s
         updated with them, or, given some without ``merge_labels``, those alone (magnum
         22.0.0 ``api/controllers/v1/cluster.py`` ``_post``)."""
         if rendered and not self.merge_labels:
             return dict(rendered)
-        return {**self.template.base_labels, **rendered}
+        return {**template.base_labels, **rendered}
 
     def _check_policies(
         self, create_only: bool, groups: Sequence[tuple[NodeGroup, NodeCounts]]
@@ -914,10 +1005,9 @@ class MagnumCluster(FleetCluster):
         """What Magnum finds this cluster by in ``environment``, as far as the declaration
         tells: the project's auth URL and project (id, else name), the region, and the
         external name (the UUID, or the Magnum name without case: Magnum's MySQL tables
-        compare names so). None where the project says each environment's credentials
-        reach another cloud or project (``separate_clouds``): then the environment is part
-        of it."""
-        project = self.project
+        compare names so). Two environments with the same identity reach one Magnum cluster
+        unless their credentials lead apart (:func:`same_cloud`)."""
+        project = self.project_for(environment)
         ctx = self.context
         region = resolve(self.openstack_region, environment, where=ctx, field="openstack_region")
         external = resolve(self.external_name, environment, where=ctx, field="external_name")
@@ -927,7 +1017,6 @@ class MagnumCluster(FleetCluster):
             project.project_id or project.project_name,
             region or project.region or "",
             external if is_uuid(external) else external.casefold(),
-            environment if project.separate_clouds else "",
         )
 
     def _group_counts(self, group: NodeGroup, env: str) -> NodeCounts:
@@ -982,7 +1071,7 @@ class MagnumCluster(FleetCluster):
 
     def kubernetes_version(self, environment: str) -> str:
         """The template's Kubernetes version."""
-        return self.template.kubernetes_version
+        return self.template_for(environment).kubernetes_version
 
     def region(self, environment: str) -> str:
         """The OpenStack region the cluster is in: ``openstack_region`` (ClusterV1's
@@ -992,11 +1081,11 @@ class MagnumCluster(FleetCluster):
 
     def template_name(self, environment: str) -> str | None:
         """The Magnum cluster template."""
-        return self.template.name
+        return self.template_for(environment).name
 
     def account(self, environment: str) -> str:
         """The OpenStack project name."""
-        return self.project.project_name
+        return self.project_for(environment).project_name
 
     def node_pools(self, environment: str) -> list[NodePoolSummary]:
         """Magnum's ``default-worker`` node group (the cluster's ``node_count`` and
@@ -1005,7 +1094,8 @@ class MagnumCluster(FleetCluster):
         zone = r.magnum_labels.get("availability_zone")
         default = NodePoolSummary(
             name=DEFAULT_WORKER,
-            machine_size=r.flavor,
+            machine_size=r.magnum_flavor,
+            size_inherited=r.flavor is None and r.magnum_flavor is not None,
             node_count=r.counts.node_count,
             min_node_count=r.counts.min_node_count,
             max_node_count=r.counts.max_node_count,
@@ -1090,7 +1180,7 @@ class MagnumCluster(FleetCluster):
             policies = self._policies(bool(create_only))
             if policies:
                 spec["managementPolicies"] = [p.value for p in policies]
-            spec["providerConfigRef"] = {"name": self.project.name}
+            spec["providerConfigRef"] = {"name": r.project.name}
             spec["forProvider"] = for_provider
             return spec
 
@@ -1114,7 +1204,7 @@ class MagnumCluster(FleetCluster):
             "metadata": {
                 "annotations": {
                     EXTERNAL_NAME: r.external_name,
-                    TEMPLATE_NAME: self.template.name,
+                    TEMPLATE_NAME: r.template.name,
                     **protection,
                 },
                 "name": name,
@@ -1189,16 +1279,34 @@ class _MagnumIdentities:
                 if len(users) > 1
             }
         for env in cluster.environments:
-            users = self._by_key.get(cluster.magnum_identity(env), ())
-            if users and users[0] != (cluster, env):
-                raise _shared(users[0], (cluster, env))
+            key = cluster.magnum_identity(env)
+            for user in self._by_key.get(key, ()):
+                if user == (cluster, env):
+                    break  # the earlier ones reach another cloud: later ones name this one
+                if same_cloud(user, (cluster, env)):
+                    raise _shared(user, (cluster, env))
+
+
+def same_cloud(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str]) -> bool:
+    """Whether two (cluster, environment) pairs of one :meth:`MagnumCluster.magnum_identity`
+    reach one OpenStack project: in one environment (one management cluster) always; in two,
+    unless a project says ``separate_clouds`` (each environment's Secret reaches another
+    cloud or project). Two project declarations with one identity (the same project id or
+    name, region and auth URL, as far as declared) count as one project: the credentials in
+    their Secrets, which the render cannot read, are the only thing that could tell them
+    apart, so the user says so explicitly."""
+    (one, one_env), (other, env) = first, second
+    if one_env == env:
+        return True
+    a, b = one.project_for(one_env), other.project_for(env)
+    return not (a.separate_clouds or b.separate_clouds)
 
 
 def _shared(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str]) -> DefinitionError:
     """The error at ``second`` (a cluster, an environment) for reaching the Magnum cluster
     ``first`` reaches."""
     (one, one_env), (other, env) = first, second
-    project = other.project
+    project = other.project_for(env)
     region = other.region(env)
     place = f"project {project.project_name!r}" + (f", region {region!r}" if region else "")
     if one is other:
@@ -1213,13 +1321,24 @@ def _shared(first: tuple[MagnumCluster, str], second: tuple[MagnumCluster, str])
             f"{one.node.path!r} ({one.cloud_name(one_env)!r}, {one_env}, {one.where})"
         )
         fix = "rename one"
+    first_project = one.project_for(one_env)
     if one_env == env:
         who, separate = "both objects", ""
-    else:
+    elif first_project is project:
         who = "each management cluster"
         separate = (
             f", or set separate_clouds=True on project {project.node.path!r} if each "
             "environment's credentials reach another cloud or project"
+        )
+    else:
+        who = "each management cluster"
+        place += (
+            f"; projects {first_project.node.path!r} and {project.node.path!r} declare the "
+            "same project, region and auth_url"
+        )
+        separate = (
+            ", or set separate_clouds=True on both projects if their credentials reach "
+            "another cloud or project"
         )
     return DefinitionError(
         f"{what} in the same OpenStack project ({place}): {who} would adopt and reconcile "

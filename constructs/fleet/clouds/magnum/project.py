@@ -58,7 +58,8 @@ dropped; every value must be a JSON string): ``internal/clients/openstack.go``."
 class OpenStackProject(FleetConstruct):
     """An OpenStack project, rendered as a provider-openstack ``ProviderConfig``.
 
-    It appears in every environment where one of its clusters is placed. Credentials
+    It appears in every environment where one of its clusters uses it (a cluster may use
+    one project per environment: ``project=per_env(dev=a, prod=b)``). Credentials
     stay in a Secret that the management cluster already holds; only the reference
     is rendered. provider-openstack reads that key as a flat JSON object of string
     values with Terraform's provider argument names (``auth_url``, ``region``,
@@ -179,7 +180,9 @@ class OpenStackProject(FleetConstruct):
 
 
 class _ProjectUse:
-    """Which environments each project is used in, found once per fleet (prepare phase)."""
+    """Which environments each project is used in, found once per fleet (prepare phase):
+    a cluster's ``project_for(environment)`` (a cluster may use one project per
+    environment)."""
 
     def __init__(self) -> None:
         self._by_project: dict[int, frozenset[str]] | None = None
@@ -188,8 +191,12 @@ class _ProjectUse:
         if self._by_project is None:
             found: dict[int, set[str]] = {}
             for declaration in project.fleet.declarations():
-                used = getattr(declaration, "project", None)
-                if isinstance(declaration, FleetCluster) and isinstance(used, OpenStackProject):
-                    found.setdefault(id(used), set()).update(declaration.environments)
+                project_for = getattr(declaration, "project_for", None)
+                if not isinstance(declaration, FleetCluster) or not callable(project_for):
+                    continue
+                for env in declaration.environments:
+                    used = project_for(env)
+                    if isinstance(used, OpenStackProject):
+                        found.setdefault(id(used), set()).add(env)
             self._by_project = {key: frozenset(envs) for key, envs in found.items()}
         return self._by_project.get(id(project), frozenset())

@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 from fleet.clouds.magnum.names import check_template_name
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.core.validators import check_label_values, checked_arguments
+from fleet.core.options import option, options_of, value_type
+from fleet.core.secrets import credential_in
+from fleet.core.validators import check_label_values
 from fleet.core.values import caller_location
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ PLACEHOLDER = re.compile(r"<[^<>]+>")
 """A value that still holds a placeholder (``<container_infra_prefix>``): a redaction or a
 documentation stub, never a Magnum setting."""
 PREFIX_LABEL = "container_infra_prefix"
+_PORT_MAX = 65535
 
 
 def label_value_errors(
@@ -73,8 +75,7 @@ def is_uuid(value: object) -> bool:
     return isinstance(value, str) and bool(UUID_PATTERN.match(value))
 
 
-@checked_arguments
-@dataclass(frozen=True, kw_only=True, eq=False)
+@value_type
 class ClusterTemplate:
     """A Magnum cluster template, as the cloud's Kubernetes team publishes it.
 
@@ -92,6 +93,22 @@ class ClusterTemplate:
     ``openstack coe cluster template show <name> -f value -c uuid`` or
     ``fleet import tfstate``. A cluster whose template has no UUID for its region fails.
 
+    The other fields are the template's attributes in Magnum, as terraform-provider-openstack
+    v3.4.0 holds them (``openstack/resource_openstack_containerinfra_clustertemplate_v1.go``,
+    the schema of ``openstack_containerinfra_clustertemplate_v1``; each field names its
+    Terraform attribute): what the template is, declared, never rendered (the fleet does not
+    create templates; its clusters name one by UUID). Each is optional (None: not declared).
+    They matter where a cluster leaves a value to its template: Magnum copies ``flavor``,
+    ``master_flavor``, ``keypair`` (``keypair_id``), ``docker_volume_size``,
+    ``fixed_network``, ``fixed_subnet``, ``floating_ip_enabled`` and ``master_lb_enabled``
+    into a cluster that sets none (magnum 22.0.0 ``api/controllers/v1/cluster.py``
+    ``ClustersController._post``), so ``fleet ls`` shows the template's flavor for such a
+    cluster's workers, a cluster with several masters is refused where the template turns
+    the master load balancer off (Magnum's ``validate_master_count``), and
+    ``fleet import tfstate`` reads them to tell inherited values from the cluster's own.
+    A value with credential material (a proxy URL with a password) is refused: templates
+    are written into the repository.
+
     Example::
 
         MULTI_125 = ClusterTemplate(
@@ -99,19 +116,152 @@ class ClusterTemplate:
             kubernetes_version="v1.25.3",
             base_labels={"kube_tag": "v1.25.3-cern.0"},
             uuid={"cern": "6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b"},
+            image="fedora-coreos-35",
+            flavor="m2.large",
+            keypair="shared-key",
         )
     """
 
     argument_noun: ClassVar[str] = "template"
     """How locations name it: ``file:line (template <name>)``."""
 
-    name: str
-    kubernetes_version: str
-    base_labels: Mapping[str, str] = field(default_factory=dict)
-    optional_labels: Sequence[str] = ()
-    changing_labels: Sequence[str] = ()
-    uuid: str | Mapping[str, str] | None = None
-    where: str = field(default="", compare=False)
+    name: str = option(
+        terraform="name", doc="The template's name in Magnum (any 1..255 characters)."
+    )
+    kubernetes_version: str = option(doc="The Kubernetes version its clusters run (``v1.25.3``).")
+    base_labels: Mapping[str, str] = option(
+        factory=dict,
+        terraform="labels",
+        doc="The labels every cluster of the template carries (Magnum's template labels).",
+    )
+    optional_labels: Sequence[str] = option(
+        default=(), doc="Labels a cluster may add that are not in the base."
+    )
+    changing_labels: Sequence[str] = option(
+        default=(), doc="Base labels whose value commonly differs between clusters."
+    )
+    uuid: str | Mapping[str, str] | None = option(
+        default=None, doc="The Magnum UUID, or region -> UUID (``clusterTemplateId``)."
+    )
+    where: str = option(default="", compare=False, doc="Where it was declared.")
+    coe: str | None = option(
+        default=None, terraform="coe", nonempty=True, doc="The container orchestration engine."
+    )
+    image: str | None = option(
+        default=None, terraform="image", nonempty=True, doc="The nodes' Glance image."
+    )
+    cluster_distro: str | None = option(
+        default=None,
+        terraform="cluster_distro",
+        nonempty=True,
+        doc="The distro (Magnum reads it from the image's os_distro).",
+    )
+    flavor: str | None = option(
+        default=None,
+        terraform="flavor",
+        nonempty=True,
+        doc="The workers' flavor of a cluster that sets none.",
+    )
+    master_flavor: str | None = option(
+        default=None,
+        terraform="master_flavor",
+        nonempty=True,
+        doc="The masters' flavor of a cluster that sets none.",
+    )
+    keypair: str | None = option(
+        default=None,
+        terraform="keypair_id",
+        nonempty=True,
+        doc="The Nova keypair of a cluster that sets none.",
+    )
+    docker_volume_size_gb: int | None = option(
+        default=None,
+        terraform="docker_volume_size",
+        minimum=1,
+        doc="The Docker volume size in GB of a cluster that sets none.",
+    )
+    docker_storage_driver: str | None = option(
+        default=None,
+        terraform="docker_storage_driver",
+        nonempty=True,
+        doc="Docker's storage driver.",
+    )
+    network_driver: str | None = option(
+        default=None,
+        terraform="network_driver",
+        nonempty=True,
+        doc="The container network driver (``calico``, ``flannel``).",
+    )
+    volume_driver: str | None = option(
+        default=None, terraform="volume_driver", nonempty=True, doc="The volume driver."
+    )
+    external_network_id: str | None = option(
+        default=None,
+        terraform="external_network_id",
+        nonempty=True,
+        doc="The external network of the clusters.",
+    )
+    fixed_network: str | None = option(
+        default=None,
+        terraform="fixed_network",
+        nonempty=True,
+        doc="The nodes' network of a cluster that sets none.",
+    )
+    fixed_subnet: str | None = option(
+        default=None,
+        terraform="fixed_subnet",
+        nonempty=True,
+        doc="The nodes' subnet of a cluster that sets none.",
+    )
+    dns_nameserver: str | None = option(
+        default=None, terraform="dns_nameserver", nonempty=True, doc="The nodes' DNS server."
+    )
+    floating_ip_enabled: bool | None = option(
+        default=None,
+        terraform="floating_ip_enabled",
+        doc="Whether nodes get floating IPs (a cluster that sets nothing).",
+    )
+    master_lb_enabled: bool | None = option(
+        default=None,
+        terraform="master_lb_enabled",
+        doc="Whether the API gets a load balancer (a cluster that sets nothing).",
+    )
+    apiserver_port: int | None = option(
+        default=None,
+        terraform="apiserver_port",
+        minimum=1024,
+        doc="The API server's port (1024 to 65535).",
+    )
+    server_type: str | None = option(
+        default=None, terraform="server_type", nonempty=True, doc="``vm`` or ``bm``."
+    )
+    http_proxy: str | None = option(
+        default=None, terraform="http_proxy", nonempty=True, doc="The nodes' HTTP proxy."
+    )
+    https_proxy: str | None = option(
+        default=None, terraform="https_proxy", nonempty=True, doc="The nodes' HTTPS proxy."
+    )
+    no_proxy: str | None = option(
+        default=None, terraform="no_proxy", nonempty=True, doc="Hosts reached without proxy."
+    )
+    insecure_registry: str | None = option(
+        default=None,
+        terraform="insecure_registry",
+        nonempty=True,
+        doc="An insecure registry's URL.",
+    )
+    registry_enabled: bool | None = option(
+        default=None, terraform="registry_enabled", doc="Whether the Docker registry is on."
+    )
+    tls_disabled: bool | None = option(
+        default=None, terraform="tls_disabled", doc="Whether TLS is off in the clusters."
+    )
+    public: bool | None = option(
+        default=None, terraform="public", doc="Whether every project sees the template."
+    )
+    hidden: bool | None = option(
+        default=None, terraform="hidden", doc="Whether the template is hidden."
+    )
 
     def __post_init__(self) -> None:
         where = self.where or caller_location()
@@ -142,10 +292,36 @@ class ClusterTemplate:
                 where=ctx,
                 field="optional_labels",
             )
+        if self.apiserver_port is not None and self.apiserver_port > _PORT_MAX:
+            raise DefinitionError(
+                f"must be 1024 to {_PORT_MAX}, got {self.apiserver_port} (the provider's "
+                "IntBetween(1024, 65535))",
+                where=ctx,
+                field="apiserver_port",
+            )
+        for keyword, value in self.magnum_attributes().items():
+            problem = credential_in(value) if isinstance(value, str) else None
+            if problem:
+                raise DefinitionError(
+                    f"holds a {problem.split(';')[0]}: a template is written into the "
+                    "repository; leave it out (the template's value in Magnum stays as it is)",
+                    where=ctx,
+                    field=_ATTRIBUTES[keyword],
+                )
         object.__setattr__(self, "uuid", _check_uuid(self.uuid, where=ctx))
         object.__setattr__(self, "base_labels", MappingProxyType(dict(self.base_labels)))
         object.__setattr__(self, "optional_labels", tuple(self.optional_labels))
         object.__setattr__(self, "changing_labels", tuple(self.changing_labels))
+
+    def magnum_attributes(self) -> dict[str, str | int | bool]:
+        """The template's attributes declared (not None), by Terraform attribute
+        (``keypair_id``, ``docker_volume_size``, ...), ``name`` and ``labels`` apart."""
+        out: dict[str, str | int | bool] = {}
+        for terraform, name in _ATTRIBUTES.items():
+            value = getattr(self, name)
+            if value is not None:
+                out[terraform] = value
+        return out
 
     @property
     def known_labels(self) -> frozenset[str]:
@@ -185,6 +361,34 @@ class ClusterTemplate:
             where=where,
             field="labels",
         )
+
+
+_ATTRIBUTES: Mapping[str, str] = MappingProxyType(
+    {
+        o.terraform: o.name
+        for o in options_of(ClusterTemplate).values()
+        if o.terraform not in ("", "name", "labels")
+    }
+)
+"""The template's Magnum attributes: Terraform attribute -> field of :class:`ClusterTemplate`."""
+
+
+def attribute_keywords(
+    attributes: Mapping[str, str | int | bool],
+) -> list[tuple[str, str | int | bool]]:
+    """``attributes`` (by Terraform attribute, as :meth:`ClusterTemplate.magnum_attributes`
+    gives them) as ``ClusterTemplate`` keywords, in the table's order: for code that writes
+    a template. An attribute the table does not hold is left out."""
+    order = list(_ATTRIBUTES)
+    known = sorted((t for t in attributes if t in _ATTRIBUTES), key=order.index)
+    return [(_ATTRIBUTES[t], attributes[t]) for t in known]
+
+
+def template_attribute(terraform: str) -> str | None:
+    """The :class:`ClusterTemplate` field of a Terraform attribute of
+    ``openstack_containerinfra_clustertemplate_v1`` (``keypair_id`` -> ``keypair``), None for
+    one it does not hold (``name`` and ``labels`` are ``name`` and ``base_labels``)."""
+    return _ATTRIBUTES.get(terraform)
 
 
 class TemplateCatalog:
@@ -313,4 +517,5 @@ def _content(t: ClusterTemplate) -> tuple[object, ...]:
         sorted(t.base_labels.items()),
         sorted(t.optional_labels),
         sorted(t.changing_labels),
+        sorted(t.magnum_attributes().items()),
     )

@@ -24,9 +24,13 @@ from fleet.views.inventory import node_totals
 
 
 def pool_line(pool: NodePoolSummary) -> str:
-    """``name: 3 x flavor`` for a node pool."""
+    """``name: 3 x flavor`` for a node pool (``flavor (inherited)`` where the pool inherits
+    it, ``(inherited size)`` where its size is not known)."""
     totals = node_totals([pool]).text()
-    return f"{pool.name}: {totals} x {pool.machine_size or '(inherited size)'}"
+    size = pool.machine_size or "(inherited size)"
+    if pool.machine_size and pool.size_inherited:
+        size += " (inherited)"
+    return f"{pool.name}: {totals} x {size}"
 
 
 @dataclass
