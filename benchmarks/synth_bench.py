@@ -57,7 +57,7 @@ from pathlib import Path
 from fleet.core.config import FleetConfig
 from fleet.pipeline import synth
 config = FleetConfig.load(Path(sys.argv[1]))
-synth.write(config, synth.synthesize(config, validate=False))
+synth.synthesize(config, validate=False, write=True)
 """
 NAIVE = """
 import json, sys, time
