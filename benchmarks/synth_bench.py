@@ -14,6 +14,8 @@ with N clusters in each environment, then measures:
 * ``novalidate_s``: the cold synth with validation off (for the validation overhead);
 * ``peak_rss_mb``: the largest sum of the resident memory of the synth process and all
   its descendants (workers, Node), sampled from /proc every 10 ms during both runs;
+* ``full_cpu_s``, ``incremental_cpu_s``, ``floor_cpu_s``: CPU seconds (user + system) of
+  those runs, the synth's workers and helpers included (the best of the rounds);
 * ``naive_cdk8s_s``: the same objects built the naive way, one ``ApiObject`` plus one
   ``add_json_patch`` per object, then ``App.synth()`` (file per resource), timed from
   ``import cdk8s`` (Node start included) to the end of synth, in a subprocess;
@@ -21,8 +23,8 @@ with N clusters in each environment, then measures:
   (``fleet.pipeline.yaml_canonical.to_yaml``) into its own file (building the dicts not timed).
 
 Wall-clock seconds; with ``--repeat R`` each timing is the best of R runs and the memory
-the largest of them. Prints a table,
-or with ``--json`` one line of JSON.
+the largest of them; each round measures the floor right after the synth, and no run's
+files are deleted before the end. Prints a table, or with ``--json`` one line of JSON.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -38,7 +41,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -54,7 +57,7 @@ from pathlib import Path
 from fleet.core.config import FleetConfig
 from fleet.pipeline import synth
 config = FleetConfig.load(Path(sys.argv[1]))
-synth.write(config, synth.synthesize(config, validate=False))
+synth.synthesize(config, validate=False, write=True)
 """
 NAIVE = """
 import json, sys, time
@@ -131,9 +134,20 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-def run_measured(args: list[str], *, env: dict[str, str]) -> tuple[float, float, str]:
-    """Run ``args``; (wall seconds, peak RSS of the process tree in MB, stdout)."""
+class Measured(NamedTuple):
+    """One command's run: wall seconds, peak RSS of its process tree (MB), CPU seconds
+    (user + system, of it and every descendant it waited for: workers, helpers), stdout."""
+
+    seconds: float
+    peak_rss_mb: float
+    cpu_s: float
+    stdout: str
+
+
+def run_measured(args: list[str], *, env: dict[str, str]) -> Measured:
+    """Run ``args`` and measure it (:class:`Measured`)."""
     peak = 0
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     done = threading.Event()
@@ -152,7 +166,9 @@ def run_measured(args: list[str], *, env: dict[str, str]) -> tuple[float, float,
     sampler.join()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args[:3])} failed ({proc.returncode}):\n{err.decode()}")
-    return seconds, peak / 1024, out.decode()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Measured(seconds, peak / 1024, cpu, out.decode())
 
 
 def _env(crds: Path | None, jobs: int | None) -> dict[str, str]:
@@ -168,25 +184,26 @@ def _env(crds: Path | None, jobs: int | None) -> dict[str, str]:
 def measure_synth(
     work: Path, *, clusters: int, envs: int, jobs: int | None, crds: Path | None
 ) -> dict[str, float]:
-    """One cold full synth, one incremental synth and one cold synth without validation."""
+    """One cold full synth, one incremental synth and one cold synth without validation,
+    in fresh folders ``work/project`` and ``work/bare``."""
     project = work / "project"
-    shutil.rmtree(project, ignore_errors=True)
     fleet_gen.write_project(project, clusters=clusters, envs=envs)
     env = _env(crds, jobs)
     cmd = [sys.executable, "-c", SYNTH, "--root", str(project), "synth"]
-    full, rss_full, _ = run_measured(cmd, env=env)
+    full = run_measured(cmd, env=env)
     fleet_gen.change_one_cluster(project)
-    incremental, rss_inc, _ = run_measured(cmd, env=env)
+    incremental = run_measured(cmd, env=env)
 
     bare = work / "bare"
-    shutil.rmtree(bare, ignore_errors=True)
     fleet_gen.write_project(bare, clusters=clusters, envs=envs)
-    novalidate, _, _ = run_measured([sys.executable, "-c", SYNTH_NO_VALIDATE, str(bare)], env=env)
+    novalidate = run_measured([sys.executable, "-c", SYNTH_NO_VALIDATE, str(bare)], env=env)
     return {
-        "full_s": full,
-        "incremental_s": incremental,
-        "novalidate_s": novalidate,
-        "peak_rss_mb": max(rss_full, rss_inc),
+        "full_s": full.seconds,
+        "incremental_s": incremental.seconds,
+        "novalidate_s": novalidate.seconds,
+        "peak_rss_mb": max(full.peak_rss_mb, incremental.peak_rss_mb),
+        "full_cpu_s": full.cpu_s,
+        "incremental_cpu_s": incremental.cpu_s,
     }
 
 
@@ -203,18 +220,23 @@ def load_bodies(dist: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     return out
 
 
-def measure_floor(bodies: dict[str, list[tuple[str, dict[str, Any]]]], out: Path) -> float:
-    """Dump every object with PyYAML's C dumper into its own file."""
+def measure_floor(
+    bodies: dict[str, list[tuple[str, dict[str, Any]]]], out: Path
+) -> tuple[float, float]:
+    """Dump every object with PyYAML's C dumper into its own file, in the new folder ``out``:
+    (wall seconds, CPU seconds)."""
     from fleet.pipeline.yaml_canonical import to_yaml
 
-    shutil.rmtree(out, ignore_errors=True)
+    before = os.times()
     start = time.perf_counter()
     for env, objects in bodies.items():
         for relpath, body in objects:
             path = out / env / relpath
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(to_yaml(body))
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    after = os.times()
+    return seconds, (after.user - before.user) + (after.system - before.system)
 
 
 def measure_naive(dist: Path, out: Path) -> float:
@@ -266,22 +288,34 @@ def main() -> None:
 
     crds = crds_dir()
     with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:
-        work = Path(tmp)
-        runs = [
-            measure_synth(work, clusters=args.clusters, envs=args.envs, jobs=args.jobs, crds=crds)
-            for _ in range(args.repeat)
-        ]
+        # Every run writes into folders of its own and nothing is deleted before the end:
+        # on ext4 without a journal, creating a file skips every inode of its block group
+        # freed in the last minute (fs/ext4/ialloc.c, recently_deleted()), so deleting the
+        # last run's 20,000 files made the next run's writes twice as slow or more. The
+        # floor is measured in each round, right after the synth, on the same disk.
+        runs: list[dict[str, float]] = []
+        floors: list[tuple[float, float]] = []
+        bodies: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for round_no in range(args.repeat):
+            work = Path(tmp) / f"round-{round_no}"
+            runs.append(
+                measure_synth(
+                    work, clusters=args.clusters, envs=args.envs, jobs=args.jobs, crds=crds
+                )
+            )
+            bodies = bodies or load_bodies(work / "project" / "dist")
+            floors.append(measure_floor(bodies, work / "floor"))
         # Times: the best run (least disturbed by other work); memory: the largest seen.
         best = {key: min(r[key] for r in runs) for key in runs[0]}
         best["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
-        dist = work / "project" / "dist"
-        bodies = load_bodies(dist)
+        dist = Path(tmp) / "round-0" / "project" / "dist"
         objects = sum(len(v) for v in bodies.values())
-        floor = min(measure_floor(bodies, work / "floor") for _ in range(args.repeat))
+        floor = min(f[0] for f in floors)
+        floor_cpu = min(f[1] for f in floors)
         naive = (
             None
             if args.skip_naive
-            else min(measure_naive(dist, work / "naive") for _ in range(args.repeat))
+            else min(measure_naive(dist, Path(tmp) / f"naive-{i}") for i in range(args.repeat))
         )
     result: dict[str, Any] = {
         "clusters": args.clusters,
@@ -293,6 +327,9 @@ def main() -> None:
         "floor_s": round(floor, 2),
         "peak_rss_mb": round(best["peak_rss_mb"]),
         "novalidate_s": round(best["novalidate_s"], 2),
+        "full_cpu_s": round(best["full_cpu_s"], 2),
+        "incremental_cpu_s": round(best["incremental_cpu_s"], 2),
+        "floor_cpu_s": round(floor_cpu, 2),
         "validated": crds is not None,
         "jobs": args.jobs or "auto",
         "repeat": args.repeat,
@@ -314,6 +351,9 @@ def main() -> None:
         ("naive cdk8s s", result["naive_cdk8s_s"]),
         ("floor (PyYAML C dumper) s", result["floor_s"]),
         ("peak RSS MB (Python+Node)", result["peak_rss_mb"]),
+        ("full synth CPU s", result["full_cpu_s"]),
+        ("incremental synth CPU s", result["incremental_cpu_s"]),
+        ("floor CPU s", result["floor_cpu_s"]),
     ]
     for label, value in rows:
         print(f"{label:28} {'-' if value is None else value:>10}")

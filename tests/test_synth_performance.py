@@ -18,10 +18,11 @@ from support import REPO
 from fleet import FleetConfig
 from fleet.checks import schema
 from fleet.checks.problem import InvalidObjects
+from fleet.pipeline import synth as synth_module
 from fleet.pipeline.cache import FOLDER, SynthCache, object_key
 from fleet.pipeline.progress import Progress
 from fleet.pipeline.synth import choose_jobs, synthesize, write
-from fleet.pipeline.writer import read_tree, write_environment
+from fleet.pipeline.writer import Staging, read_tree, write_environment
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import fleet_gen
@@ -201,3 +202,84 @@ def test_benchmark_smoke(tmp_path: Path) -> None:
     assert line["clusters"] == 2 and line["envs"] == 3
     assert line["objects"] > 20
     assert all(isinstance(line[k], int | float) for k in required.split())
+
+
+# --- synthesize(write=True): first writes staged while rendering ------------------------------
+
+
+@pytest.fixture
+def staged(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, bytes]]:
+    """What :class:`Staging` took to write: environment -> relative path -> bytes."""
+    seen: dict[str, dict[str, bytes]] = {}
+    add = Staging.add
+
+    def spy(self: Staging, environment: str, files: list[tuple[str, bytes]]) -> bool:
+        taken = add(self, environment, files)
+        if taken:
+            seen.setdefault(environment, {}).update(files)
+        return taken
+
+    monkeypatch.setattr(Staging, "add", spy)
+    return seen
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_staged_synth_writes_what_synth_then_write_does(
+    bench_project: FleetConfig,
+    staged: dict[str, dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    jobs: int,
+) -> None:
+    config = bench_project
+    monkeypatch.setattr(synth_module, "BATCH", 16)  # several batches per environment
+    result = synthesize(config, jobs=jobs, use_cache=False, write=True)
+    assert staged == result.files
+    dist = {env: read_tree(config.dist_dir / env) for env in result.files}
+    assert dist == clean(config)
+    assert sorted(p.name for p in config.dist_dir.iterdir()) == ["dev", "prod", "test"]
+
+    fleet_gen.change_one_cluster(config.root)  # folders exist now: updated in place
+    staged.clear()
+    changed = synthesize(config, jobs=jobs, write=True)
+    assert staged == {}
+    assert {env: read_tree(config.dist_dir / env) for env in changed.files} == changed.files
+
+
+def test_an_environment_check_that_fails_after_staging_leaves_no_dist(
+    bench_project: FleetConfig, staged: dict[str, dict[str, bytes]]
+) -> None:
+    config = bench_project
+    (config.clusters_dir / "zz_refuse.py").write_text(
+        "from fleet import Check, Checks, Problem\n\n\n"
+        "def refuse(manifests, context):\n"
+        "    return [Problem.of(manifests[-1], '', 'refused by the test')]\n\n\n"
+        "def define(fleet):\n"
+        "    Checks.of(fleet).add(Check(name='refuse', scope='environment', run=refuse))\n"
+    )
+    with pytest.raises(InvalidObjects, match="refused by the test"):
+        synthesize(config, jobs=1, use_cache=False, write=True)
+    assert set(staged) == {"dev"}  # staged, then the environment check failed
+    assert not config.dist_dir.exists()
+
+
+def test_an_object_with_a_secret_is_never_staged(
+    bench_project: FleetConfig, staged: dict[str, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = bench_project
+    monkeypatch.setattr(synth_module, "BATCH", 8)
+    bench = config.clusters_dir / "bench.py"
+    token = "ghp_" + "a1B2" * 9
+    source = bench.read_text().replace("    per_env,\n", "    per_env,\n    JsonPatch,\n")
+    source = source.replace(
+        '    MagnumCluster(\n        fleet,\n        "magnum-00008"',
+        '    last = MagnumCluster(\n        fleet,\n        "magnum-00008"',
+    )
+    bench.write_text(
+        source + f"    last.add_json_patch(JsonPatch.add('/metadata/annotations/x', {token!r}),"
+        " kind='ClusterV1')\n"
+    )
+    with pytest.raises(InvalidObjects, match="GitHub token"):
+        synthesize(config, jobs=1, use_cache=False, write=True)
+    assert staged["dev"]  # the batches before it were staged
+    assert not any(token.encode() in data for data in staged["dev"].values())
+    assert not config.dist_dir.exists()

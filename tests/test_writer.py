@@ -208,3 +208,95 @@ def test_a_writer_waits_for_the_lock_on_dist(tmp_path: Path) -> None:
     other.join(10)
     assert not other.is_alive()
     assert read_tree(tmp_path / "dev") == NEW
+
+
+# --- first writes staged while the synth renders (writer.Staging) ------------------------------
+
+
+def test_a_staged_first_write_is_renamed_into_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask: int
+) -> None:
+    dist = tmp_path / "dist"
+    items = list(OLD.items())
+    with writer.Staging(dist, ["dev"]) as staging:
+        staging.add("dev", items[:2])
+        staging.add("dev", items[2:])
+        assert [p.name.startswith(".dev.new-") for p in dist.iterdir()] == [True]
+
+        def unstaged(*args: object) -> None:
+            raise AssertionError("written again instead of renamed")
+
+        monkeypatch.setattr(writer, "_write_locked", unstaged)
+        write_environment(dist, "dev", OLD, staging=staging)
+    assert read_tree(dist / "dev") == OLD
+    assert hidden(dist) == []
+    assert (dist / "dev" / "a" / "x.yaml").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (dist / "dev" / "a" / "b").stat().st_mode & 0o777 == 0o777 & ~umask
+    monkeypatch.undo()
+    write_environment(dist, "dev", NEW)  # the lock was released
+    assert read_tree(dist / "dev") == NEW
+
+
+def test_a_staged_environment_not_installed_leaves_nothing(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    with writer.Staging(dist, ["dev", "prod"]) as staging:
+        staging.add("dev", list(OLD.items()))
+        staging.add("prod", list(NEW.items()))
+    assert not dist.exists()  # a failed synth: dist/ as it was (here: absent)
+
+    write_environment(dist, "test", NEW)
+    with writer.Staging(dist, ["dev"]) as staging:
+        staging.add("dev", list(OLD.items()))
+    assert entries(dist) == {"test"} | {f"test/{p}" for p in entries(dist / "test")}
+
+
+def test_only_environments_without_a_folder_are_staged(tmp_path: Path) -> None:
+    write_environment(tmp_path, "dev", OLD)
+    inode = os.stat(tmp_path / "dev" / "keep.yaml").st_ino
+    with writer.Staging(tmp_path, ["dev", "prod"]) as staging:
+        staging.add("dev", list(NEW.items()))
+        staging.add("prod", list(NEW.items()))
+        assert [p.name[:10] for p in tmp_path.iterdir() if p.name.startswith(".")] == [".prod.new-"]
+        write_environment(tmp_path, "dev", NEW, staging=staging)
+        write_environment(tmp_path, "prod", NEW, staging=staging)
+    assert read_tree(tmp_path / "dev") == read_tree(tmp_path / "prod") == NEW
+    assert os.stat(tmp_path / "dev" / "keep.yaml").st_ino == inode  # updated in place
+    assert hidden(tmp_path) == []
+
+
+def test_staging_that_failed_or_missed_files_falls_back_to_an_ordinary_write(
+    tmp_path: Path,
+) -> None:
+    with writer.Staging(tmp_path, ["dev", "prod"]) as staging:
+        staging.add("dev", list(OLD.items()))
+        staging.add("prod", list(OLD.items())[:2])  # not every file reached it
+        assert staging._process is not None
+        staging._process.kill()  # the helper dies (a full disk, a signal)
+        staging.add("dev", [("late.yaml", b"late\n")])
+        write_environment(tmp_path, "dev", {**OLD, "late.yaml": b"late\n"}, staging=staging)
+        write_environment(tmp_path, "prod", OLD, staging=staging)
+    assert read_tree(tmp_path / "dev") == {**OLD, "late.yaml": b"late\n"}
+    assert read_tree(tmp_path / "prod") == OLD
+    assert hidden(tmp_path) == []
+
+
+def test_staging_waits_for_no_other_writer(tmp_path: Path) -> None:
+    # Another synth holds dist/: nothing is staged, and the write waits for the lock.
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        staging = writer.Staging(tmp_path, ["dev"])
+        staging.add("dev", list(OLD.items()))
+        assert list(tmp_path.iterdir()) == []
+        other = threading.Thread(
+            target=write_environment, args=(tmp_path, "dev", OLD), kwargs={"staging": staging}
+        )
+        other.start()
+        other.join(0.3)
+        assert other.is_alive()
+    finally:
+        os.close(fd)
+    other.join(10)
+    staging.close()
+    assert read_tree(tmp_path / "dev") == OLD
+    assert hidden(tmp_path) == []

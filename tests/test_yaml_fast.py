@@ -95,6 +95,34 @@ def test_same_bytes_as_pyyaml(body: dict[str, Any], shared: bool) -> None:
     assert fast_to_yaml(body) == to_yaml(body)
 
 
+# Strings of the characters the fast path writes as they are, which PyYAML's resolver may
+# still read as another type (and so quotes): YAML 1.1 booleans, nulls, ints in every base,
+# floats, sexagesimal-free timestamps; and some that stay strings.
+PLAIN_LOOKING = [
+    *("yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"),
+    *("true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL"),
+    *("y", "Y", "n", "N", "e1", "1e", "inf", "nan", "NaN", "Inf"),
+    *("0", "1", "08", "0777", "0x1F", "0o17", "0b101", "1_000", "0_1", "1__", "12e03"),
+    *("1.5", "1.", "0.", "3.14e0", "1.0e3", "6.8523015e5", "685.230_15e03", "1/2"),
+    *("2001-12-14", "2001-12-14t21", "2002-1-1", "1-2", "v1.25.3", "a.b/c-d_e"),
+    "ocid1.image.oc1.eu-frankfurt-1.aaaaaaaa",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.sampled_from(PLAIN_LOOKING),
+        st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,11}", fullmatch=True),
+        st.from_regex(r"[0-9][0-9._eE-]{0,7}", fullmatch=True),
+    )
+)
+def test_plain_strings_like_pyyaml(value: str) -> None:
+    # A value's text is decided once per process: as a value, in a list, and as a key.
+    body = {"v": value, "l": [value, {value: value}]}
+    assert fast_to_yaml(body) == to_yaml(body)
+
+
 def test_anchors_and_aliases_like_pyyaml() -> None:
     d, e, items = {"x": 1, "y": 2}, {}, [1, 2]
     body = {"a": d, "b": d, "c": [d, d], "e": e, "f": e, "l": items, "m": [items, [items]]}

@@ -262,7 +262,8 @@ def run_checks(
     """Run ``checks`` on one environment's ``manifests``: check name -> its problems.
 
     A cacheable check gets only ``unchecked`` (default: every object), and is not called
-    when that is empty; every other check gets every object.
+    when that is empty; every other check gets every object. (An object check may also be
+    run on consecutive parts of the objects, and its problems joined in order.)
     """
     out: dict[str, list[Problem]] = {}
     for check in checks:

@@ -52,9 +52,8 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
             jobs=args.jobs,
             use_cache=False if args.no_cache else None,
             progress=progress,
+            write=not args.check,
         )
-        if not args.check:
-            pipeline.write(config, result, progress=progress)
     if result.crds_dir is None:
         print(
             "note: schemas not checked (no CRDs: run `fleet crds pull` or set FLEET_CRDS_DIR)",

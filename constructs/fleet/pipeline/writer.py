@@ -5,15 +5,24 @@ beside it and renamed into place. Later writes update ``dist/<env>/`` in place: 
 file is replaced atomically, unchanged files are not touched, and files no longer produced
 are deleted only after every write succeeded (see ``write_environment``). A render that
 fails writes nothing; that is the caller's decision (``fleet.pipeline.synth``).
+
+A first write can also be staged while the synth still renders (:class:`Staging`): a helper
+process fills the hidden folder from the files the synth hands it, so the disk works while
+Python renders, and the folder is renamed into place only when the whole synth succeeded.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import queue
 import secrets
 import shutil
-from collections.abc import Iterator, Mapping
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -188,10 +197,13 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def write_environment(dist: Path, environment: str, files: Files) -> None:
+def write_environment(
+    dist: Path, environment: str, files: Files, *, staging: Staging | None = None
+) -> None:
     """Make ``dist/<environment>/`` hold exactly ``files``.
 
-    A lock on the ``dist`` folder itself keeps two synths at once from interleaving.
+    A lock on the ``dist`` folder itself keeps two synths at once from interleaving (with
+    ``staging``, the lock it holds already; an environment it staged is renamed into place).
 
     When the folder does not exist yet, the tree is filled in a hidden folder in ``dist``
     and renamed into place: a reader (or a crash) sees all of it or none of it.
@@ -214,19 +226,273 @@ def write_environment(dist: Path, environment: str, files: Files) -> None:
     the new render produces nothing at it.) Symlinks in the tree are replaced, never
     followed, and temporary files left by an interrupted write are removed.
     """
+    if staging is not None and staging.dist == dist:
+        staging.install(environment, files)
+        return
     dist.mkdir(parents=True, exist_ok=True)
     with _locked(dist):
-        _remove_leftovers(dist, environment)
-        target = dist / environment
-        if target.is_dir() and not target.is_symlink():
-            _update(str(target), files)
-            return
-        staging = dist / f".{environment}.new-{os.getpid()}-{secrets.token_hex(4)}"
-        staging.mkdir()
+        _write_locked(dist, environment, files)
+
+
+def _write_locked(dist: Path, environment: str, files: Files) -> None:
+    """:func:`write_environment` under the lock on ``dist``."""
+    _remove_leftovers(dist, environment)
+    target = dist / environment
+    if target.is_dir() and not target.is_symlink():
+        _update(str(target), files)
+        return
+    staging = dist / f".{environment}.new-{os.getpid()}-{secrets.token_hex(4)}"
+    staging.mkdir()
+    try:
+        _fill(str(staging), files)
+        _install(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _install(staging: Path, target: Path) -> None:
+    """Rename the filled ``staging`` folder to ``target`` (not a folder: nothing to keep)."""
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    staging.rename(target)
+
+
+# --- staging first writes while the synth renders ---------------------------------------------
+
+_STAGER = r"""
+import os, struct, sys
+head = struct.Struct("<II")
+root, folders, buf = sys.argv[1], set(), b""
+flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+try:
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            break
+        buf = buf + chunk if buf else chunk
+        pos, end = 0, len(buf)
+        while end - pos >= 8:
+            path_size, data_size = head.unpack_from(buf, pos)
+            stop = pos + 8 + path_size + data_size
+            if stop > end:
+                break
+            relpath = buf[pos + 8 : pos + 8 + path_size].decode()
+            folder = relpath.rpartition("/")[0]
+            if folder not in folders:
+                os.makedirs(os.path.join(root, folder), exist_ok=True)
+                folders.add(folder)
+            fd = os.open(os.path.join(root, relpath), flags, 0o666)
+            try:
+                data = memoryview(buf)[pos + 8 + path_size : stop]
+                while data:
+                    data = data[os.write(fd, data) :]
+            finally:
+                os.close(fd)
+            pos = stop
+        buf = buf[pos:]
+    if buf:
+        sys.exit("stager: the last file was cut short")
+except OSError as e:
+    sys.exit(f"stager: {e}")
+"""
+"""The helper process: reads ``<path size, data size, path, data>`` records (little-endian
+u32 sizes, UTF-8 paths relative to its root) from stdin and creates each file as
+:func:`_write_file` does (``O_EXCL``, mode 0o666 less the umask). It imports nothing but the
+standard library (``python -I -S``: about 20 ms to start)."""
+
+_HEAD = struct.Struct("<II")
+_IOV_MAX = 512
+"""Buffers per ``os.writev`` (POSIX guarantees at least 16; Linux and macOS allow 1,024)."""
+
+
+def _writev_all(fd: int, buffers: list[bytes]) -> None:
+    """Write every byte of ``buffers`` to ``fd`` (``os.writev`` may write part of them)."""
+    views = [memoryview(b) for b in buffers if b]
+    i = 0
+    while i < len(views):
+        written = os.writev(fd, views[i : i + _IOV_MAX])
+        while written:
+            size = views[i].nbytes
+            if written >= size:
+                written -= size
+                i += 1
+            else:
+                views[i] = views[i][written:]
+                written = 0
+
+
+class Staging:
+    """The first writes of a synth's environments, filled while the synth still renders.
+
+    ``fleet synth`` renders for seconds and writes thousands of files, and on most disks
+    creating a file is system time that Python's rendering does not use. So the synth
+    hands each environment's files to this object as soon as they passed every object
+    check (:meth:`add`); a helper process (:data:`_STAGER`) creates them in the hidden
+    folder ``dist/.<env>.new-...``, the one :func:`write_environment` fills for a first
+    write, while this process renders on. :func:`write_environment` then only renames it
+    into place (:meth:`install`), after every check of every environment passed; a failed
+    synth removes it (:meth:`close`). So the rules of a first write hold: nothing appears
+    in ``dist/`` unless the whole synth succeeded, and all of an environment or none.
+
+    Only environments without a folder in ``dist/`` are staged (an update in place writes
+    few files). The lock on ``dist`` is held from the first :meth:`add` to :meth:`close`.
+    Staging is only a head start: when the lock is taken by another synth, or the helper
+    fails, or an environment's files did not all reach it, nothing is staged for it and
+    :func:`write_environment` writes it the ordinary way (and meets the same error, if any).
+    """
+
+    def __init__(self, dist: Path, environments: Iterable[str]) -> None:
+        self.dist = dist
+        self._wanted = list(dict.fromkeys(environments))
+        self._started = False
+        self._lock: int | None = None
+        self._created_dist = False
+        self._folders: dict[str, Path] = {}
+        self._sent: dict[str, int] = {}
+        self._process: subprocess.Popen[bytes] | None = None
+        self._queue: queue.SimpleQueue[list[bytes] | None] = queue.SimpleQueue()
+        self._feeder: threading.Thread | None = None
+        self._broken = False
+        self._finished: bool | None = None
+
+    def _start(self) -> None:
+        """Lock ``dist``, pick the environments to stage, start the helper (once)."""
+        self._started = True
         try:
-            _fill(str(staging), files)
-            if target.is_symlink() or target.exists():  # not a folder: nothing to keep
-                target.unlink()
-            staging.rename(target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            self._created_dist = not self.dist.exists()
+            self.dist.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.dist, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                return  # another synth writes: write_environment waits for it later
+            self._lock = fd
+            for env in self._wanted:
+                _remove_leftovers(self.dist, env)
+                target = self.dist / env
+                if target.is_dir() and not target.is_symlink():
+                    continue
+                folder = self.dist / f".{env}.new-{os.getpid()}-{secrets.token_hex(4)}"
+                folder.mkdir()
+                self._folders[env] = folder
+                self._sent[env] = 0
+            if not self._folders:
+                return
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _STAGER, str(self.dist)],
+                stdin=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError:
+            self._broken = True
+            return
+        assert self._process.stdin is not None
+        if hasattr(fcntl, "F_SETPIPE_SZ"):
+            # 1 MB in the pipe (Linux's default maximum): the helper keeps working while
+            # the feeder thread waits for Python's lock.
+            with suppress(OSError):
+                fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+        self._feeder = threading.Thread(target=self._feed, name="fleet-staging", daemon=True)
+        self._feeder.start()
+
+    def _feed(self) -> None:
+        """The feeder thread: hand queued records to the helper; stop at None or a failure."""
+        assert self._process is not None and self._process.stdin is not None
+        fd = self._process.stdin.fileno()
+        while True:
+            buffers = self._queue.get()
+            if buffers is None:
+                break
+            if self._broken:
+                continue
+            try:
+                _writev_all(fd, buffers)
+            except OSError:  # the helper stopped (it says why on stderr)
+                self._broken = True
+        with suppress(OSError):
+            self._process.stdin.close()
+
+    def add(self, environment: str, files: Iterable[tuple[str, bytes]]) -> bool:
+        """Stage ``files`` (relative path, bytes) of ``environment``, every one of which
+        passed the object checks. False (and nothing done) for an environment that is not
+        staged."""
+        if not self._started:
+            self._start()
+        folder = self._folders.get(environment)
+        if folder is None or self._broken:
+            return False
+        buffers: list[bytes] = []
+        count = 0
+        for relpath, data in files:
+            path = f"{folder.name}/{relpath}".encode()
+            buffers += (_HEAD.pack(len(path), len(data)), path, data)
+            count += 1
+        self._sent[environment] += count
+        self._queue.put(buffers)
+        return True
+
+    def _finish(self) -> bool:
+        """Wait for the helper to create everything it was given; whether it did."""
+        if self._finished is None:
+            self._finished = False
+            if self._process is not None and self._feeder is not None:
+                self._queue.put(None)
+                self._feeder.join()
+                assert self._process.stderr is not None
+                self._process.stderr.read()
+                self._finished = self._process.wait() == 0 and not self._broken
+        return self._finished
+
+    def install(self, environment: str, files: Files) -> None:
+        """Put ``files`` in ``dist/<environment>/`` (under the held lock): rename the staged
+        folder when it holds all of them, else write the ordinary way."""
+        if not self._started:
+            self._start()
+        if self._lock is None:  # not locked: a writer like any other
+            self.dist.mkdir(parents=True, exist_ok=True)
+            with _locked(self.dist):
+                _write_locked(self.dist, environment, files)
+            return
+        folder = self._folders.pop(environment, None)
+        target = self.dist / environment
+        if (
+            folder is None
+            or not self._finish()
+            or self._sent[environment] != len(files)
+            or (target.is_dir() and not target.is_symlink())
+        ):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            _write_locked(self.dist, environment, files)
+            return
+        _install(folder, target)
+
+    def close(self) -> None:
+        """Stop the helper, remove what was staged and not installed, release the lock.
+        After a failed synth that is everything: ``dist`` is as it was (a ``dist`` folder
+        that staging created is removed again)."""
+        if self._process is not None and self._finished is None:
+            self._process.kill()
+            self._queue.put(None)
+            if self._feeder is not None:
+                self._feeder.join()
+            self._process.wait()
+            self._finished = False
+        if self._process is not None and self._process.stderr is not None:
+            self._process.stderr.close()
+        for folder in self._folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        self._folders.clear()
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+        if self._created_dist:
+            with suppress(OSError):
+                self.dist.rmdir()  # only when empty: nothing was installed
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
