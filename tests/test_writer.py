@@ -300,3 +300,26 @@ def test_staging_waits_for_no_other_writer(tmp_path: Path) -> None:
     staging.close()
     assert read_tree(tmp_path / "dev") == OLD
     assert hidden(tmp_path) == []
+
+
+def test_an_interrupt_while_installing_stops_the_helper_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    # Ctrl-C while the synth waits for the helper (the join in install): the helper is
+    # stopped before its folder is removed, and the folder install had taken is removed too.
+    dist = tmp_path / "out" / "dist"
+    staging = writer.Staging(dist, ["dev"])
+    with pytest.raises(KeyboardInterrupt), staging:
+        staging.add("dev", list(OLD.items()))
+        process, feeder = staging._process, staging._feeder
+        assert process is not None and feeder is not None
+        join = feeder.join
+
+        def interrupted(timeout: float | None = None) -> None:
+            feeder.join = join  # type: ignore[method-assign]
+            raise KeyboardInterrupt
+
+        feeder.join = interrupted  # type: ignore[method-assign]
+        write_environment(dist, "dev", OLD, staging=staging)
+    assert process.poll() is not None  # not still writing into dist/
+    assert not (tmp_path / "out").exists()  # dist/ and the folder above it, as they were

@@ -346,8 +346,13 @@ class Staging:
         self._wanted = list(dict.fromkeys(environments))
         self._started = False
         self._lock: int | None = None
-        self._created_dist = False
+        self._created: list[Path] = []
+        """``dist`` and its ancestors that :meth:`_start` created, deepest first."""
         self._folders: dict[str, Path] = {}
+        """Environment -> its staging folder, until installed or given up."""
+        self._made: list[Path] = []
+        """Every staging folder made: :meth:`close` removes what is still there, whatever
+        was interrupted (a folder renamed into place no longer is)."""
         self._sent: dict[str, int] = {}
         self._process: subprocess.Popen[bytes] | None = None
         self._queue: queue.SimpleQueue[list[bytes] | None] = queue.SimpleQueue()
@@ -359,7 +364,10 @@ class Staging:
         """Lock ``dist``, pick the environments to stage, start the helper (once)."""
         self._started = True
         try:
-            self._created_dist = not self.dist.exists()
+            missing = self.dist
+            while not missing.exists() and not missing.is_symlink():
+                self._created.append(missing)
+                missing = missing.parent
             self.dist.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.dist, os.O_RDONLY | os.O_DIRECTORY)
             try:
@@ -375,6 +383,7 @@ class Staging:
                     continue
                 folder = self.dist / f".{env}.new-{os.getpid()}-{secrets.token_hex(4)}"
                 folder.mkdir()
+                self._made.append(folder)
                 self._folders[env] = folder
                 self._sent[env] = 0
             if not self._folders:
@@ -435,13 +444,14 @@ class Staging:
     def _finish(self) -> bool:
         """Wait for the helper to create everything it was given; whether it did."""
         if self._finished is None:
-            self._finished = False
+            finished = False
             if self._process is not None and self._feeder is not None:
                 self._queue.put(None)
                 self._feeder.join()
                 assert self._process.stderr is not None
                 self._process.stderr.read()
-                self._finished = self._process.wait() == 0 and not self._broken
+                finished = self._process.wait() == 0 and not self._broken
+            self._finished = finished  # only once it is known (an interrupt leaves None)
         return self._finished
 
     def install(self, environment: str, files: Files) -> None:
@@ -470,26 +480,32 @@ class Staging:
 
     def close(self) -> None:
         """Stop the helper, remove what was staged and not installed, release the lock.
-        After a failed synth that is everything: ``dist`` is as it was (a ``dist`` folder
-        that staging created is removed again)."""
-        if self._process is not None and self._finished is None:
-            self._process.kill()
-            self._queue.put(None)
-            if self._feeder is not None:
-                self._feeder.join()
-            self._process.wait()
-            self._finished = False
-        if self._process is not None and self._process.stderr is not None:
-            self._process.stderr.close()
-        for folder in self._folders.values():
-            shutil.rmtree(folder, ignore_errors=True)
-        self._folders.clear()
-        if self._lock is not None:
-            os.close(self._lock)
-            self._lock = None
-        if self._created_dist:
-            with suppress(OSError):
-                self.dist.rmdir()  # only when empty: nothing was installed
+        After a failed or interrupted synth that is everything: ``dist`` is as it was
+        (``dist`` and the ancestors that staging created are removed again when empty)."""
+        try:
+            if self._process is not None:
+                if self._process.poll() is None:  # still running: the synth did not finish
+                    self._process.kill()
+                self._queue.put(None)
+                if self._feeder is not None:
+                    self._feeder.join()
+                self._process.wait()  # dead before its folders are removed
+                if self._process.stderr is not None:
+                    self._process.stderr.close()
+        finally:
+            for folder in self._made:
+                shutil.rmtree(folder, ignore_errors=True)
+            self._made.clear()
+            self._folders.clear()
+            if self._lock is not None:
+                os.close(self._lock)
+                self._lock = None
+            for folder in self._created:
+                try:
+                    folder.rmdir()  # only when empty: nothing was installed
+                except OSError:
+                    break
+            self._created.clear()
 
     def __enter__(self) -> Staging:
         return self
