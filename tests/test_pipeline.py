@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -222,6 +224,66 @@ def test_unconfigured_environment_folder_is_removed(example_project: Path) -> No
     assert main(["--root", str(example_project), "synth", "--check"]) == 1
     assert main(["--root", str(example_project), "synth"]) == 0
     assert not (example_project / "dist" / "staging").exists()
+
+
+STALL = """\
+import os
+import time
+
+from fleet import Check, Checks
+
+
+def stall(manifests, context):
+    if manifests[0].environment == "prod":  # the last one: dev and test are staged by now
+        open(os.environ["FLEET_TEST_STALLED"], "w").close()
+        time.sleep(120)
+    return []
+
+
+def define(fleet):
+    Checks.of(fleet).add(Check(name="stall", scope="environment", run=stall))
+"""
+
+
+@pytest.mark.parametrize(
+    ("signum", "jobs", "group"),
+    [(signal.SIGTERM, "1", False), (signal.SIGINT, "2", True)],
+    ids=["SIGTERM", "Ctrl-C-with-a-worker"],
+)
+def test_an_interrupted_synth_leaves_no_trace(
+    make_project, tmp_path: Path, signum: int, jobs: str, group: bool
+) -> None:  # type: ignore[no-untyped-def]
+    # Stopped while the last environment is checked (in a worker with 2 jobs): what was
+    # staged for dev and test is removed, dist/ is as it was (absent), one line, no traceback
+    # (a Ctrl-C reaches the whole process group: the workers and the staging helper too).
+    everywhere = 'environments=["dev", "test", "prod"]'
+    module = cluster_module(name="c1-{env}").replace('environments=["dev"]', everywhere)
+    root = make_project({"clusters/a.py": module, "clusters/zz_stall.py": STALL})
+    stalled = tmp_path / "stalled"
+    env = {**os.environ, "FLEET_TEST_STALLED": str(stalled), "FLEET_JOBS": jobs}
+    fleet = Path(sys.executable).with_name("fleet")
+    proc = subprocess.Popen(
+        [str(fleet), "synth"],
+        cwd=root,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (stalled.exists() and list((root / "dist").glob(".test.new-*"))):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert [line for line in err.splitlines() if not line.startswith("synth: [")] == [
+        "error: interrupted"
+    ]
+    assert not (root / "dist").exists()
 
 
 def test_single_environment_synth_leaves_the_others(example_project: Path) -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from fleet.cli.diff import add_parser as _add_diff
@@ -23,6 +26,8 @@ from fleet.core.secrets import redact
 from fleet.core.words import plural
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
+EXIT_SIGNAL = 128
+"""Exit code of a command stopped by signal N: ``EXIT_SIGNAL + N`` (the shell's convention)."""
 
 Handler = Callable[[argparse.Namespace, FleetConfig], int]
 
@@ -129,14 +134,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every ``with`` block cleans up (a synth removes
+    what it staged in ``dist/``) instead of the process dying on the spot."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+@contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` while the command runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        config = FleetConfig.load(args.root)
-        handler: Handler = args.handler
-        return handler(args, config)
+        with _terminable():
+            config = FleetConfig.load(args.root)
+            handler: Handler = args.handler
+            return handler(args, config)
+    except KeyboardInterrupt as e:
+        # Ctrl-C or SIGTERM: every cleanup ran on the way here; no traceback.
+        if args.debug:
+            traceback.print_exc()
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_SIGNAL + (signal.SIGTERM if isinstance(e, _Terminated) else signal.SIGINT)
     except FleetError as e:
         # DefinitionErrors and InvalidObjects render one problem per line.
         if args.debug:

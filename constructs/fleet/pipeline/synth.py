@@ -7,6 +7,8 @@ import gc
 import multiprocessing
 import os
 import shutil
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,6 +225,21 @@ def _raise_remote(error: tuple[str, Any]) -> None:
     raise FleetError(data)
 
 
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored in this block (main thread only), so that processes started in it
+    ignore it too: a Ctrl-C (sent to the whole process group) interrupts this process,
+    which stops them, rather than each worker printing a traceback of its own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _render_parallel(
     settings: _Settings,
     envs: list[str],
@@ -239,7 +256,9 @@ def _render_parallel(
     share = -(-len(envs) // jobs)
     here, there = envs[:share], envs[share:]
     context = multiprocessing.get_context("spawn")
-    with context.Pool(processes=min(jobs - 1, len(there))) as pool:
+    with _interrupts_ignored():
+        pool = context.Pool(processes=min(jobs - 1, len(there)))
+    with pool:
         results = [pool.apply_async(_in_worker, (settings, env)) for env in there]
         yield from _render_serial(settings, here, progress, stage, loaded)
         for result in results:
