@@ -1008,6 +1008,26 @@ CASES = [
         r"pyproject\.toml: \[tool\.fleet\]: revision: must be a non-empty string, got 3$",
     ),
     Case(
+        "dist-is-the-project-folder",
+        {"pyproject.toml": PYPROJECT + 'dist = "."\n'},
+        r"pyproject\.toml: \[tool\.fleet\]: dist: must be a folder inside the project as a "
+        r"plain relative path \(such as 'dist' or 'deploy/dist': no '/' at either end, no '\.' "
+        r"or '\.\.'\), got '\.'$",
+    ),
+    Case(
+        "dist-outside-the-project",
+        {"pyproject.toml": PYPROJECT + 'dist = "../out"\n'},
+        r"pyproject\.toml: \[tool\.fleet\]: dist: must be a folder inside the project .*, "
+        r"got '\.\./out'$",
+        argv=("validate",),
+    ),
+    Case(
+        "dist-holds-the-declarations",
+        {"pyproject.toml": PYPROJECT + 'dist = "fleet"\nclusters = "fleet/clusters"\n'},
+        r"pyproject\.toml: \[tool\.fleet\]: dist: 'fleet' holds the declarations "
+        r"\('fleet/clusters'\): a synth deletes every folder in it that is not an environment$",
+    ),
+    Case(
         "malformed-tfvars",
         {"import/bad.tfvars": SEED_TFVARS + 'labels = {\n  "kube_tag" = \n'},
         r"import/bad\.tfvars:10: malformed HCL at column 16: ",

@@ -286,6 +286,22 @@ def test_an_interrupted_synth_leaves_no_trace(
     assert not (root / "dist").exists()
 
 
+def test_a_folder_in_dist_that_a_synth_did_not_write_is_kept(example_project: Path) -> None:
+    # Only YAML-only real folders are stale environments: notes, scripts or a symlink to a
+    # folder elsewhere are not the tool's to delete (nor reported by --check).
+    dist = example_project / "dist"
+    (dist / "notes").mkdir()
+    (dist / "notes" / "README.md").write_text("ours\n")
+    outside = example_project / "elsewhere"
+    outside.mkdir()
+    (outside / "x.yaml").write_text("a: 1\n")
+    (dist / "linked").symlink_to(outside)
+    assert main(["--root", str(example_project), "synth", "--check"]) == 0
+    assert main(["--root", str(example_project), "synth"]) == 0
+    assert (dist / "notes" / "README.md").read_text() == "ours\n"
+    assert (dist / "linked").is_symlink() and (outside / "x.yaml").is_file()
+
+
 def test_single_environment_synth_leaves_the_others(example_project: Path) -> None:
     before = tree_hash(example_project / "dist" / "prod")
     shutil.rmtree(example_project / "dist" / "dev")

@@ -364,15 +364,29 @@ def synthesize(
 
 
 def stale_environments(config: FleetConfig, synth: Synth) -> list[str]:
-    """Folders in ``dist/`` of environments that are no longer configured."""
+    """Folders in ``dist/`` of environments that are no longer configured.
+
+    Only folders a synth could have written: real folders (not symlinks) that hold YAML
+    files only. Anything else in ``dist/`` is someone else's, and is neither deleted nor
+    reported.
+    """
     dist = config.dist_dir
     if not dist.is_dir() or set(synth.files) != set(config.environments):
         return []
     return sorted(
         p.name
         for p in dist.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and p.name not in config.environments
+        if not p.name.startswith(".")
+        and p.name not in config.environments
+        and p.is_dir()
+        and not p.is_symlink()
+        and _yaml_only(p)
     )
+
+
+def _yaml_only(folder: Path) -> bool:
+    """Whether every file under ``folder`` is a ``.yaml`` file (as a synth writes them)."""
+    return all(name.endswith(".yaml") for _, _, filenames in os.walk(folder) for name in filenames)
 
 
 def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> None:
