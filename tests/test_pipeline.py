@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -16,6 +19,7 @@ from support import HYBRID, REPO, tree_hash
 
 from fleet import FleetConfig
 from fleet.cli.main import main
+from fleet.pipeline import writer
 from fleet.pipeline.synth import synthesize
 from fleet.pipeline.writer import read_tree, write_environment
 
@@ -300,6 +304,51 @@ def test_a_folder_in_dist_that_a_synth_did_not_write_is_kept(example_project: Pa
     assert main(["--root", str(example_project), "synth"]) == 0
     assert (dist / "notes" / "README.md").read_text() == "ours\n"
     assert (dist / "linked").is_symlink() and (outside / "x.yaml").is_file()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda dist: dist.write_text("x\n"), "error: dist: is a file, not a folder"),
+        (lambda dist: dist.symlink_to("nowhere"), "error: dist: is a symlink to nothing"),
+    ],
+    ids=["file", "dangling-symlink"],
+)
+def test_an_output_folder_that_is_not_one_is_refused_before_rendering(
+    make_project, capsys: pytest.CaptureFixture[str], make: Callable[[Path], None], message: str
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_project({"clusters/a.py": cluster_module()})
+    make(root / "dist")
+    before = os.readlink(root / "dist") if (root / "dist").is_symlink() else None
+    assert main(["--root", str(root), "synth"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(message), err
+    if before is None:
+        assert (root / "dist").read_text() == "x\n"
+    else:
+        assert os.readlink(root / "dist") == before
+    assert sorted(p.name for p in root.iterdir()) == ["clusters", "dist", "pyproject.toml"]
+
+
+def test_a_write_that_fails_is_one_line(
+    make_project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # A read-only or full disk (tests may run as root, for whom no folder is read-only).
+    root = make_project({"clusters/a.py": cluster_module()})
+
+    def full(path: str, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+
+    monkeypatch.setattr(writer, "_write_file", full)
+    monkeypatch.setattr(writer.Staging, "add", lambda *args: False)  # not staged
+    assert main(["--root", str(root), "synth"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err
+    assert re.fullmatch(
+        r"error: dist/dev: cannot write: No space left on device \(dist/\.dev\.new-[^ ]+\)",
+        err[0],
+    )
+    assert not (root / "dist").exists()  # as it was: the staging folder and dist/ are gone
 
 
 def test_single_environment_synth_leaves_the_others(example_project: Path) -> None:

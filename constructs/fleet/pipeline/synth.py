@@ -312,9 +312,11 @@ def synthesize(
     first write of an environment (no folder for it yet) is staged while the synth still
     renders (:class:`~fleet.pipeline.writer.Staging`), so the disk and Python work at once.
     """
-    envs = list(environments or config.environments)
+    envs = list(dict.fromkeys(environments or config.environments))
     for env in envs:
         config.check_environment(env)
+    if write:
+        _check_writable(config)
     if not validate:
         crds_dir = None
     elif crds_dir is None:
@@ -399,15 +401,33 @@ def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None
     _write(config, synth, progress, None)
 
 
+def _check_writable(config: FleetConfig) -> None:
+    """Refuse, before rendering, an output folder that is something else (a file, a
+    symlink to nothing)."""
+    dist = config.dist_dir
+    if os.path.lexists(dist) and not dist.is_dir():
+        what = "a symlink to nothing" if not dist.exists() else "a file"
+        raise FleetError(f"{config.dist}: is {what}, not a folder (the output folder)")
+
+
 def _write(
     config: FleetConfig, synth: Synth, progress: Progress | None, staging: Staging | None
 ) -> None:
-    for env, files in synth.files.items():
-        write_environment(config.dist_dir, env, files, staging=staging)
-        if progress is not None:
-            progress.advance(f"wrote {env}")
-    for env in stale_environments(config, synth):
-        shutil.rmtree(config.dist_dir / env)
+    _check_writable(config)
+    target = config.dist
+    try:
+        for env, files in synth.files.items():
+            target = f"{config.dist}/{env}"
+            write_environment(config.dist_dir, env, files, staging=staging)
+            if progress is not None:
+                progress.advance(f"wrote {env}")
+        for env in stale_environments(config, synth):
+            target = f"{config.dist}/{env}"
+            shutil.rmtree(config.dist_dir / env)
+    except OSError as e:
+        # A read-only or full disk, a folder of another user: what and where, no traceback.
+        path = f" ({os.path.relpath(e.filename, config.root)})" if e.filename else ""
+        raise FleetError(f"{target}: cannot write: {e.strerror or e}{path}") from None
 
 
 def drift(config: FleetConfig, synth: Synth) -> list[str]:
