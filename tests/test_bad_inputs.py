@@ -989,6 +989,32 @@ CASES = [
         r"clusters/broken\.py:2: define: define raised ValueError: bad <redacted>$",
         hidden=GITLAB_TOKEN,
     ),
+    Case(
+        "a-fleets-own-check-that-raises",
+        {
+            "clusters/checks.py": (
+                "from fleet import Check, Checks\n\n\n"
+                "def mine(manifests, context):\n"
+                "    return [m.body['spec']['nope'] for m in manifests]\n\n\n"
+                "def define(fleet):\n"
+                "    Checks.of(fleet).add(Check(name='mine', scope='environment', run=mine))\n"
+            )
+        },
+        r"clusters/checks\.py:5: check mine: mine raised KeyError: 'nope' \(on dev\)$",
+    ),
+    Case(
+        "a-fleets-own-check-that-returns-no-list",
+        {
+            "clusters/checks.py": (
+                "from fleet import Check, Checks\n\n\n"
+                "def mine(manifests, context):\n"
+                "    return 'fine'\n\n\n"
+                "def define(fleet):\n"
+                "    Checks.of(fleet).add(Check(name='mine', scope='object', run=mine))\n"
+            )
+        },
+        r"clusters/checks\.py:4: check mine: mine returned str 'fine'; expected a list of Problem$",
+    ),
     # --- configuration ------------------------------------------------------------------
     Case(
         "pyproject-toml-syntax-error",
