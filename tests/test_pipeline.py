@@ -351,6 +351,33 @@ def test_a_write_that_fails_is_one_line(
     assert not (root / "dist").exists()  # as it was: the staging folder and dist/ are gone
 
 
+def test_synth_says_how_many_files_it_changed(
+    make_project, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_project({"clusters/a.py": cluster_module()})
+    summary = r"(\d+) objects in 3 environments"
+    assert main(["--root", str(root), "synth"]) == 0
+    first = re.fullmatch(
+        rf"wrote {summary} to dist/ in \d+\.\d+ s \((\d+) files changed\)\n",
+        capsys.readouterr().out,
+    )
+    assert first is not None
+    files = sum(len(read_tree(root / "dist" / env)) for env in ("dev", "test", "prod"))
+    assert int(first[1]) == int(first[2]) == files  # one file per object, all new
+
+    assert main(["--root", str(root), "synth"]) == 0
+    assert re.fullmatch(
+        rf"dist/ is up to date: {summary}, no file changed \(\d+\.\d+ s\)\n",
+        capsys.readouterr().out,
+    )
+
+    victim = next((root / "dist" / "dev").rglob("*.yaml"))
+    victim.write_text("changed: by hand\n")
+    (root / "dist" / "dev" / "stray.yaml").write_text("a: 1\n")
+    assert main(["--root", str(root), "synth"]) == 0
+    assert capsys.readouterr().out.endswith(" (2 files changed)\n")  # one written, one deleted
+
+
 def test_single_environment_synth_leaves_the_others(example_project: Path) -> None:
     before = tree_hash(example_project / "dist" / "prod")
     shutil.rmtree(example_project / "dist" / "dev")

@@ -49,7 +49,7 @@ def umask() -> Iterator[int]:
 
 
 def test_first_write_creates_the_environment(tmp_path: Path, umask: int) -> None:
-    write_environment(tmp_path / "dist", "dev", OLD)
+    assert write_environment(tmp_path / "dist", "dev", OLD) == len(OLD)  # files changed
     dev = tmp_path / "dist" / "dev"
     assert read_tree(dev) == OLD
     assert entries(tmp_path / "dist") == {"dev"} | {f"dev/{p}" for p in entries(dev)}
@@ -65,7 +65,9 @@ def test_update_touches_changed_files_only(tmp_path: Path, umask: int) -> None:
         os.utime(dev / path, ns=(1_000_000_000, 1_000_000_000))
     before = {p: (dev / p).stat() for p in OLD}
 
-    write_environment(tmp_path, "dev", NEW)
+    # written: a/x.yaml, e/f/added.yaml, g/added.yaml; deleted: c/d/z.yaml, gone.yaml
+    assert write_environment(tmp_path, "dev", NEW) == 5
+    assert write_environment(tmp_path, "dev", NEW) == 0
 
     assert read_tree(dev) == NEW
     for path in ("a/b/y.yaml", "keep.yaml"):
@@ -227,7 +229,7 @@ def test_a_staged_first_write_is_renamed_into_place(
             raise AssertionError("written again instead of renamed")
 
         monkeypatch.setattr(writer, "_write_locked", unstaged)
-        write_environment(dist, "dev", OLD, staging=staging)
+        assert write_environment(dist, "dev", OLD, staging=staging) == len(OLD)
     assert read_tree(dist / "dev") == OLD
     assert hidden(dist) == []
     assert (dist / "dev" / "a" / "x.yaml").stat().st_mode & 0o777 == 0o666 & ~umask

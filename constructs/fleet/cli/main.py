@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleet.cli.diff import add_parser as _add_diff
 from fleet.cli.distribution import version_line
@@ -24,6 +25,9 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.secrets import redact
 from fleet.core.words import plural
+
+if TYPE_CHECKING:  # the pipeline is imported by the commands that run it (cdk8s is slow)
+    from fleet.pipeline.synth import Synth
 
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
 EXIT_SIGNAL = 128
@@ -47,7 +51,7 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline import synth as pipeline
     from fleet.pipeline.progress import Progress
 
-    started = time.perf_counter()
+    started: float = args.started
     with Progress() as progress:  # shows only when the synth takes longer than 2 s
         if not args.check:
             progress.expect(len(args.env or config.environments))  # the writes
@@ -72,12 +76,21 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
         print(f"dist/ is up to date ({plural(result.object_count, 'object')})")
         return EXIT_OK
     elapsed = time.perf_counter() - started
-    print(
-        f"wrote {plural(result.object_count, 'object')} in "
-        f"{plural(len(result.files), 'environment')} "
-        f"to {config.dist}/ in {elapsed:.1f} s"
-    )
+    print(synth_summary(config, result, elapsed))
     return EXIT_OK
+
+
+def synth_summary(config: FleetConfig, result: Synth, seconds: float) -> str:
+    """The line ``fleet synth`` ends with: what it rendered, how many files of ``dist/`` it
+    changed (none: it says dist/ is up to date), and how long it took."""
+    rendered = (
+        f"{plural(result.object_count, 'object')} in {plural(len(result.files), 'environment')}"
+    )
+    took = f"{seconds:.1f} s" if seconds >= 0.95 else f"{seconds:.2f} s"
+    if not result.changed_files:
+        return f"{config.dist}/ is up to date: {rendered}, no file changed ({took})"
+    changed = plural(result.changed_files, "file")
+    return f"wrote {rendered} to {config.dist}/ in {took} ({changed} changed)"
 
 
 def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -158,8 +171,10 @@ def _terminable() -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    started = time.perf_counter()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.started = started
     try:
         with _terminable():
             config = FleetConfig.load(args.root)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import multiprocessing
 import os
@@ -54,6 +55,9 @@ class Synth:
     crds_dir: Path | None = None
     cache_hits: int = 0
     """Objects whose YAML (and check verdicts) came from ``.fleet/cache/synth``."""
+    changed_files: int | None = None
+    """With ``synthesize(..., write=True)``: files created, replaced or deleted in ``dist/``
+    (0: it held the rendered bytes already); None when nothing was written."""
 
     @property
     def object_count(self) -> int:
@@ -361,7 +365,9 @@ def synthesize(
             cache_hits=sum(r.cache_hits for r in ordered),
         )
         if staging is not None:
-            _write(config, synth, progress, staging)
+            synth = dataclasses.replace(
+                synth, changed_files=_write(config, synth, progress, staging)
+            )
     return synth
 
 
@@ -391,14 +397,15 @@ def _yaml_only(folder: Path) -> bool:
     return all(name.endswith(".yaml") for _, _, filenames in os.walk(folder) for name in filenames)
 
 
-def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> None:
+def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> int:
     """Write every rendered environment; remove environments no longer configured.
+    Returns how many files it created, replaced or deleted.
 
     ``progress`` advances once per environment; the caller announces those steps
     (``expect``) before the synth starts, so the total shown never grows.
     (``synthesize(..., write=True)`` does this too, with a head start for first writes.)
     """
-    _write(config, synth, progress, None)
+    return _write(config, synth, progress, None)
 
 
 def _check_writable(config: FleetConfig) -> None:
@@ -412,22 +419,25 @@ def _check_writable(config: FleetConfig) -> None:
 
 def _write(
     config: FleetConfig, synth: Synth, progress: Progress | None, staging: Staging | None
-) -> None:
+) -> int:
     _check_writable(config)
     target = config.dist
+    changed = 0
     try:
         for env, files in synth.files.items():
             target = f"{config.dist}/{env}"
-            write_environment(config.dist_dir, env, files, staging=staging)
+            changed += write_environment(config.dist_dir, env, files, staging=staging)
             if progress is not None:
                 progress.advance(f"wrote {env}")
         for env in stale_environments(config, synth):
             target = f"{config.dist}/{env}"
+            changed += sum(len(names) for _, _, names in os.walk(config.dist_dir / env))
             shutil.rmtree(config.dist_dir / env)
     except OSError as e:
         # A read-only or full disk, a folder of another user: what and where, no traceback.
         path = f" ({os.path.relpath(e.filename, config.root)})" if e.filename else ""
         raise FleetError(f"{target}: cannot write: {e.strerror or e}{path}") from None
+    return changed
 
 
 def drift(config: FleetConfig, synth: Synth) -> list[str]:

@@ -126,8 +126,9 @@ def _remove(path: str) -> None:
             os.unlink(path)
 
 
-def _update(root: str, files: Files) -> None:
-    """Make ``root`` hold exactly ``files``: writes first, then deletions (see below)."""
+def _update(root: str, files: Files) -> int:
+    """Make ``root`` hold exactly ``files``: writes first, then deletions (see below).
+    Returns how many files it wrote or deleted."""
     existing, folders, others, temps = _scan(root)
     for relpath in temps:
         _remove(os.path.join(root, relpath))
@@ -163,9 +164,11 @@ def _update(root: str, files: Files) -> None:
             _remove(temp)
             raise
     # Already gone (or a file now) when below a folder that a produced file replaced.
+    deleted = 0
     for relpath in (existing | others) - files.keys():
         with suppress(FileNotFoundError, NotADirectoryError):
             os.unlink(os.path.join(root, relpath))
+            deleted += 1
     needed = {""}
     for relpath in files:
         folder = relpath.rpartition("/")[0]
@@ -175,6 +178,7 @@ def _update(root: str, files: Files) -> None:
     for folder in sorted(folders - needed, reverse=True):  # "a/b" before "a"
         with suppress(FileNotFoundError, NotADirectoryError):
             os.rmdir(os.path.join(root, folder))
+    return written + deleted
 
 
 def _remove_leftovers(dist: Path, environment: str) -> None:
@@ -199,8 +203,9 @@ def _locked(folder: Path) -> Iterator[None]:
 
 def write_environment(
     dist: Path, environment: str, files: Files, *, staging: Staging | None = None
-) -> None:
-    """Make ``dist/<environment>/`` hold exactly ``files``.
+) -> int:
+    """Make ``dist/<environment>/`` hold exactly ``files``; returns how many files it
+    created, replaced or deleted there (0: the folder held exactly ``files`` already).
 
     A lock on the ``dist`` folder itself keeps two synths at once from interleaving (with
     ``staging``, the lock it holds already; an environment it staged is renamed into place).
@@ -227,20 +232,18 @@ def write_environment(
     followed, and temporary files left by an interrupted write are removed.
     """
     if staging is not None and staging.dist == dist:
-        staging.install(environment, files)
-        return
+        return staging.install(environment, files)
     dist.mkdir(parents=True, exist_ok=True)
     with _locked(dist):
-        _write_locked(dist, environment, files)
+        return _write_locked(dist, environment, files)
 
 
-def _write_locked(dist: Path, environment: str, files: Files) -> None:
+def _write_locked(dist: Path, environment: str, files: Files) -> int:
     """:func:`write_environment` under the lock on ``dist``."""
     _remove_leftovers(dist, environment)
     target = dist / environment
     if target.is_dir() and not target.is_symlink():
-        _update(str(target), files)
-        return
+        return _update(str(target), files)
     staging = dist / f".{environment}.new-{os.getpid()}-{secrets.token_hex(4)}"
     staging.mkdir()
     try:
@@ -248,6 +251,7 @@ def _write_locked(dist: Path, environment: str, files: Files) -> None:
         _install(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return len(files)
 
 
 def _install(staging: Path, target: Path) -> None:
@@ -454,16 +458,16 @@ class Staging:
             self._finished = finished  # only once it is known (an interrupt leaves None)
         return self._finished
 
-    def install(self, environment: str, files: Files) -> None:
+    def install(self, environment: str, files: Files) -> int:
         """Put ``files`` in ``dist/<environment>/`` (under the held lock): rename the staged
-        folder when it holds all of them, else write the ordinary way."""
+        folder when it holds all of them, else write the ordinary way. Returns what
+        :func:`write_environment` does."""
         if not self._started:
             self._start()
         if self._lock is None:  # not locked: a writer like any other
             self.dist.mkdir(parents=True, exist_ok=True)
             with _locked(self.dist):
-                _write_locked(self.dist, environment, files)
-            return
+                return _write_locked(self.dist, environment, files)
         folder = self._folders.pop(environment, None)
         target = self.dist / environment
         if (
@@ -474,9 +478,9 @@ class Staging:
         ):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
-            _write_locked(self.dist, environment, files)
-            return
+            return _write_locked(self.dist, environment, files)
         _install(folder, target)
+        return len(files)
 
     def close(self) -> None:
         """Stop the helper, remove what was staged and not installed, release the lock.
