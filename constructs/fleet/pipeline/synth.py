@@ -22,6 +22,7 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.values import location_root
 from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
@@ -211,7 +212,7 @@ def _in_worker(settings: _Settings, environment: str) -> _Rendered | tuple[str, 
         fleet = _WORKER_FLEET.get(settings.config.root)
         if fleet is None:
             fleet = _WORKER_FLEET[settings.config.root] = load_fleet(settings.config)
-        with _GcPause() as pause:
+        with _GcPause() as pause, location_root(settings.config.root):
             pause.start()
             return _environment(fleet, environment, settings)
     except DefinitionErrors as e:  # exceptions with keyword fields do not unpickle
@@ -341,7 +342,12 @@ def synthesize(
         if staging is not None and not failed:
             staging.add(environment, files)
 
-    with _GcPause() as gc_pause, staging or contextlib.nullcontext():
+    # Locations in errors (a fleet's own check that raises) relative to this project.
+    with (
+        _GcPause() as gc_pause,
+        staging or contextlib.nullcontext(),
+        location_root(config.root),
+    ):
         sink = stage if staging is not None else None
         if workers > 1:
             stream = _render_parallel(settings, envs, workers, progress, sink, gc_pause.start)
