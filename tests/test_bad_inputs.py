@@ -1034,6 +1034,15 @@ CASES = [
         r"pyproject\.toml: \[tool\.fleet\]: revision: must be a non-empty string, got 3$",
     ),
     Case(
+        "repo-url-with-a-password-is-one-line-not-echoed",
+        {
+            "pyproject.toml": PYPROJECT
+            + 'repo_url = "https://ci:hunter2-FAKE@git.example.org/f.git"\n'
+        },
+        r"pyproject\.toml: \[tool\.fleet\]: repo_url: URL with a password in it",
+        hidden="hunter2-FAKE",
+    ),
+    Case(
         "dist-is-the-project-folder",
         {"pyproject.toml": PYPROJECT + 'dist = "."\n'},
         r"pyproject\.toml: \[tool\.fleet\]: dist: must be a folder inside the project as a "

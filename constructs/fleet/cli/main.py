@@ -177,7 +177,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.started = started
     try:
         with _terminable():
-            config = FleetConfig.load(args.root)
+            # `fleet init` makes a project: whatever pyproject.toml is here is not its own
+            config = (
+                FleetConfig.load(args.root)
+                if getattr(args, "reads_config", True)
+                else FleetConfig(root=args.root.resolve())
+            )
             handler: Handler = args.handler
             return handler(args, config)
     except KeyboardInterrupt as e:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleet.core.errors import DefinitionError
+from fleet.core.secrets import credential_in
 from fleet.core.validators import check_dns_label
 
 DEFAULT_ENVIRONMENTS = ("dev", "test", "prod")
@@ -90,6 +91,10 @@ class FleetConfig:
         _check_dist(
             str(table.get("dist", cls.dist)), str(table.get("clusters", cls.clusters)), where
         )
+        for key in ("repo_url", "revision"):
+            problem = credential_in(str(table.get(key, "")))
+            if problem:  # every Application would quote it: once here, and not shown
+                raise DefinitionError(problem, where=where, field=key)
         return cls(
             root=root,
             environments=tuple(envs),
