@@ -1034,6 +1034,18 @@ CASES = [
         r"pyproject\.toml: \[tool\.fleet\]: revision: must be a non-empty string, got 3$",
     ),
     Case(
+        "root-that-is-not-a-folder",
+        {},
+        r"--root pyproject\.toml: not a folder \(the fleet project\)$",
+        argv=("--root", "pyproject.toml", "ls"),
+    ),
+    Case(
+        "crds-that-is-a-file",
+        {},
+        r"CRD folder pyproject\.toml \(from --crds\) is not a folder; ",
+        argv=("validate", "--crds", "pyproject.toml"),
+    ),
+    Case(
         "repo-url-with-a-password-is-one-line-not-echoed",
         {
             "pyproject.toml": PYPROJECT

@@ -178,9 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _terminable():
             # `fleet init` makes a project: whatever pyproject.toml is here is not its own
+            reads_config = getattr(args, "reads_config", True)
+            if reads_config and not args.root.is_dir():
+                raise FleetError(f"--root {args.root}: not a folder (the fleet project)")
             config = (
                 FleetConfig.load(args.root)
-                if getattr(args, "reads_config", True)
+                if reads_config
                 else FleetConfig(root=args.root.resolve())
             )
             handler: Handler = args.handler
