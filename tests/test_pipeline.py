@@ -378,6 +378,30 @@ def test_synth_says_how_many_files_it_changed(
     assert capsys.readouterr().out.endswith(" (2 files changed)\n")  # one written, one deleted
 
 
+def test_a_name_with_a_slash_writes_nothing_anywhere(
+    make_project, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    # Its file would be staged (first writes start while rendering) before the name check,
+    # which runs with the environment's checks: outside dist/ with enough '..'.
+    extra = """\
+    import cdk8s
+    from fleet import Fleet
+
+
+    def define(fleet: Fleet) -> None:
+        cdk8s.ApiObject(fleet.environment("dev"), "cm", api_version="v1", kind="ConfigMap",
+                        metadata={"name": "x/../../../../escaped/pwned", "namespace": "default"})
+    """
+    root = make_project({"clusters/a.py": cluster_module(), "clusters/extra.py": extra})
+    assert main(["--root", str(root), "synth"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: cdk8s chart dev: metadata.name: 'x/../../../../escaped/pwned' in dev cannot "
+        "name a file: a '/' (or NUL) in it would put the object's file elsewhere; Kubernetes "
+        "names hold none"
+    ]
+    assert sorted(p.name for p in root.iterdir()) == ["clusters", "pyproject.toml"]
+
+
 def test_single_environment_synth_leaves_the_others(example_project: Path) -> None:
     before = tree_hash(example_project / "dist" / "prod")
     shutil.rmtree(example_project / "dist" / "dev")

@@ -325,3 +325,15 @@ def test_an_interrupt_while_installing_stops_the_helper_and_leaves_nothing(
         write_environment(dist, "dev", OLD, staging=staging)
     assert process.poll() is not None  # not still writing into dist/
     assert not (tmp_path / "out").exists()  # dist/ and the folder above it, as they were
+
+
+@pytest.mark.parametrize("relpath", ["../x.yaml", "a/../../x.yaml", "/abs.yaml", "a//b.yaml", ""])
+def test_a_path_that_leaves_the_folder_is_never_written(tmp_path: Path, relpath: str) -> None:
+    dist = tmp_path / "out" / "dist"
+    with pytest.raises(ValueError, match="not a path inside dist/dev/"):
+        write_environment(dist, "dev", {"ok.yaml": b"1", relpath: b"2"})
+    with writer.Staging(dist, ["dev"]) as staging:
+        assert staging.add("dev", [("ok.yaml", b"1")])
+        assert not staging.add("dev", [(relpath, b"2")])
+        assert not staging.add("dev", [("late.yaml", b"3")])  # not staged any more
+    assert entries(tmp_path) == set()

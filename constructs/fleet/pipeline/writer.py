@@ -33,6 +33,13 @@ _TEMP = ".fleet-tmp-"
 """Prefix of the hidden file a changed file is written to before it is renamed into place."""
 
 
+def _outside(relpath: str) -> bool:
+    """Whether ``relpath`` is not a plain relative path below its folder (empty, absolute,
+    with a ``.`` or ``..`` part or an empty one, or a NUL): it could name a file elsewhere."""
+    padded = f"/{relpath}/"
+    return "/../" in padded or "/./" in padded or "//" in padded or "\0" in relpath
+
+
 def read_tree(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` by relative POSIX path (empty when it does not exist)."""
     if not folder.is_dir():
@@ -231,6 +238,9 @@ def write_environment(
     the new render produces nothing at it.) Symlinks in the tree are replaced, never
     followed, and temporary files left by an interrupted write are removed.
     """
+    wrong = next((p for p in files if _outside(p)), None)
+    if wrong is not None:  # the renderer refuses such names (pipeline.render.check_unique)
+        raise ValueError(f"not a path inside dist/{environment}/: {wrong!r}")
     if staging is not None and staging.dist == dist:
         return staging.install(environment, files)
     dist.mkdir(parents=True, exist_ok=True)
@@ -438,6 +448,9 @@ class Staging:
         buffers: list[bytes] = []
         count = 0
         for relpath, data in files:
+            if _outside(relpath):  # never sent: the environment is not staged any more
+                del self._folders[environment]
+                return False
             path = f"{folder.name}/{relpath}".encode()
             buffers += (_HEAD.pack(len(path), len(data)), path, data)
             count += 1
