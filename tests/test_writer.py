@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -337,3 +341,28 @@ def test_a_path_that_leaves_the_folder_is_never_written(tmp_path: Path, relpath:
         assert not staging.add("dev", [(relpath, b"2")])
         assert not staging.add("dev", [("late.yaml", b"3")])  # not staged any more
     assert entries(tmp_path) == set()
+
+
+def test_a_synth_killed_outright_leaves_no_staging_folder(tmp_path: Path) -> None:
+    # SIGKILL (the OOM killer, a CI job cancelled hard): no cleanup runs in the synth, and
+    # its helper, at the end of its input without the "everything was sent" record,
+    # removes the staging folder itself.
+    dist = tmp_path / "dist"
+    child = f"""
+import os, signal, sys, time
+from pathlib import Path
+from fleet.pipeline import writer
+staging = writer.Staging(Path({str(dist)!r}), ["dev"])
+staging.add("dev", [("a/x.yaml", b"x"), ("y.yaml", b"y")])
+while not (staging._folders["dev"] / "y.yaml").exists():
+    time.sleep(0.01)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    deadline = time.monotonic() + 30
+    while entries(dist) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert entries(dist) == set()

@@ -276,7 +276,7 @@ def _install(staging: Path, target: Path) -> None:
 _STAGER = r"""
 import os, struct, sys
 head = struct.Struct("<II")
-root, folders, buf = sys.argv[1], set(), b""
+root, folders, buf, done = sys.argv[1], set(), b"", False
 flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 try:
     while True:
@@ -287,6 +287,9 @@ try:
         pos, end = 0, len(buf)
         while end - pos >= 8:
             path_size, data_size = head.unpack_from(buf, pos)
+            if path_size == 0:
+                done, pos = True, pos + 8
+                continue
             stop = pos + 8 + path_size + data_size
             if stop > end:
                 break
@@ -304,15 +307,23 @@ try:
                 os.close(fd)
             pos = stop
         buf = buf[pos:]
+    if not done:  # the synth died (SIGKILL) or gave up: leave nothing of it in dist/
+        import shutil
+        for folder in sys.argv[2:]:
+            shutil.rmtree(os.path.join(root, folder), ignore_errors=True)
+        sys.exit("stager: stopped before the end")
     if buf:
         sys.exit("stager: the last file was cut short")
 except OSError as e:
     sys.exit(f"stager: {e}")
 """
 """The helper process: reads ``<path size, data size, path, data>`` records (little-endian
-u32 sizes, UTF-8 paths relative to its root) from stdin and creates each file as
-:func:`_write_file` does (``O_EXCL``, mode 0o666 less the umask). It imports nothing but the
-standard library (``python -I -S``: about 20 ms to start)."""
+u32 sizes, UTF-8 paths relative to its root, the staging folders its other arguments) from
+stdin and creates each file as :func:`_write_file` does (``O_EXCL``, mode 0o666 less the
+umask). A record of path size 0 says that everything was sent; at the end of its input
+without one, the synth that started it is gone (killed), and it removes the staging
+folders. It imports nothing but the standard library (``python -I -S``: about 20 ms to
+start)."""
 
 _HEAD = struct.Struct("<II")
 _IOV_MAX = 512
@@ -403,7 +414,15 @@ class Staging:
             if not self._folders:
                 return
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _STAGER, str(self.dist)],
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    "-c",
+                    _STAGER,
+                    str(self.dist),
+                    *(folder.name for folder in self._folders.values()),
+                ],
                 stdin=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
@@ -463,6 +482,7 @@ class Staging:
         if self._finished is None:
             finished = False
             if self._process is not None and self._feeder is not None:
+                self._queue.put([_HEAD.pack(0, 0)])  # everything was sent
                 self._queue.put(None)
                 self._feeder.join()
                 assert self._process.stderr is not None
