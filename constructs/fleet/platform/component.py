@@ -163,7 +163,7 @@ class PlatformComponent:
     @property
     def applies(self) -> frozenset[Kind]:
         """Custom kinds its install applies besides the installing object itself."""
-        if isinstance(self.install, ChartInstall | DirectoryInstall):
+        if isinstance(self.install, ApplicationInstall):
             return self.install.applies
         return frozenset()
 
