@@ -43,7 +43,7 @@ from fleet.core.tree import Scope, did_you_mean
 from fleet.core.validators import check_dns_label, check_dns_subdomain, check_version_pin
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.component import (
-    ChartInstall,
+    ApplicationInstall,
     DirectoryInstall,
     InstallContext,
     ObjectsInstall,
@@ -464,7 +464,7 @@ class ArgoCd(FleetConstruct):
             put(bs.namespace(ns, bs.WAVE_ARGOCD_CONFIG))
         for component in sorted(components, key=lambda c: (waves.get(c.name, 0), c.name)):
             install = component.install
-            if isinstance(install, ChartInstall | DirectoryInstall):
+            if isinstance(install, ApplicationInstall):
                 app(
                     f"{prefix}-{component.name}",
                     bs.component_source(component, self.version(component)),
