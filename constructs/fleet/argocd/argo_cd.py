@@ -75,7 +75,9 @@ class ArgoCd(FleetConstruct):
     off otherwise; ``plain_text`` is off; ``namespace`` (ArgoCD's) is ``argocd``;
     ``project`` (of the bootstrap Applications) is ``default``; ``versions`` (platform
     component name -> version, ``{"cluster-api": "v1.12.12"}``) is each component's pinned
-    version; ``export_kubeconfigs`` is off (no PushSecret, no External Secrets Operator);
+    version (the synth refuses a version whose CRDs are not the ones it validates against:
+    ``fleet.checks.crds.unvalidated_versions``); ``export_kubeconfigs`` is off (no
+    PushSecret, no External Secrets Operator);
     ``kubeconfig_remote_key`` is ``kubeconfigs/{env}/{cluster}``;
     ``provider_argocd_poll_seconds`` is 30 (see :mod:`fleet.argocd.registration`, OKE tokens).
     """
