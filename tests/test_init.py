@@ -44,6 +44,9 @@ def test_the_project_pins_the_installed_release(project: Path) -> None:
     dev = data["project"]["optional-dependencies"]["dev"]
     ours = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert set(dev) <= set(ours["project"]["optional-dependencies"]["dev"])  # same pins
+    # what builds the project is pinned too, as this repository pins it (`make setup` is
+    # `pip install .`: an unpinned backend would be the newest setuptools on every CI run)
+    assert data["build-system"]["requires"] == ours["build-system"]["requires"]
     assert data["tool"]["fleet"]["environments"] == ["dev", "test", "prod"]
     for path in project.rglob("*"):
         if path.is_file() and ".git" not in path.parts:
@@ -277,3 +280,14 @@ def test_init_without_git_says_so(
     assert main(["init", str(tmp_path / "new"), "--ci", "none"]) == 0
     assert not (tmp_path / "new" / ".git").exists()
     assert "git not found: run `git init -b main` there yourself" in capsys.readouterr().out
+
+
+def test_init_without_a_folder_starts_the_current_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fleet init`` alone, in an empty folder: that folder, and no `cd` in the hint."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--ci", "none"]) == 0
+    assert (tmp_path / "pyproject.toml").is_file() and (tmp_path / ".git").is_dir()
+    out = capsys.readouterr().out
+    assert "\nnext: copy clusters/_example.py to a module of your own" in out, out
