@@ -54,7 +54,7 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
     started: float = args.started
     with Progress() as progress:  # shows only when the synth takes longer than 2 s
         if not args.check:
-            progress.expect(len(args.env or config.environments))  # the writes
+            progress.expect(len(set(args.env or config.environments)))  # the writes
         result = pipeline.synthesize(
             config,
             args.env or None,
