@@ -189,9 +189,10 @@ node_count = "1"
 PROGRESS_LINE = re.compile(r"^synth: \[\d+/\d+\] ")
 
 
-def one_cluster_state(*, labels: dict[str, str]) -> str:
-    """A state file (format 4) of one Magnum cluster whose template only its UUID names."""
-    attributes = {
+def one_cluster_state(*, labels: object, **changed: object) -> str:
+    """A state file (format 4) of one Magnum cluster whose template only its UUID names;
+    ``changed`` replaces attributes."""
+    attributes: dict[str, object] = {
         "id": "0f8c7f3a-6b1e-4c2d-9a8b-7e6d5c4b3a21",
         "name": "c-dev",
         "cluster_template_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
@@ -202,6 +203,7 @@ def one_cluster_state(*, labels: dict[str, str]) -> str:
         "master_count": 1,
         "labels": labels,
         "merge_labels": True,
+        **changed,
     }
     resource = {
         "mode": "managed",
@@ -1088,6 +1090,21 @@ CASES = [
         r"import/secret\.tfstate openstack_containerinfra_cluster_v1\.c: labels\.db_password: "
         r"holds credential material \(literal value in credential field 'db_password'\)",
         argv=("import", "tfstate", "import/secret.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "state-count-with-a-fraction-is-refused-by-its-attribute",
+        {"import/odd.tfstate": one_cluster_state(labels={}, node_count=3.5)},
+        r"import/odd\.tfstate openstack_containerinfra_cluster_v1\.c: node_count: the state "
+        r"holds a number with a fraction where terraform-provider-openstack has a whole number",
+        argv=("import", "tfstate", "import/odd.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "state-labels-not-a-map-are-refused-without-quoting-them",
+        {"import/odd.tfstate": one_cluster_state(labels=["hunter2-FAKE"])},
+        r"import/odd\.tfstate openstack_containerinfra_cluster_v1\.c: labels: the state holds "
+        r"a list where terraform-provider-openstack has a map of strings",
+        argv=("import", "tfstate", "import/odd.tfstate", "--environment", "dev"),
+        hidden="hunter2-FAKE",
     ),
     Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",

@@ -36,6 +36,89 @@ STATE_VERSION = 4
 SHOW_JSON_MAJORS = ("0", "1")
 """``terraform show -json`` ``format_version`` majors read: "0.1" (to v0.15), "0.2"
 (v1.0.x), "1.0" (since v1.1.0)."""
+SCHEMA: Mapping[str, Mapping[str, str]] = {
+    CLUSTER: {
+        **dict.fromkeys(
+            (
+                "id",
+                "name",
+                "region",
+                "project_id",
+                "cluster_template_id",
+                "discovery_url",
+                "flavor",
+                "master_flavor",
+                "keypair",
+                "fixed_network",
+                "fixed_subnet",
+            ),
+            "string",
+        ),
+        **dict.fromkeys(
+            ("create_timeout", "docker_volume_size", "master_count", "node_count"), "int"
+        ),
+        **dict.fromkeys(("merge_labels", "master_lb_enabled", "floating_ip_enabled"), "bool"),
+        "labels": "map",
+    },
+    NODEGROUP: {
+        **dict.fromkeys(
+            ("id", "name", "region", "cluster_id", "role", "image_id", "flavor_id"), "string"
+        ),
+        **dict.fromkeys(
+            ("docker_volume_size", "node_count", "min_node_count", "max_node_count"), "int"
+        ),
+        "merge_labels": "bool",
+        "labels": "map",
+    },
+    TEMPLATE: {
+        **dict.fromkeys(
+            (
+                "id",
+                "name",
+                "region",
+                "coe",
+                "cluster_distro",
+                "dns_nameserver",
+                "docker_storage_driver",
+                "external_network_id",
+                "fixed_network",
+                "fixed_subnet",
+                "flavor",
+                "master_flavor",
+                "http_proxy",
+                "https_proxy",
+                "no_proxy",
+                "image",
+                "insecure_registry",
+                "keypair_id",
+                "network_driver",
+                "server_type",
+                "volume_driver",
+            ),
+            "string",
+        ),
+        **dict.fromkeys(("apiserver_port", "docker_volume_size"), "int"),
+        **dict.fromkeys(
+            (
+                "floating_ip_enabled",
+                "master_lb_enabled",
+                "public",
+                "registry_enabled",
+                "tls_disabled",
+                "hidden",
+            ),
+            "bool",
+        ),
+        "labels": "map",
+    },
+}
+"""The type of each attribute the importer reads, as terraform-provider-openstack v3.4.0
+declares it (``openstack/resource_openstack_containerinfra_<kind>_v1.go`` for cluster,
+nodegroup and clustertemplate, and ``data_source_openstack_containerinfra_clustertemplate_v1.go``:
+``schema.TypeString``,
+``TypeInt``, ``TypeBool``, ``TypeMap`` of strings). A state that holds another type was not
+written by Terraform: refused, naming the attribute, never quoting the value."""
+
 _ZIP = b"PK\x03\x04"
 """A saved plan (``terraform plan -out``) is a zip archive."""
 
@@ -243,17 +326,68 @@ def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateR
                     "attributes_flat; run Terraform 0.12 or newer once on it)",
                     where=source,
                 )
-            yield StateResource(
-                source=source,
-                address=address,
-                type=type_,
-                attributes=attributes,
-                mode=mode,
-                name=name,
-                module=module,
-                index=key if isinstance(key, (int, str)) else None,
-                sensitive=_sensitive_v4(instance.get("sensitive_attributes")),
+            yield _check_types(
+                StateResource(
+                    source=source,
+                    address=address,
+                    type=type_,
+                    attributes=attributes,
+                    mode=mode,
+                    name=name,
+                    module=module,
+                    index=key if isinstance(key, (int, str)) else None,
+                    sensitive=_sensitive_v4(instance.get("sensitive_attributes")),
+                )
             )
+
+
+def _check_types(resource: StateResource) -> StateResource:
+    """``resource``, or a DefinitionError naming the first attribute whose type is not the
+    provider's (:data:`SCHEMA`); null means unset and passes."""
+    for attribute, kind in SCHEMA[resource.type].items():
+        value = resource.attributes.get(attribute)
+        if value is None or _is(kind, value):
+            continue
+        expected = {"string": "a string", "int": "a whole number", "bool": "true or false"}
+        raise DefinitionError(
+            f"the state holds {_kind_of(value)} where terraform-provider-openstack has "
+            f"{expected.get(kind, 'a map of strings')}: not a state Terraform wrote; pull it "
+            "again (`terraform state pull`, or `terraform show -json`)",
+            where=resource.where,
+            field=attribute,
+        )
+    return resource
+
+
+def _is(kind: str, value: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and float(value).is_integer()
+        )
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _kind_of(value: Any) -> str:
+    """The JSON type of ``value``, in words (never the value: it may be a secret)."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, float) and not value.is_integer():
+        return "a number with a fraction"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a map with a value that is not a string"
+    if isinstance(value, list):
+        return "a list"
+    return "another type"
 
 
 def _sensitive_v4(paths: Any) -> frozenset[str]:
@@ -280,18 +414,20 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
             continue
         index = resource.get("index")
         flags = resource.get("sensitive_values")
-        yield StateResource(
-            source=source,
-            address=address,
-            type=type_,
-            attributes=resource["values"],
-            mode="data" if resource.get("mode") == "data" else "managed",
-            name=str(resource.get("name")),
-            module=str(module.get("address") or ""),
-            index=index if isinstance(index, (int, str)) else None,
-            sensitive=frozenset(
-                k for k, v in (flags.items() if isinstance(flags, dict) else ()) if v is True
-            ),
+        yield _check_types(
+            StateResource(
+                source=source,
+                address=address,
+                type=type_,
+                attributes=resource["values"],
+                mode="data" if resource.get("mode") == "data" else "managed",
+                name=str(resource.get("name")),
+                module=str(module.get("address") or ""),
+                index=index if isinstance(index, (int, str)) else None,
+                sensitive=frozenset(
+                    k for k, v in (flags.items() if isinstance(flags, dict) else ()) if v is True
+                ),
+            )
         )
     for child in module.get("child_modules") or []:
         if isinstance(child, dict):
