@@ -11,6 +11,7 @@ rendered objects are what the fleet renders with the written modules.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -805,3 +806,73 @@ def test_a_persons_template_that_says_otherwise_than_the_state_is_reported(
     )
     module = (fleet_copy / "clusters" / "eqiad1.py").read_text()
     assert "from clusters._paws_templates import PAWS" in module
+
+
+def test_magnum_names_without_a_usable_kubernetes_name_import_with_a_pinned_one(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Valid Magnum names (a cluster name of 100 characters, two clusters and two node
+    # groups whose names derive one object name, a node group name with nothing of it left)
+    # that no derived Kubernetes name fits: the import pins one, synth renders it.
+    document = json.loads((REAL / "2i2c-infrastructure/state/2i2c-jetstream2.tfstate").read_text())
+    long_name = "a" * 100
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            first = resource["instances"][0]
+            first["attributes"]["name"] = long_name
+            second = json.loads(json.dumps(first))
+            second["index_key"], second["attributes"]["id"] = (
+                1,
+                "0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1",
+            )
+            second["attributes"]["name"] = "A" * 100  # derives the same object name
+            first["index_key"] = 0
+            resource["instances"].append(second)
+        if resource["type"] == "openstack_containerinfra_nodegroup_v1":
+            attributes = resource["instances"][0]["attributes"]
+            if attributes["name"] == "core":
+                attributes["name"] = "user-m3_quad"  # derives user-m3-quad, as user-m3.quad
+    nodegroups = [r for r in document["resources"] if r["type"].endswith("nodegroup_v1")]
+    extra = json.loads(json.dumps(nodegroups[0]))
+    extra["name"] = "odd"
+    extra["instances"][0]["attributes"].update(
+        name="---", id=extra["instances"][0]["attributes"]["cluster_id"] + "/7d0e"
+    )
+    document["resources"].append(extra)
+    state = tmp_path / "names.tfstate"
+    state.write_text(json.dumps(document))
+
+    code, output = run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)
+
+    assert code == 0, output
+    suffix = lambda name: hashlib.sha256(name.encode()).hexdigest()[:8]  # noqa: E731
+    cut = "a" * (63 - 9)
+    assert (
+        f"object name pinned to '{cut}-{suffix(long_name)}' (object_name=): the derived one "
+        "has 100 characters (at most 63)" in output
+    )
+    assert f"object name pinned to '{cut}-{suffix('A' * 100)}'" in output
+    assert (
+        f"'user-m3-quad-{suffix('user-m3.quad')}' (object_name=): the derived "
+        "'user-m3-quad' is taken by node group 'user-m3_quad'" in output
+    )
+    assert f"'nodegroup-{suffix('---')}' (object_name=): nothing is left" in output
+    assert main(["--root", str(fleet_copy), "synth"]) == 0
+    names = {
+        doc["metadata"]["name"]: doc["spec"]["forProvider"]["name"]
+        for path in (fleet_copy / "dist/prod/clusters").glob("*/*v1_containerinfra*.yaml")
+        for doc in [yaml.safe_load(path.read_text())]
+    }
+    # Magnum's names byte for byte; every Kubernetes name a DNS-1123 label.
+    assert names[f"{cut}-{suffix(long_name)}"] == long_name
+    assert names[f"{cut}-{suffix('A' * 100)}"] == "A" * 100
+    assert names[f"{cut}-{suffix(long_name)}-user-m3-quad"] == "user-m3_quad"
+    assert names[f"{cut}-{suffix(long_name)}-user-m3-quad-{suffix('user-m3.quad')}"] == (
+        "user-m3.quad"
+    )
+    assert names[f"{cut}-{suffix(long_name)}-nodegroup-{suffix('---')}"] == "---"
+    # A re-import pins the same names.
+    module = fleet_copy / "clusters" / "names.py"
+    first = module.read_text()
+    assert run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)[0] == 0
+    assert module.read_text() == first

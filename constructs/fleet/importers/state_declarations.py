@@ -11,6 +11,7 @@ the rest left to the template or Magnum.
 from __future__ import annotations
 
 import ast
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from fleet.clouds.magnum.cluster import (
     create_only_fields,
 )
 from fleet.clouds.magnum.template import attribute_keywords
+from fleet.core.names import MAX_LABEL, is_dns_label, object_name_from
 from fleet.core.options import Option, options_of
 from fleet.importers.codegen import Call, Raw, Value
 from fleet.importers.magnum_state import (
@@ -309,6 +311,42 @@ def _by_env(values: Sequence[tuple[str, Value]]) -> Value:
     if all(repr(v) == repr(first) for _, v in values):
         return first
     return Call(callee="per_env", keywords=tuple(values))
+
+
+def pinned_object_name(magnum_name: str, fallback: str) -> str:
+    """An object name to pin (``object_name=``) where the one derived from ``magnum_name``
+    is empty, longer than 63 characters or taken: the derived one cut to fit (``fallback``
+    when nothing is left), ``-`` and 8 hex digits of the SHA-256 of the Magnum name. Stable:
+    the same name gives the same pin in every environment and every re-import."""
+    suffix = hashlib.sha256(magnum_name.encode("utf-8")).hexdigest()[:8]
+    base = object_name_from(magnum_name) or fallback
+    return f"{base[: MAX_LABEL - len(suffix) - 1].rstrip('-')}-{suffix}"
+
+
+def why_pinned(derived: str, taken_by: str | None) -> str:
+    """Why the object name derived from a Magnum name cannot be used as it is."""
+    if taken_by is not None:
+        return f"the derived {derived!r} is taken by {taken_by}"
+    if not derived:
+        return "nothing is left of the name in the derived one"
+    if len(derived) > MAX_LABEL:
+        return f"the derived one has {len(derived)} characters (at most {MAX_LABEL})"
+    return f"the derived {derived!r} is not a DNS-1123 label"
+
+
+def with_object_name(keywords: dict[str, Value], pin: str) -> dict[str, Value]:
+    """``keywords`` with ``object_name=pin`` right after ``name``."""
+    out: dict[str, Value] = {}
+    for key, value in keywords.items():
+        out[key] = value
+        if key == "name":
+            out["object_name"] = pin
+    return out
+
+
+def needs_pin(derived: str, taken: bool) -> bool:
+    """Whether a derived object name must be pinned: taken, or not a DNS-1123 label."""
+    return taken or not is_dns_label(derived)
 
 
 def name_value(members: Sequence[Member]) -> Value:

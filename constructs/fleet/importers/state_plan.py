@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
 from fleet.core.names import object_name_from
 from fleet.core.options import options_of
-from fleet.core.validators import check_dns_label
 from fleet.importers.codegen import (
     Call,
     Raw,
@@ -77,7 +76,11 @@ from fleet.importers.state_declarations import (
     group_keywords,
     merge_problem,
     name_value,
+    needs_pin,
+    pinned_object_name,
     template_decl,
+    why_pinned,
+    with_object_name,
 )
 from fleet.importers.state_verify import Mismatch, check_cluster
 from fleet.importers.tfstate import StateFile, read_state_file
@@ -359,10 +362,22 @@ class _Planner:
                 promoted.get(cluster.where, frozenset()),
             )
             groups: dict[str, dict[str, Value]] = {}
+            object_names: dict[str, str] = {}
             for group in cluster.node_groups:
                 found = group_keywords(
                     group, notes, promoted.get(group.resource.where, frozenset())
                 )
+                derived = object_name_from(group.magnum_name)
+                other = object_names.get(derived)
+                if needs_pin(derived, other is not None):
+                    pin = pinned_object_name(group.magnum_name, "nodegroup")
+                    taken = None if other is None else f"node group {other!r}"
+                    notes.append(
+                        f"node group {group.magnum_name!r}: object name pinned to {pin!r} "
+                        f"(object_name=): {why_pinned(derived, taken)}"
+                    )
+                    found, derived = with_object_name(found, pin), pin
+                object_names[derived] = group.magnum_name
                 groups[group.resource.address] = found
                 for keyword in found:
                     origins[f"node_groups[{group.magnum_name}].{keyword}"] = keyword
@@ -675,7 +690,7 @@ class _Planner:
                     )
                 )
         ids: dict[str, str] = {}
-        for decl in planned:
+        for index, decl in enumerate(planned):
             where = decl.members[0].cluster.where
             for member in decl.members:
                 key = (member.cluster.environment, member.cluster.magnum_name)
@@ -691,20 +706,22 @@ class _Planner:
                         )
                     )
             clash = existing.ids.get(decl.construct_id) or ids.get(decl.construct_id)
-            if clash is not None:
-                self.errors.append(
-                    DefinitionError(
-                        f"would be declared as {decl.construct_id!r}, which {clash} declares "
-                        "already",
-                        where=where,
-                        field="name",
-                    )
+            if needs_pin(decl.construct_id, clash is not None):
+                # A Magnum name need not give a usable Kubernetes name: the import pins one
+                # (object_name=), which never changes afterwards, and says why.
+                named = name_value(decl.members)
+                pin = pinned_object_name(
+                    named if isinstance(named, str) else decl.members[-1].cluster.magnum_name,
+                    "cluster",
                 )
+                why = why_pinned(decl.construct_id, clash)
+                for member in decl.members:
+                    member.keywords.update(with_object_name(member.keywords, pin))
+                    self.notes[(member.cluster.environment, member.cluster.magnum_name)].append(
+                        f"object name pinned to {pin!r} (object_name=): {why}"
+                    )
+                decl = planned[index] = replace(decl, construct_id=pin)
             ids[decl.construct_id] = where
-            try:
-                check_dns_label(decl.construct_id, where=where, field="name")
-            except DefinitionError as e:
-                self.errors.append(e)
         return planned
 
     # -- report
