@@ -876,3 +876,22 @@ def test_magnum_names_without_a_usable_kubernetes_name_import_with_a_pinned_one(
     first = module.read_text()
     assert run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)[0] == 0
     assert module.read_text() == first
+
+
+def test_a_value_the_configuration_no_longer_sets_is_kept_where_it_is_not_the_templates(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    # paws' k8s.tf leaves flavor to the template. A state whose cluster holds another
+    # flavor than the template's was applied from an earlier configuration (Terraform plans
+    # nothing when an Optional+Computed argument is removed): Magnum holds that flavor.
+    document = json.loads((REAL / "paws/state/codfw1dev.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            resource["instances"][0]["attributes"]["flavor"] = "g4.cores16.ram64.disk20"
+    state = tmp_path / "codfw1dev.tfstate"
+    state.write_text(json.dumps(document))
+    options = StateOptions(states=[(state, "dev")], sources=[REAL / "paws/source/tofu"])
+    (decl,) = plan_state_import(FleetConfig.load(fleet_copy), options).declarations
+    keywords = decl.members[0].keywords
+    assert keywords["flavor"] == "g4.cores16.ram64.disk20"
+    assert "keypair" not in keywords  # equal to the template's: still left to it

@@ -359,11 +359,21 @@ def _decide(
             return Value(
                 attribute=attribute, value=value, fate=fate, rule=f"set at {block.at(attribute)}"
             )
+        if not parent_known or value == parent_value:
+            return Value(
+                attribute=attribute,
+                value=value,
+                fate=INHERITED,
+                rule=f"left to the {parent} by {block.where}",
+            )
+        # Left out of the configuration, yet the state holds another value than the
+        # parent's: set by an earlier configuration (Terraform plans no change when an
+        # Optional+Computed argument is removed). The state is what Magnum holds.
         return Value(
             attribute=attribute,
             value=value,
-            fate=INHERITED,
-            rule=f"left to the {parent} by {block.where}",
+            fate=CREATE_ONLY if attribute in ignored else CARRIED,
+            rule=f"not in {block.where}, but the state's differs from the {parent}'s",
         )
     if parent_known and value == parent_value:
         return Value(
