@@ -887,11 +887,14 @@ def test_a_value_the_configuration_no_longer_sets_is_kept_where_it_is_not_the_te
     document = json.loads((REAL / "paws/state/codfw1dev.tfstate").read_text())
     for resource in document["resources"]:
         if resource["type"] == "openstack_containerinfra_cluster_v1":
-            resource["instances"][0]["attributes"]["flavor"] = "g4.cores16.ram64.disk20"
+            attributes = resource["instances"][0]["attributes"]
+            attributes["flavor"] = "g4.cores16.ram64.disk20"
+            attributes["labels"] = {**attributes["labels"], "kube_tag": "v1.27.9-rancher1"}
     state = tmp_path / "codfw1dev.tfstate"
     state.write_text(json.dumps(document))
     options = StateOptions(states=[(state, "dev")], sources=[REAL / "paws/source/tofu"])
     (decl,) = plan_state_import(FleetConfig.load(fleet_copy), options).declarations
     keywords = decl.members[0].keywords
     assert keywords["flavor"] == "g4.cores16.ram64.disk20"
+    assert keywords["labels"]["kube_tag"] == "v1.27.9-rancher1"
     assert "keypair" not in keywords  # equal to the template's: still left to it

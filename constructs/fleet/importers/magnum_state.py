@@ -445,15 +445,18 @@ def own_labels(
 
     Under ``merge_labels`` the state holds what differs from the parent plus the declared
     labels: all of it is declared. Without it the state holds all of Magnum's labels: they
-    are declared when the configuration sets ``labels`` (or, without one, when they differ
-    from the parent's), else left to the parent."""
+    are declared when the configuration sets ``labels`` or when they differ from the
+    parent's (set by an earlier configuration; or no configuration given), else left to
+    the parent."""
     labels = dict(state_labels)
     if merge:
         return labels, "merge_labels: the state holds the object's own labels"
     if block is not None:
         if "labels" in block.arguments and labels:
             return labels, f"set at {block.at('labels')}"
-        return {}, f"left to the parent by {block.where}"
+        if not parent_known or labels == dict(parent) or not labels:
+            return {}, f"left to the parent by {block.where}"
+        return labels, f"not in {block.where}, but the state's differ from the parent's"
     if parent_known and labels == dict(parent):
         return {}, "equal to the parent's"
     return labels, "differ from the parent's" if parent_known else "the parent's are unknown"
