@@ -1107,6 +1107,35 @@ CASES = [
         hidden="hunter2-FAKE",
     ),
     Case(
+        "state-without-a-magnum-cluster-says-what-it-holds",
+        {
+            "import/other.tfstate": json.dumps(
+                {
+                    "version": 4,
+                    "resources": [
+                        {
+                            "mode": "managed",
+                            "type": "openstack_compute_instance_v2",
+                            "name": "vm",
+                            "instances": [{"attributes": {"id": "x"}}],
+                        }
+                    ],
+                }
+            )
+        },
+        r"import/other\.tfstate: no openstack_containerinfra_cluster_v1: nothing to import "
+        r"\(other resources: 1, openstack_compute_instance_v2\.vm\)$",
+        argv=("import", "tfstate", "import/other.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "the-same-state-twice-names-the-address",
+        {"import/a.tfstate": one_cluster_state(labels={})},
+        r"import/a\.tfstate openstack_containerinfra_cluster_v1\.c: cluster "
+        r"0f8c7f3a-6b1e-4c2d-9a8b-7e6d5c4b3a21 is also import/a\.tfstate "
+        r"openstack_containerinfra_cluster_v1\.c: pass each state once$",
+        argv=("import", "tfstate", "import/a.tfstate", "import/a.tfstate", "--environment", "dev"),
+    ),
+    Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",
         {
             "import/bad.tfvars": SEED_TFVARS.replace(

@@ -730,16 +730,20 @@ def read_import(
         if first is not cluster:
             errors.append(
                 DefinitionError(
-                    f"{cluster.resource.address}: cluster {cluster.uuid} is also "
-                    f"{first.where}: pass each state once",
-                    where=cluster.state.source,
+                    f"cluster {cluster.uuid} is also {first.where}: pass each state once",
+                    where=cluster.where,
                 )
             )
     if not clusters and not errors:
+        others = [a for f in files for a in f.others]
+        held = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
         errors.append(
             DefinitionError(
-                f"no {CLUSTER} in {', '.join(f.source for f in files)}: nothing to import",
-                where=files[0].source if files else "",
+                f"no {CLUSTER}"
+                + ("" if len(files) == 1 else f" in {', '.join(f.source for f in files)}")
+                + f": nothing to import (other resources: {len(others)}"
+                + (f", {held})" if others else ")"),
+                where=files[0].source if len(files) == 1 else "",
             )
         )
     if errors:
