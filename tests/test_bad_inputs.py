@@ -1136,6 +1136,19 @@ CASES = [
         argv=("import", "tfstate", "import/a.tfstate", "import/a.tfstate", "--environment", "dev"),
     ),
     Case(
+        "an-out-module-fleet-synth-would-not-read-is-refused",
+        {"import/a.tfstate": one_cluster_state(labels={})},
+        r"--out: elsewhere/a\.py: must be a module directly in .*clusters/ \(NAME\.py, NAME a "
+        r"Python name not starting with '_'\): fleet synth reads only those$",
+        argv=("import", "tfstate", "import/a.tfstate", "--out", "elsewhere/a.py"),
+    ),
+    Case(
+        "an-out-helper-module-is-refused",
+        {"import/a.tfvars": SEED_TFVARS},
+        r"--out: clusters/_a\.py: must be a module directly in .*clusters/",
+        argv=("import", "tfvars", "import/a.tfvars", "--out", "clusters/_a.py"),
+    ),
+    Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",
         {
             "import/bad.tfvars": SEED_TFVARS.replace(
