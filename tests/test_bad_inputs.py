@@ -1149,6 +1149,12 @@ CASES = [
         argv=("import", "tfvars", "import/a.tfvars", "--out", "clusters/_a.py"),
     ),
     Case(
+        "a-source-that-is-a-file-says-so",
+        {"import/a.tfstate": one_cluster_state(labels={}), "import/main.tf": ""},
+        r"import/main\.tf: --source: a file, not the configuration's folder$",
+        argv=("import", "tfstate", "import/a.tfstate", "--source", "import/main.tf"),
+    ),
+    Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",
         {
             "import/bad.tfvars": SEED_TFVARS.replace(
