@@ -898,3 +898,36 @@ def test_a_value_the_configuration_no_longer_sets_is_kept_where_it_is_not_the_te
     assert keywords["flavor"] == "g4.cores16.ram64.disk20"
     assert keywords["labels"]["kube_tag"] == "v1.27.9-rancher1"
     assert "keypair" not in keywords  # equal to the template's: still left to it
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (
+            "zephyr-infrastructure/source/terraform",
+            ": holds 2 Terraform configurations of Magnum clusters (cnx-zephyr-ci, "
+            "cnx-zephyr-test), not <community>/<cluster>/terraform.tfvars: import the state of "
+            "each instead, with its environment: `terraform state pull > cnx-zephyr-ci.tfstate "
+            "&& fleet import tfstate --state ENV=cnx-zephyr-ci.tfstate --source "
+            f"{REAL / 'zephyr-infrastructure/source/terraform/cnx-zephyr-ci'}`",
+        ),
+        (
+            # envs/dev calls ../../modules/openstack/k8s-cluster: a module, not a root
+            "ralgar-homelab-module/source/infra",
+            ": holds 1 Terraform configuration of Magnum clusters (envs/dev), not",
+        ),
+        (
+            "2i2c-infrastructure/source/terraform/openstack/projects",
+            "/2i2c-jetstream2.tfvars:4: variable `notebook_nodes` is a map of 1 node group",
+        ),
+    ],
+)
+def test_tfvars_import_of_a_folder_above_the_configurations_names_them(
+    path: str, message: str, fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = REAL / path
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(fleet_copy, ["import", "tfvars", str(given)], capsys)
+    assert code == 2
+    assert f"error: {given}{message}" in output
+    assert tree_hash(fleet_copy) == before
