@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -583,3 +584,27 @@ def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
     assert len(problems) == 2
     assert f"tfvars has {uuid!r}" in problems[0]
     assert "annotation fleet.openstack/cluster-template" in problems[1]
+
+
+def test_a_project_value_with_a_password_is_left_to_a_person_without_showing_it(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project_fleet(
+        make_project, 'OpenStackProject(fleet, "edh", project_name="JEEDY DATA", region="cern")'
+    )
+    data = tmp_path / "data"
+    shutil.copytree(DATA, data)
+    for path in data.glob("*/terraform.tfvars"):
+        path.write_text(
+            path.read_text().replace(
+                "https://keystone.cern.ch/v3", "https://admin:hunter2-FAKE@keystone.cern.ch/v3"
+            )
+        )
+    assert fleet(root, "import", "tfvars", str(data)) == 0
+    out = capsys.readouterr().out
+    assert "hunter2-FAKE" not in out
+    assert (
+        "needs a person: auth_url holds credential material (not shown) and is not declared on "
+        "project 'edh' (clusters/z_projects.py:6); add auth_url= there without it" in out
+    )
+    assert "hunter2-FAKE" not in (root / "clusters" / "data.py").read_text()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
+from fleet.core.secrets import redact
 from fleet.core.words import plural
 from fleet.importers import command_help as texts
 
@@ -38,7 +39,7 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
         ),
     )
     for line in plan.report:
-        print(f"report: {line}")
+        print(f"report: {redact(line)}")
     for path in write_files(plan.files):
         print(f"wrote {_shown(path)}")
     clusters = sum(len(d.members) for d in plan.declarations)
@@ -88,7 +89,7 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
             )
             return EXIT_CHECK
     for line in result.report:
-        print(f"report: {line}")
+        print(f"report: {redact(line)}")
     for path in write_files(result.files):
         print(f"wrote {_shown(path)}")
     checked = " and verified" if args.verify else ""

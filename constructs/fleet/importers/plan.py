@@ -33,6 +33,7 @@ from fleet.importers.codegen import (
     template_variable,
     templates_module,
 )
+from fleet.importers.secrets import HIDDEN, shown
 from fleet.importers.shapes import describe
 from fleet.importers.template_derivation import (
     TemplateSpec,
@@ -764,12 +765,19 @@ def _project_decl(
         if theirs is not None and theirs != mine:
             errors.append(
                 DefinitionError(
-                    f"has {mine!r}, the project {project.construct_id!r} it matches by {how} "
-                    f"({project.where}) has {theirs!r}",
+                    f"has {shown(mine, key)}, the project {project.construct_id!r} it matches "
+                    f"by {how} ({project.where}) has {shown(theirs, key)}",
                     where=decl.cluster.where(key),
                     field=key,
                 )
             )
+        elif theirs is None and shown(mine, key) == HIDDEN:
+            note = (
+                f"needs a person: {key} holds credential material (not shown) and is not "
+                f"declared on project {project.construct_id!r} ({project.where}); add "
+                f"{attribute}= there without it (credentials go in the project's Secret)"
+            )
+            lacking.append((key, note))
         elif theirs is None:
             note = (
                 f"needs a person: {key} = {mine!r} is not declared on project "
