@@ -931,3 +931,35 @@ def test_tfvars_import_of_a_folder_above_the_configurations_names_them(
     assert code == 2
     assert f"error: {given}{message}" in output
     assert tree_hash(fleet_copy) == before
+
+
+def test_a_tainted_cluster_or_node_group_is_adopted_and_reported(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    # Tainted as hashicorp/terraform writes it: "status": "tainted" on a format 4 instance
+    # (internal/states/statefile/version4.go), "tainted": true in show -json
+    # (internal/command/jsonstate/state.go).
+    document = json.loads((REAL / "ppouliot-magnum-clusters/state/terraform.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            resource["instances"][0]["status"] = "tainted"
+    state = tmp_path / "tainted.tfstate"
+    state.write_text(json.dumps(document))
+    shown = json.loads((REAL / "zephyr-infrastructure/state/cnx-zephyr-test.show.json").read_text())
+    groups = [
+        r
+        for r in shown["values"]["root_module"]["resources"]
+        if r["type"] == "openstack_containerinfra_nodegroup_v1"
+    ]
+    groups[0]["tainted"] = True
+    shown_state = tmp_path / "shown.json"
+    shown_state.write_text(json.dumps(shown))
+    config = FleetConfig.load(fleet_copy)
+    report = "\n".join(
+        plan_state_import(config, StateOptions(states=[(state, "dev")])).report
+        + plan_state_import(config, StateOptions(states=[(shown_state, "test")])).report
+    )
+    tainted = "tainted in the state (Terraform would destroy and re-create it on its next apply)"
+    assert f"cluster_1 (dev): {tainted}" in report
+    assert f"node group {groups[0]['values']['name']!r}: {tainted}" in report
+    assert report.count(tainted) == 2

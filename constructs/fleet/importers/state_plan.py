@@ -83,7 +83,7 @@ from fleet.importers.state_declarations import (
     with_object_name,
 )
 from fleet.importers.state_verify import Mismatch, check_cluster
-from fleet.importers.tfstate import StateFile, read_state_file
+from fleet.importers.tfstate import StateFile, StateResource, read_state_file
 from fleet.importers.tfvars import Connection
 from fleet.pipeline.synth import Synth
 
@@ -744,10 +744,12 @@ class _Planner:
                     f"{head}: adopts Magnum cluster {c.uuid}{policy}; template "
                     f"{c.template.magnum_name!r} ({c.template.uuid}, {c.template.known_from})"
                 )
+                lines.extend(_tainted(head, c.resource))
                 lines.extend(f"{head}: {line}" for line in _fates(c.values, "the template"))
                 for group in c.node_groups:
                     g = f"{head}: node group {group.magnum_name!r}"
                     lines.append(f"{g}: adopts {group.external_name}")
+                    lines.extend(_tainted(g, group.resource))
                     lines.extend(f"{g}: {line}" for line in _fates(group.values, "its parent"))
                 if not sourced:
                     lines.append(
@@ -759,6 +761,16 @@ class _Planner:
                 notes = self.notes.get((c.environment, c.magnum_name), [])
                 lines.extend(f"{head}: {note}" for note in dict.fromkeys(notes))
         return lines
+
+
+def _tainted(head: str, resource: StateResource) -> list[str]:
+    """The report line for an object the state marks tainted, if it is."""
+    if not resource.tainted:
+        return []
+    return [
+        f"{head}: tainted in the state (Terraform would destroy and re-create it on its next "
+        "apply): adopted as it is, as Magnum holds it"
+    ]
 
 
 def _promotions(mismatches: Sequence[Mismatch]) -> dict[str, frozenset[str]]:

@@ -141,6 +141,10 @@ class StateResource:
     """The ``count`` index or ``for_each`` key, None for a single instance."""
     sensitive: frozenset[str] = frozenset()
     """The top-level attributes the state marks sensitive."""
+    tainted: bool = False
+    """Marked tainted (v4 ``"status": "tainted"``, show-json ``"tainted": true``,
+    hashicorp/terraform ``internal/states/statefile/version4.go``,
+    ``internal/command/jsonstate/state.go``): Terraform would replace it on its next apply."""
 
     @property
     def where(self) -> str:
@@ -337,6 +341,7 @@ def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateR
                     module=module,
                     index=key if isinstance(key, (int, str)) else None,
                     sensitive=_sensitive_v4(instance.get("sensitive_attributes")),
+                    tainted=instance.get("status") == "tainted",
                 )
             )
 
@@ -427,6 +432,7 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
                 sensitive=frozenset(
                     k for k, v in (flags.items() if isinstance(flags, dict) else ()) if v is True
                 ),
+                tainted=resource.get("tainted") is True,
             )
         )
     for child in module.get("child_modules") or []:
