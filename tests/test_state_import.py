@@ -414,9 +414,19 @@ def test_the_environment_comes_from_the_name_then_the_state_then_the_flag(
     code, output = run_cli(fleet_copy, ["import", "tfstate", str(state)], capsys)
     assert code == 2
     assert (
-        f"error: {state}: cannot tell the environment of cluster 'cluster_1': its name holds "
-        "none of dev, test, prod; pass the state as --state ENV=PATH, or --environment ENV"
+        f"error: {state} openstack_containerinfra_cluster_v1.cluster_1[0]: cannot tell the "
+        "environment of cluster 'cluster_1': its name holds none of dev, test, prod; pass the "
+        "state as --state ENV=PATH, or --environment ENV"
     ) in output
+    # One line: its node groups are not reported as orphans besides.
+    state = REAL / "zephyr-infrastructure/state/cnx-zephyr-ci.tfstate"
+    code, output = run_cli(fleet_copy, ["import", "tfstate", str(state)], capsys)
+    assert code == 2
+    assert [line for line in output.splitlines() if line.startswith("error: ")] == [
+        f"error: {state} openstack_containerinfra_cluster_v1.zephyr_ci: cannot tell the "
+        "environment of cluster 'zephyr-ci': its name holds none of dev, test, prod; pass the "
+        "state as --state ENV=PATH, or --environment ENV"
+    ]
 
 
 # --- what `fleet import tfvars` says of each real shape ---------------------------------------

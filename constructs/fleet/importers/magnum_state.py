@@ -298,11 +298,11 @@ def _unknown_template(uuid: str, cluster: StateResource) -> ImportedTemplate:
 
 
 def environment_of(
-    name: str, state: StateFile, flag: str | None, config: FleetConfig
+    name: str, state: StateFile, flag: str | None, config: FleetConfig, where: str = ""
 ) -> tuple[str, str]:
     """The environment of a cluster and why: from its name (one dash-separated segment
     naming an environment), else from its state file (``--state ENV=PATH``), else
-    ``--environment``."""
+    ``--environment``; ``where`` (its state and address) names it in the error."""
     found = sorted({s for s in name.split("-") if s in config.environments})
     if len(found) == 1:
         env = found[0]
@@ -319,7 +319,7 @@ def environment_of(
         f"cannot tell the environment of cluster {name!r}: its name holds {which} of "
         f"{', '.join(config.environments)}; pass the state as --state ENV=PATH, or "
         "--environment ENV",
-        where=state.source,
+        where=where or state.source,
     )
 
 
@@ -709,13 +709,15 @@ def read_import(
                 )
             except DefinitionError as e:
                 errors.append(e)
+        held = {r.text("id") for r in state.resources if r.type == CLUSTER and r.mode == "managed"}
         for cluster_id, orphans in sorted(groups.items()):
-            if not any(c.uuid == cluster_id for c in clusters if c.state is state):
+            # A node group of a cluster that failed is not an orphan: its error says enough.
+            if cluster_id not in held:
                 errors.extend(
                     DefinitionError(
-                        f"{g.address}: node group of cluster {cluster_id or '(none)'}, which this "
-                        "state does not hold: import the state of its cluster too",
-                        where=g.source,
+                        f"node group of cluster {cluster_id or '(none)'}, which this state "
+                        "does not hold: import the state of its cluster too",
+                        where=g.where,
                     )
                     for g in orphans
                 )
@@ -765,14 +767,11 @@ def _read_cluster(
     template_id = resource.text("cluster_template_id")
     if name is None or uuid is None or template_id is None:
         missing = [k for k in ("name", "id", "cluster_template_id") if resource.text(k) is None]
-        raise DefinitionError(
-            f"{resource.address}: a cluster without {', '.join(missing)}",
-            where=resource.source,
-        )
+        raise DefinitionError(f"a cluster without {', '.join(missing)}", where=resource.where)
     template = templates.get(template_id)
     if template is None and template_id in declared:
         template = templates[template_id] = declared_template(template_id, declared[template_id])
     if template is None:
         template = templates[template_id] = _unknown_template(template_id, resource)
-    environment = environment_of(name, state, flag, config)
+    environment = environment_of(name, state, flag, config, resource.where)
     return _cluster(resource, state, template, groups.get(uuid, ()), configuration, environment)
