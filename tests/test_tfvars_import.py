@@ -650,3 +650,27 @@ def test_fails_template_uuid_not_a_uuid(
         "kubernetes-1.25.3-3-multi=kubernetes-1.25.3-3-multi",
     )
     assert "--template-uuid: kubernetes-1.25.3-3-multi: not a Magnum UUID" in err
+
+
+@pytest.mark.parametrize("project_name", ["per env", "ALL", "Fleet"])
+def test_a_project_named_like_a_name_the_module_uses_gets_its_own_variable(
+    project_name: str, make_project: ProjectFactory, tmp_path: Path
+) -> None:
+    # `per env` would be `per_env = OpenStackProject(...)`, shadowing the per_env the
+    # declaration then calls (the import refused: 'OpenStackProject' object is not
+    # callable); `all` a builtin; `fleet` define's argument.
+    root = project(make_project)
+    text = MINIMAL.replace("JEEDY AIS", project_name)
+    tfvars(tmp_path, text, cluster="dev")
+    tfvars(
+        tmp_path,
+        text.replace("k8s-x-dev", "k8s-x-prod").replace('node_count = "1"', 'node_count = "2"'),
+        cluster="prod",
+    )
+    uuid = "kubernetes-1.25.3-3=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1"
+    assert run(root, str(tmp_path / "in"), "--derive-templates", "--template-uuid", uuid) == 0
+    module = (root / "clusters" / "ais.py").read_text()
+    variable = "project_" + project_name.lower().replace(" ", "_")
+    assert f"    {variable} = OpenStackProject(" in module
+    assert "node_count=per_env(dev=1, prod=2)" in module
+    assert main(["--root", str(root), "synth"]) == 0
