@@ -227,7 +227,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--verify",
         action="store_true",
-        help="render the result and check that every tfvars value appears unchanged",
+        help="render the result and check that every tfvars value appears unchanged (an "
+        "import of state alone always checks every state value)",
     )
     p.add_argument(
         "--observe",
