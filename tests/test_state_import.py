@@ -973,3 +973,24 @@ def test_a_tainted_cluster_or_node_group_is_adopted_and_reported(
     assert f"cluster_1 (dev): {tainted}" in report
     assert f"node group {groups[0]['values']['name']!r}: {tainted}" in report
     assert report.count(tainted) == 2
+
+
+def test_a_node_group_value_the_fleet_refuses_names_the_node_groups_address(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = json.loads((REAL / "2i2c-infrastructure/state/2i2c-jetstream2.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_nodegroup_v1":
+            attributes = resource["instances"][0]["attributes"]
+            if attributes["name"] == "core":
+                attributes["min_node_count"] = 9  # above its max_node_count, 5
+    state = tmp_path / "bounds.tfstate"
+    state.write_text(json.dumps(document))
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)
+    assert code == 2
+    assert (
+        f"error: {state} openstack_containerinfra_nodegroup_v1.core: min_node_count: "
+        "min_node_count 9 is above max_node_count 5 (prod) (the import writes nothing)"
+    ) in output
+    assert tree_hash(fleet_copy) == before

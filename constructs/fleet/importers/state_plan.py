@@ -833,11 +833,16 @@ class _Translator:
             cluster = member.cluster
             for group in cluster.node_groups:
                 object_part = object_name_from(group.magnum_name)
-                if f"(node group {group.magnum_name})" in what or what.endswith(f"-{object_part}"):
+                prefix = f"node_groups[{group.magnum_name}]."
+                if (
+                    f"(node group {group.magnum_name})" in what
+                    or what.endswith(f"-{object_part}")
+                    or field.startswith(prefix)
+                ):
                     return DefinitionError(
                         f"{message} (the import writes nothing)",
                         where=group.resource.where,
-                        field=_attribute(field, NodeGroup),
+                        field=_attribute(field.removeprefix(prefix), NodeGroup),
                     )
             keyword = field.split(".")[-1] if field.startswith("spec.") else field
             attribute = member.origins.get(keyword) or _attribute(field, MagnumCluster)
