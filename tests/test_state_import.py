@@ -994,3 +994,71 @@ def test_a_node_group_value_the_fleet_refuses_names_the_node_groups_address(
         "min_node_count 9 is above max_node_count 5 (prod) (the import writes nothing)"
     ) in output
     assert tree_hash(fleet_copy) == before
+
+
+def test_a_value_the_state_marks_sensitive_is_never_written(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Marks as hashicorp/terraform writes them: sensitive_attributes paths in a format 4
+    # state (internal/states/statefile/version4.go), sensitive_values mirroring the values
+    # in show -json (internal/command/jsonstate/state.go). The value looks like nothing.
+    opaque = "c2VjcmV0LXZhbHVl"
+    document = json.loads((REAL / "ppouliot-magnum-clusters/state/terraform.tfstate").read_text())
+    for resource in document["resources"]:
+        instance = resource["instances"][0]
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            instance["attributes"]["labels"]["registry_auth"] = opaque
+            instance["sensitive_attributes"] = [
+                [
+                    {"type": "get_attr", "value": "labels"},
+                    {"type": "index", "value": {"value": "registry_auth", "type": "string"}},
+                ]
+            ]
+    state = tmp_path / "marked.tfstate"
+    state.write_text(json.dumps(document))
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", str(state), "--environment", "dev"], capsys
+    )
+    assert code == 2
+    assert (
+        f"error: {state} openstack_containerinfra_cluster_v1.cluster_1[0]: labels: holds "
+        "credential material (the state marks it sensitive)"
+    ) in output
+    assert opaque not in output
+    assert tree_hash(fleet_copy) == before
+
+    shown = json.loads(
+        (REAL / "2i2c-infrastructure/state/projectpythia-binder.show.json").read_text()
+    )
+    for resource in shown["values"]["root_module"]["resources"]:
+        if resource["address"] == "openstack_containerinfra_nodegroup_v1.core":
+            resource["values"]["labels"]["registry_auth"] = opaque
+            resource["sensitive_values"] = {"labels": {"registry_auth": True}}
+        if resource["type"] == "openstack_containerinfra_clustertemplate_v1":
+            resource["values"]["insecure_registry"] = "registry.example.org:5000"
+            resource["sensitive_values"] = {"insecure_registry": True, "labels": {}}
+    shown_state = tmp_path / "marked.json"
+    shown_state.write_text(json.dumps(shown))
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", "--state", f"prod={shown_state}"], capsys
+    )
+    assert code == 2
+    assert (
+        f"error: {shown_state} openstack_containerinfra_nodegroup_v1.core: labels: holds "
+        "credential material (the state marks it sensitive)"
+    ) in output
+    assert opaque not in output
+    # A template attribute marked sensitive is left out, and said to be.
+    for resource in shown["values"]["root_module"]["resources"]:
+        if resource["address"] == "openstack_containerinfra_nodegroup_v1.core":
+            del resource["values"]["labels"]["registry_auth"], resource["sensitive_values"]
+    shown_state.write_text(json.dumps(shown))
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", "--state", f"prod={shown_state}"], capsys
+    )
+    assert code == 0, output
+    assert "insecure_registry hold(s) credential material or are marked sensitive" in output
+    assert (
+        "registry.example.org" not in (fleet_copy / "clusters/_imported_templates.py").read_text()
+    )

@@ -131,6 +131,8 @@ class ImportedTemplate:
     """Every non-computed, non-empty attribute but ``name`` and ``labels``, by Terraform name
     (declared ones only, for a template of the fleet)."""
     kubernetes_version: str
+    sensitive: frozenset[str] = frozenset()
+    """The attributes its state marks sensitive (never written)."""
 
     def knows(self, attribute: str) -> bool:
         """Whether its value of ``attribute`` (Terraform's name; ``labels``) is known: every
@@ -255,6 +257,7 @@ def _template(resource: StateResource, coe_versions: Sequence[str]) -> ImportedT
         labels=labels,
         values=values,
         kubernetes_version=version,
+        sensitive=resource.sensitive,
     )
 
 
@@ -738,13 +741,13 @@ def read_import(
             )
     if not clusters and not errors:
         others = [a for f in files for a in f.others]
-        held = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
         errors.append(
             DefinitionError(
                 f"no {CLUSTER}"
                 + ("" if len(files) == 1 else f" in {', '.join(f.source for f in files)}")
                 + f": nothing to import (other resources: {len(others)}"
-                + (f", {held})" if others else ")"),
+                + (f", {listed})" if others else ")"),
                 where=files[0].source if len(files) == 1 else "",
             )
         )

@@ -582,14 +582,19 @@ class _Planner:
             if sum(template_variable(n) == variable for n in names) > 1:
                 variable = f"{variable}_{uuid[:8].upper()}"
             held = {path.split(".")[0] for path, _ in credential_paths(dict(imported.values))}
+            held |= imported.sensitive & set(imported.values)
             if held:
                 for cluster in self.model.clusters:
                     if cluster.template.uuid == uuid:
                         self.notes[(cluster.environment, cluster.magnum_name)].append(
                             f"template {imported.magnum_name!r}: {', '.join(sorted(held))} "
-                            "hold(s) credential material: not written"
+                            "hold(s) credential material or are marked sensitive in the "
+                            "state: not written"
                         )
-            for place, what in credential_paths({"labels": dict(imported.labels)}):
+            found = credential_paths({"labels": dict(imported.labels)})
+            if "labels" in imported.sensitive and imported.labels:
+                found.append(("labels", SENSITIVE))
+            for place, what in found:
                 self.errors.append(
                     DefinitionError(
                         f"holds credential material ({what}): a template's labels are "
@@ -627,10 +632,13 @@ class _Planner:
     # -- credentials
     def check_credentials(self, cluster: StateCluster) -> None:
         """A declared value holding credential material: refused, named by its place."""
-        objects = [(cluster.where, cluster.declared())]
-        objects += [(g.resource.where, g.declared()) for g in cluster.node_groups]
-        for where, values in objects:
-            for path, what in credential_paths(values):
+        objects = [(cluster.resource, cluster.declared())]
+        objects += [(g.resource, g.declared()) for g in cluster.node_groups]
+        for resource, values in objects:
+            where = resource.where
+            found = credential_paths(values)
+            found += [(a, SENSITIVE) for a in sorted(resource.sensitive & set(values))]
+            for path, what in found:
                 self.errors.append(
                     DefinitionError(
                         f"holds credential material ({what}): the fleet would write it into "
@@ -761,6 +769,11 @@ class _Planner:
                 notes = self.notes.get((c.environment, c.magnum_name), [])
                 lines.extend(f"{head}: {note}" for note in dict.fromkeys(notes))
         return lines
+
+
+SENSITIVE = "the state marks it sensitive"
+"""Why a value Terraform marks sensitive (``sensitive_attributes``, ``sensitive_values``)
+is never written, whatever it looks like."""
 
 
 def _tainted(head: str, resource: StateResource) -> list[str]:

@@ -406,6 +406,16 @@ def _sensitive_v4(paths: Any) -> frozenset[str]:
     return frozenset(found)
 
 
+def _marked(flags: Any) -> bool:
+    """Whether a ``sensitive_values`` entry marks anything in it (``true``, or ``true``
+    nested in a map or list: ``{"labels": {"token": true}}``)."""
+    if isinstance(flags, dict):
+        return any(_marked(v) for v in flags.values())
+    if isinstance(flags, list):
+        return any(_marked(v) for v in flags)
+    return flags is True
+
+
 def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterator[StateResource]:
     for resource in module.get("resources") or []:
         if not isinstance(resource, dict):
@@ -430,7 +440,7 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
                 module=str(module.get("address") or ""),
                 index=index if isinstance(index, (int, str)) else None,
                 sensitive=frozenset(
-                    k for k, v in (flags.items() if isinstance(flags, dict) else ()) if v is True
+                    k for k, v in (flags.items() if isinstance(flags, dict) else ()) if _marked(v)
                 ),
                 tainted=resource.get("tainted") is True,
             )
