@@ -1062,3 +1062,18 @@ def test_a_value_the_state_marks_sensitive_is_never_written(
     assert (
         "registry.example.org" not in (fleet_copy / "clusters/_imported_templates.py").read_text()
     )
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_state_written_by_windows_powershell_reads_as_the_same_state(
+    encoding: str, fleet_copy: Path, tmp_path: Path
+) -> None:
+    # Windows PowerShell 5.1 writes `terraform show -json > state.json` as UTF-16 with a
+    # byte order mark, and `Out-File -Encoding utf8` as UTF-8 with one.
+    source = REAL / "paws/state/eqiad1.tfstate"
+    written = tmp_path / "eqiad1.tfstate"
+    written.write_bytes(source.read_text(encoding="utf-8").encode(encoding))
+    config = FleetConfig.load(fleet_copy)
+    plain = plan_state_import(config, StateOptions(states=[(source, "prod")]))
+    marked = plan_state_import(config, StateOptions(states=[(written, "prod")]))
+    assert marked.files == plain.files  # the module names the state by its file name only

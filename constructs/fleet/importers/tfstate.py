@@ -16,6 +16,7 @@ output of a newer ``format_version``, a plan (saved or shown), an empty state.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -213,7 +214,7 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
             where=source,
         )
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = json.loads(_text(raw))
     except UnicodeDecodeError:
         raise DefinitionError("not a Terraform state (not UTF-8 text)", where=source) from None
     except json.JSONDecodeError as e:
@@ -256,6 +257,16 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
         others=tuple(others),
         environment=environment,
     )
+
+
+def _text(raw: bytes) -> str:
+    """The file's text: UTF-8, or UTF-8 or UTF-16 after a byte order mark (what Windows
+    PowerShell writes for ``terraform show -json > state.json``, or with ``Out-File``)."""
+    if raw.startswith(codecs.BOM_UTF8):
+        return raw[len(codecs.BOM_UTF8) :].decode("utf-8")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16")
+    return raw.decode("utf-8")
 
 
 def _check_show_json(document: Mapping[str, Any], source: str) -> None:
