@@ -1155,6 +1155,20 @@ CASES = [
         argv=("import", "tfstate", "import/a.tfstate", "--source", "import/main.tf"),
     ),
     Case(
+        "an-empty-state-file-says-so",
+        {"import/empty.tfstate": "\n"},
+        r"import/empty\.tfstate: an empty file, not a state \(did `terraform state pull` "
+        r"fail\?\)$",
+        argv=("import", "tfstate", "import/empty.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "a-state-cut-short-says-so",
+        {"import/cut.tfstate": one_cluster_state(labels={})[:300]},
+        r"import/cut\.tfstate:1: not JSON: Unterminated string \(the file ends there: cut "
+        r"short\?\)$",
+        argv=("import", "tfstate", "import/cut.tfstate", "--environment", "dev"),
+    ),
+    Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",
         {
             "import/bad.tfvars": SEED_TFVARS.replace(

@@ -218,7 +218,14 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
     except UnicodeDecodeError:
         raise DefinitionError("not a Terraform state (not UTF-8 text)", where=source) from None
     except json.JSONDecodeError as e:
-        raise DefinitionError(f"not JSON: {e.msg}", where=f"{source}:{e.lineno}") from None
+        if not e.doc.strip():
+            raise DefinitionError(
+                "an empty file, not a state (did `terraform state pull` fail?)", where=source
+            ) from None
+        what = e.msg.removesuffix(" starting at")  # json's "Unterminated string starting at"
+        cut = what == "Unterminated string" or not e.doc[e.pos :].strip()
+        ends = " (the file ends there: cut short?)" if cut else ""
+        raise DefinitionError(f"not JSON: {what}{ends}", where=f"{source}:{e.lineno}") from None
     if not isinstance(document, dict):
         raise DefinitionError("not a Terraform state (not a JSON object)", where=source)
     terraform_version = str(document.get("terraform_version") or "")
