@@ -1169,6 +1169,22 @@ CASES = [
         argv=("import", "tfstate", "import/cut.tfstate", "--environment", "dev"),
     ),
     Case(
+        # opentofu/opentofu internal/encryption/base.go: basedata
+        "an-encrypted-opentofu-state-says-how-to-decrypt-it",
+        {
+            "import/enc.tfstate": json.dumps(
+                {
+                    "meta": {"key_provider.pbkdf2.key": "eyJzYWx0Ijoi"},
+                    "encrypted_data": "c2VjcmV0IGNpcGhlcnRleHQ=",
+                    "encryption_version": "v0",
+                }
+            )
+        },
+        r"import/enc\.tfstate: an OpenTofu state encrypted at rest \(encryption_version 'v0'\): "
+        r"pass `tofu show -json > state\.json` instead",
+        argv=("import", "tfstate", "import/enc.tfstate", "--environment", "dev"),
+    ),
+    Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",
         {
             "import/bad.tfvars": SEED_TFVARS.replace(

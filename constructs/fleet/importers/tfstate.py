@@ -11,7 +11,9 @@ read: a state holds secrets (kubeconfigs, keys, outputs not marked sensitive).
 
 Anything else is refused, saying what it is: a state of format version 1 to 3 (Terraform
 0.11 or older; ``version3.go``), of a version newer than 4, ``terraform show -json``
-output of a newer ``format_version``, a plan (saved or shown), an empty state.
+output of a newer ``format_version``, a plan (saved or shown), an empty state, an OpenTofu
+state encrypted at rest (opentofu/opentofu ``internal/encryption/base.go``: ``meta``,
+``encrypted_data``, ``encryption_version``). A byte order mark (UTF-8, UTF-16) is read past.
 """
 
 from __future__ import annotations
@@ -228,6 +230,13 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
         raise DefinitionError(f"not JSON: {what}{ends}", where=f"{source}:{e.lineno}") from None
     if not isinstance(document, dict):
         raise DefinitionError("not a Terraform state (not a JSON object)", where=source)
+    if "encryption_version" in document and "encrypted_data" in document:
+        raise DefinitionError(
+            "an OpenTofu state encrypted at rest (encryption_version "
+            f"{str(document['encryption_version'])[:8]!r}): pass `tofu show -json > state.json` "
+            "instead, which OpenTofu decrypts with the configuration's keys",
+            where=source,
+        )
     terraform_version = str(document.get("terraform_version") or "")
     others: list[str] = []
     if "format_version" in document:
