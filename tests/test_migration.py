@@ -608,3 +608,24 @@ def test_a_project_value_with_a_password_is_left_to_a_person_without_showing_it(
         "project 'edh' (clusters/z_projects.py:6); add auth_url= there without it" in out
     )
     assert "hunter2-FAKE" not in (root / "clusters" / "data.py").read_text()
+
+
+def test_a_template_uuid_for_a_template_the_fleet_declares_is_refused_not_ignored(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The catalog's template is used as declared: a --template-uuid for it was silently
+    # dropped, whatever it said.
+    root = project_fleet(
+        make_project, 'OpenStackProject(fleet, "edh", project_name="JEEDY DATA", region="cern")'
+    )
+    before = tree_hash(root / "clusters")
+    given = "kubernetes-1.25.3-3-multi=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1"
+    assert fleet(root, "import", "tfvars", str(DATA), "--template-uuid", given) == 2
+    err = capsys.readouterr().err
+    assert re.search(
+        r"^error: --template-uuid: kubernetes-1\.25\.3-3-multi: names no template this import "
+        r"derives: the fleet declares it \(clusters/_templates\.py:\d+\), with the uuid= used$",
+        err,
+        re.M,
+    ), err
+    assert tree_hash(root / "clusters") == before

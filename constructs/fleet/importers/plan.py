@@ -222,6 +222,22 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
         config, clusters, known, options.derive_templates, errors, uuids, notes
     )
     written = _with_given_uuids(written, options.template_uuids, uuids, clusters, errors)
+    derived = {spec.name for spec in written}
+    for name in sorted(set(options.template_uuids) - derived):
+        declared = known.templates.get(name)
+        why = (
+            f"the fleet declares it ({declared.where or 'its catalog'}), with the uuid= used"
+            if declared is not None
+            else "no cluster of this input uses a template of that name"
+            if all(c.template != name for c in clusters)
+            else "derive it with --derive-templates"
+        )
+        errors.append(
+            DefinitionError(
+                f"{name}: names no template this import derives: {why}",
+                field="--template-uuid",
+            )
+        )
     decls: list[ClusterDecl] = []
     report = [u.line() for c in clusters for u in c.unmapped]
     for cluster in clusters:
