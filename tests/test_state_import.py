@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -1077,3 +1078,78 @@ def test_a_state_written_by_windows_powershell_reads_as_the_same_state(
     plain = plan_state_import(config, StateOptions(states=[(source, "prod")]))
     marked = plan_state_import(config, StateOptions(states=[(written, "prod")]))
     assert marked.files == plain.files  # the module names the state by its file name only
+
+
+def autoscaled_state(tmp_path: Path, labels: dict[str, str]) -> Path:
+    """ppouliot's state with its cluster's labels (merge_labels) replaced."""
+    document = json.loads((REAL / "ppouliot-magnum-clusters/state/terraform.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            attributes = resource["instances"][0]["attributes"]
+            attributes["labels"], attributes["merge_labels"] = labels, True
+    path = tmp_path / "autoscaled.tfstate"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_an_autoscaled_cluster_under_ignore_changes_imports_its_bounds(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    # The common shape: the autoscaler on by labels, node_count under ignore_changes. The
+    # bounds became labels MagnumCluster refuses (the import failed) when ignore_changes
+    # had made node_count create-only.
+    source = tmp_path / "source"
+    shutil.copytree(REAL / "ppouliot-magnum-clusters/source", source)
+    main_tf = source / "main.tf"
+    main_tf.write_text(
+        main_tf.read_text().replace(
+            "  master_count        = var.master_count\n}",
+            "  master_count        = var.master_count\n"
+            '  labels              = { auto_scaling_enabled = "true", min_node_count = "1", '
+            'max_node_count = "5" }\n'
+            "  merge_labels        = true\n"
+            "  lifecycle {\n    ignore_changes = [node_count]\n  }\n}",
+        )
+    )
+    labels = {"auto_scaling_enabled": "true", "min_node_count": "1", "max_node_count": "5"}
+    state = autoscaled_state(tmp_path, labels)
+    options = StateOptions(states=[(state, "dev")], sources=[source])
+    (decl,) = plan_state_import(FleetConfig.load(fleet_copy), options).declarations
+    keywords = decl.members[0].keywords
+    assert (keywords["min_node_count"], keywords["max_node_count"]) == (1, 5)
+    assert keywords["labels"] == {"auto_scaling_enabled": "true"}
+    assert keywords["create_only"] == ["node_count"]
+
+
+@pytest.mark.parametrize(
+    ("labels", "shown"),
+    [
+        ({"auto_scaling_enabled": "true", "max_node_count": "5"}, "max_node_count='5'"),
+        (
+            {"auto_scaling_enabled": "false", "min_node_count": "1", "max_node_count": "5"},
+            "min_node_count='1', max_node_count='5'",
+        ),
+    ],
+)
+def test_autoscaler_bounds_the_fleet_cannot_declare_are_refused_by_their_shape(
+    labels: dict[str, str],
+    shown: str,
+    fleet_copy: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    state = autoscaled_state(tmp_path, labels)
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", str(state), "--environment", "dev"], capsys
+    )
+    assert code == 2
+    errors = [line for line in output.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: {state} openstack_containerinfra_cluster_v1.cluster_1[0]: labels: holds "
+        f"{shown} with auto_scaling_enabled={labels['auto_scaling_enabled']!r}: MagnumCluster "
+        "writes these labels only from min_node_count and max_node_count, both whole numbers, "
+        "with the autoscaler on, so it cannot declare this cluster as Magnum holds it (its "
+        "labels are ForceNew); leave its state out of the import"
+    ]
+    assert tree_hash(fleet_copy) == before

@@ -22,6 +22,7 @@ from fleet.clouds.magnum.cluster import (
     BOUND_LABELS,
     MagnumCluster,
     NodeGroup,
+    autoscaler_on,
     create_only_fields,
 )
 from fleet.clouds.magnum.template import attribute_keywords
@@ -169,7 +170,9 @@ def cluster_keywords(
     create_only = _create_only(cluster.values, MagnumCluster, notes, "the cluster")
     switch = cluster.magnum_labels.get(AUTOSCALER_LABEL)
     node_count = cluster.value("node_count")
-    if node_count is not None and node_count.fate == AUTOSCALED:
+    # On under ignore_changes too (node_count create-only already): the bounds still go.
+    autoscaled = switch is not None and autoscaler_on(switch)
+    if node_count is not None and (node_count.fate == AUTOSCALED or autoscaled):
         low, high = (labels.get(k) for k in BOUND_LABELS)
         if low is not None and high is not None and low.isdigit() and high.isdigit():
             # The fleet writes these labels from min/max itself, byte for byte.

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from fleet.clouds.magnum.cluster import (
+    AUTOSCALER_LABEL,
+    BOUND_LABELS,
     MagnumCluster,
     NodeGroup,
 )
@@ -361,6 +363,7 @@ class _Planner:
                 self.options.observe,
                 promoted.get(cluster.where, frozenset()),
             )
+            self.check_bounds(cluster, keywords)
             groups: dict[str, dict[str, Value]] = {}
             object_names: dict[str, str] = {}
             for group in cluster.node_groups:
@@ -649,6 +652,29 @@ class _Planner:
                 )
 
     # -- labels the fleet cannot express
+    def check_bounds(self, cluster: StateCluster, keywords: Mapping[str, Value]) -> None:
+        """Autoscaler bounds left in the labels to declare (one bound alone, a bound that is
+        no count, bounds with the autoscaler off): MagnumCluster writes these labels only
+        from min_node_count and max_node_count, both, with the autoscaler on."""
+        labels = keywords.get("labels")
+        held = [k for k in BOUND_LABELS if isinstance(labels, Mapping) and k in labels]
+        if not held or not isinstance(labels, Mapping):
+            return
+        switch = cluster.magnum_labels.get(AUTOSCALER_LABEL)
+        shown_labels = ", ".join(f"{k}={shown(labels[k], k)}" for k in held)
+        self.errors.append(
+            DefinitionError(
+                f"holds {shown_labels} with {AUTOSCALER_LABEL}="
+                f"{'(none)' if switch is None else shown(switch, AUTOSCALER_LABEL)}: "
+                "MagnumCluster writes these labels only from min_node_count and max_node_count, "
+                "both whole numbers, with the autoscaler on, so it cannot declare this cluster "
+                "as Magnum holds it (its labels are ForceNew); leave its state out of the "
+                "import",
+                where=cluster.where,
+                field="labels",
+            )
+        )
+
     def check_labels(self, cluster: StateCluster) -> None:
         if cluster.merge_labels is True or not cluster.labels:
             return
