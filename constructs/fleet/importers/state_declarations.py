@@ -39,6 +39,7 @@ from fleet.importers.magnum_state import (
     StateCluster,
 )
 from fleet.importers.state_codegen import ClusterCall, ProjectCall, TemplateDecl
+from fleet.importers.tfvars import autoscaler_bounds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,23 +174,23 @@ def cluster_keywords(
     # On under ignore_changes too (node_count create-only already): the bounds still go.
     autoscaled = switch is not None and autoscaler_on(switch)
     if node_count is not None and (node_count.fate == AUTOSCALED or autoscaled):
-        low, high = (labels.get(k) for k in BOUND_LABELS)
-        if low is not None and high is not None and low.isdigit() and high.isdigit():
+        bounds = autoscaler_bounds({**cluster.magnum_labels, **labels})
+        if bounds is not None and all(k in labels for k in BOUND_LABELS):
             # The fleet writes these labels from min/max itself, byte for byte.
-            keywords["min_node_count"], keywords["max_node_count"] = int(low), int(high)
+            keywords["min_node_count"], keywords["max_node_count"] = bounds
             origins.update(min_node_count="labels", max_node_count="labels")
             labels = {k: v for k, v in labels.items() if k not in BOUND_LABELS}
         elif "node_count" not in create_only:
             create_only.append("node_count")
             source = "its labels turn" if AUTOSCALER_LABEL in labels else "its template turns"
-            bounds = ", ".join(
+            held = ", ".join(
                 f"{k}={cluster.magnum_labels[k]}"
                 for k in BOUND_LABELS
                 if k in cluster.magnum_labels
             )
             notes.append(
                 f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={switch}) without "
-                f"both bounds ({bounds or 'none'}: the driver's defaults apply): node_count "
+                f"both bounds ({held or 'none'}: the driver's defaults apply): node_count "
                 "is create-only, the labels stay as they are"
             )
     if labels or "labels" in cluster.declared():

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from fleet.clouds.magnum.cluster import (
-    AUTOSCALER_LABEL,
     BOUND_LABELS,
     MagnumCluster,
     NodeGroup,
@@ -86,7 +85,7 @@ from fleet.importers.state_declarations import (
 )
 from fleet.importers.state_verify import Mismatch, check_cluster
 from fleet.importers.tfstate import StateFile, StateResource, read_state_file
-from fleet.importers.tfvars import Connection
+from fleet.importers.tfvars import Connection, bounds_refusal
 from fleet.pipeline.synth import Synth
 
 _GENERIC_STEMS = ("terraform", "state", "default", "show", "tfstate")
@@ -653,27 +652,19 @@ class _Planner:
 
     # -- labels the fleet cannot express
     def check_bounds(self, cluster: StateCluster, keywords: Mapping[str, Value]) -> None:
-        """Autoscaler bounds left in the labels to declare (one bound alone, a bound that is
-        no count, bounds with the autoscaler off): MagnumCluster writes these labels only
-        from min_node_count and max_node_count, both, with the autoscaler on."""
+        """Autoscaler bounds left in the labels to declare (see :func:`autoscaler_bounds`):
+        MagnumCluster cannot write them as Magnum holds them."""
         labels = keywords.get("labels")
-        held = [k for k in BOUND_LABELS if isinstance(labels, Mapping) and k in labels]
-        if not held or not isinstance(labels, Mapping):
-            return
-        switch = cluster.magnum_labels.get(AUTOSCALER_LABEL)
-        shown_labels = ", ".join(f"{k}={shown(labels[k], k)}" for k in held)
-        self.errors.append(
-            DefinitionError(
-                f"holds {shown_labels} with {AUTOSCALER_LABEL}="
-                f"{'(none)' if switch is None else shown(switch, AUTOSCALER_LABEL)}: "
-                "MagnumCluster writes these labels only from min_node_count and max_node_count, "
-                "both whole numbers, with the autoscaler on, so it cannot declare this cluster "
-                "as Magnum holds it (its labels are ForceNew); leave its state out of the "
-                "import",
-                where=cluster.where,
-                field="labels",
+        if isinstance(labels, Mapping) and any(k in labels for k in BOUND_LABELS):
+            own = {str(k): str(v) for k, v in labels.items()}
+            self.errors.append(
+                DefinitionError(
+                    f"{bounds_refusal({**cluster.magnum_labels, **own})}; leave its state "
+                    "out of the import",
+                    where=cluster.where,
+                    field="labels",
+                )
             )
-        )
 
     def check_labels(self, cluster: StateCluster) -> None:
         if cluster.merge_labels is True or not cluster.labels:
