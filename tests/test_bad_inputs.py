@@ -1185,21 +1185,6 @@ CASES = [
         argv=("import", "tfstate", "import/enc.tfstate", "--environment", "dev"),
     ),
     Case(
-        "a-template-uuid-for-no-derived-template-is-refused",
-        {"import/a.tfvars": SEED_TFVARS},
-        r"--template-uuid: kubernetes-typo: names no template this import derives: no cluster "
-        r"of this input uses a template of that name$",
-        argv=(
-            "import",
-            "tfvars",
-            "import/a.tfvars",
-            "--derive-templates",
-            "--template-uuid",
-            "kubernetes-typo=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1",
-        ),
-        lines=2,  # and the seed's labels, which its catalog template lacks
-    ),
-    Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",
         {
             "import/bad.tfvars": SEED_TFVARS.replace(

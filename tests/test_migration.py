@@ -610,11 +610,11 @@ def test_a_project_value_with_a_password_is_left_to_a_person_without_showing_it(
     assert "hunter2-FAKE" not in (root / "clusters" / "data.py").read_text()
 
 
-def test_a_template_uuid_for_a_template_the_fleet_declares_is_refused_not_ignored(
+def test_a_template_uuid_that_contradicts_the_fleets_template_is_refused_not_ignored(
     make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The catalog's template is used as declared: a --template-uuid for it was silently
-    # dropped, whatever it said.
+    # The catalog's template is used as declared: a --template-uuid saying otherwise was
+    # silently dropped.
     root = project_fleet(
         make_project, 'OpenStackProject(fleet, "edh", project_name="JEEDY DATA", region="cern")'
     )
@@ -623,9 +623,16 @@ def test_a_template_uuid_for_a_template_the_fleet_declares_is_refused_not_ignore
     assert fleet(root, "import", "tfvars", str(DATA), "--template-uuid", given) == 2
     err = capsys.readouterr().err
     assert re.search(
-        r"^error: --template-uuid: kubernetes-1\.25\.3-3-multi: names no template this import "
-        r"derives: the fleet declares it \(clusters/_templates\.py:\d+\), with the uuid= used$",
+        r"^error: --template-uuid: kubernetes-1\.25\.3-3-multi=0e9c5a47-d4a4-4d0b-9d61-"
+        r"b1d0e6e4d1e1: the fleet declares template 'kubernetes-1\.25\.3-3-multi' "
+        r"\(clusters/_templates\.py:\d+\) with uuid 0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01, which "
+        r"its clusters use: correct one of them$",
         err,
         re.M,
     ), err
     assert tree_hash(root / "clusters") == before
+    # The same UUID, or one for a template no cluster here uses: accepted.
+    agreeing = "kubernetes-1.25.3-3-multi=0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01"
+    other = "kubernetes-9=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1"
+    args = ("--template-uuid", agreeing, "--template-uuid", other)
+    assert fleet(root, "import", "tfvars", str(DATA), *args) == 0

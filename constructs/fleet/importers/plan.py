@@ -223,18 +223,16 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     )
     written = _with_given_uuids(written, options.template_uuids, uuids, clusters, errors)
     derived = {spec.name for spec in written}
-    for name in sorted(set(options.template_uuids) - derived):
+    for name, given in sorted(options.template_uuids.items()):
         declared = known.templates.get(name)
-        why = (
-            f"the fleet declares it ({declared.where or 'its catalog'}), with the uuid= used"
-            if declared is not None
-            else "no cluster of this input uses a template of that name"
-            if all(c.template != name for c in clusters)
-            else "derive it with --derive-templates"
-        )
+        theirs = _uuid_values(declared.uuid) if declared is not None else set()
+        if name in derived or declared is None or not theirs or given in theirs:
+            continue  # derived, not used here (another community's), or agreeing
         errors.append(
             DefinitionError(
-                f"{name}: names no template this import derives: {why}",
+                f"{name}={given}: the fleet declares template {name!r} "
+                f"({declared.where or 'its catalog'}) with uuid {', '.join(sorted(theirs))}, "
+                "which its clusters use: correct one of them",
                 field="--template-uuid",
             )
         )
@@ -585,6 +583,13 @@ class Planned:
     projects: dict[Path, list[ProjectDecl]]
     accepted: dict[str, frozenset[str]]
     """tfvars file -> keys left to a person (reported, so ``--verify`` does not expect them)."""
+
+
+def _uuid_values(uuid: str | Mapping[str, str] | None) -> set[str]:
+    """A template's UUID(s): one, or one per region."""
+    if isinstance(uuid, str):
+        return {uuid}
+    return set((uuid or {}).values())
 
 
 def _with_given_uuids(
