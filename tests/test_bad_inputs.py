@@ -878,6 +878,21 @@ CASES = [
         r"version",
     ),
     Case(
+        "argocd-component-version-whose-crds-are-not-the-validated-ones",
+        {
+            "clusters/broken.py": PRELUDE
+            + textwrap.indent(
+                ARGOCD.replace(
+                    'key="authToken"),',
+                    'key="authToken"),\n    versions={"crossplane": "2.4.0"},',
+                ),
+                "    ",
+            )
+        },
+        r"clusters/broken\.py:\d+ \(argocd\): versions\[crossplane\]: '2\.4\.0' deploys "
+        r"crossplane 2\.4\.0, but the CRDs its objects are validated against are of v2\.3\.4",
+    ),
+    Case(
         "chart-repository-without-a-scheme",
         {
             "clusters/broken.py": with_argocd(

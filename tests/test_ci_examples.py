@@ -81,7 +81,7 @@ def test_runs_the_whole_loop(pipeline: str) -> None:
     assert "make setup" in lines
     assert "synth --check" in fleet
     assert "validate" in fleet
-    assert "pytest" in lines
+    assert "make test" in lines  # ruff, mypy --strict on clusters/, pytest
     diff = [line for line in lines if line.startswith("fleet diff ")]
     assert len(diff) == 1
     assert "--format markdown" in diff[0]
@@ -121,8 +121,12 @@ def test_every_fleet_command_parses(pipeline: str) -> None:
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
-def test_every_make_target_exists(pipeline: str) -> None:
-    targets = set(re.findall(r"^([A-Za-z][\w-]*):", (REPO / "Makefile").read_text(), re.M))
+@pytest.mark.parametrize(
+    "makefile", [REPO / "Makefile", REPO / "constructs/fleet/scaffold/Makefile.tmpl"]
+)
+def test_every_make_target_exists(pipeline: str, makefile: Path) -> None:
+    """In this repository's Makefile and in the one ``fleet init`` writes."""
+    targets = set(re.findall(r"^([A-Za-z][\w-]*):", makefile.read_text(), re.M))
     for argv in commands(PIPELINES[pipeline](), "make"):
         assert set(argv) <= targets, argv
 

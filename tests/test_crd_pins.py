@@ -16,6 +16,8 @@ v0.28.0 d32c1c2a, external-secrets/external-secrets helm-chart-2.9.0 cc5bfbc2.
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -89,3 +91,28 @@ def test_namespaced_provider_argocd_kinds_are_refused() -> None:
     problems = [p.line() for p in validate_manifests([manifest(body)], crds_dir=crds_dir())]
     assert len(problems) == 1
     assert "no schema for cluster.m.argocd.crossplane.io/v1alpha1 Cluster" in problems[0]
+
+
+def test_a_version_override_is_checked_against_the_lock_of_the_crds_in_use(
+    tmp_path: Path,
+) -> None:
+    """``ArgoCd(versions=...)`` deploys another release: with the packaged CRDs, that
+    release's objects would be validated against v2.3.4's schemas, so the synth refuses it
+    (``fleet.pipeline.synth``); a ``crds/`` folder of the user's own, beside a lock that
+    pins the deployed release, validates it."""
+    from fleet.checks.crds import PACKAGED_CRDS, unvalidated_versions, verify_vendored
+
+    deployed = {"crossplane": "2.4.0", "cluster-api": "v1.12.11", "argo-cd": "3.5.1"}
+    assert unvalidated_versions(deployed, PACKAGED_CRDS) == [("crossplane", "2.4.0", "v2.3.4")]
+
+    own = tmp_path / "crds"
+    shutil.copytree(PACKAGED_CRDS, own)
+    entries = yaml.safe_load(PACKAGED_LOCK.read_text())
+    for entry in entries["crds"]:
+        if entry["path"].startswith("crossplane/"):
+            entry["release"] = "v2.4.0"  # as if `fleet crds pull --lock` had fetched them
+    (tmp_path / "crds.lock.yaml").write_text(yaml.safe_dump(entries))
+    verify_vendored(own, tmp_path / "crds.lock.yaml")
+    assert unvalidated_versions(deployed, own) == []
+    # Without a lock beside it, a folder says nothing about its releases.
+    assert unvalidated_versions(deployed, tmp_path) == []

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from crd_samples import crds_dir
 from support import HYBRID
 
@@ -311,3 +312,32 @@ def test_readme_everyday_commands_exist() -> None:
         if argv[0] == "fleet":
             assert callable(build_parser().parse_args(argv[1:]).handler), argv
     assert "docs/guide.md" in section
+
+
+def test_readme_cluster_in_python_renders_where_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's "A cluster in Python", as the module it names, in the fixture fleet: a
+    ClusterV1 and a NodegroupV1 per node group in the cluster's folder, the project's
+    ProviderConfig in platform/, the template's UUID as clusterTemplateId."""
+    if not os.environ.get("FLEET_CRDS_DIR"):
+        monkeypatch.setenv("FLEET_CRDS_DIR", str(crds_dir()))
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## A cluster in Python\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    module = re.match(r"# (clusters/\w+\.py) ", block)
+    assert module is not None, block.splitlines()[0]
+    root = tmp_path / "fleet"
+    root.mkdir()
+    shutil.copy(HYBRID / "pyproject.toml", root)
+    shutil.copytree(HYBRID / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
+    (root / module.group(1)).write_text(block)
+    assert main(["--root", str(root), "synth"]) == 0
+    for env in ("dev", "test", "prod"):
+        folder = root / "dist" / env / "clusters" / f"k8s-ais-batch-{env}-multi-v25"
+        kinds = sorted(p.name.split("_", 1)[0] for p in folder.glob("*.yaml"))
+        assert kinds.count("clusterv1") == 1 and kinds.count("nodegroupv1") == 1, kinds
+        cluster = yaml.safe_load(next(folder.glob("clusterv1_*.yaml")).read_text())
+        assert re.fullmatch(r"[0-9a-f-]{36}", cluster["spec"]["forProvider"]["clusterTemplateId"])
+        platform = root / "dist" / env / "platform"
+        assert (platform / "providerconfig_openstack.crossplane.io_jeedy-ais.yaml").is_file()

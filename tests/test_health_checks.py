@@ -506,3 +506,72 @@ def test_a_paused_clusters_application_has_a_single_wave(fleet: Fleet, cloud: st
     waves = _waves(fleet, folder)
     assert len(waves) >= 2
     assert set(waves.values()) == {0}
+
+
+# --- every Crossplane object's check reads a pause the same way ----------------------------
+
+
+def _crossplane_checks(cm: dict[str, str]) -> list[str]:
+    return sorted(
+        k.removeprefix(HEALTH)
+        for k in cm
+        if k.startswith(HEALTH)
+        and k.removeprefix(HEALTH).rpartition("_")[0].endswith("crossplane.io")
+    )
+
+
+def _crossplane_object(
+    key: str, conditions: list[dict[str, str]], **annotations: str
+) -> dict[str, Any]:
+    group, _, kind = key.rpartition("_")
+    return {
+        "apiVersion": f"{group}/v1",
+        "kind": kind,
+        "metadata": {"name": "x", "annotations": annotations},
+        "status": {"conditions": conditions},
+    }
+
+
+# What a paused object's other conditions may still say: the last verdict before the pause.
+_BEFORE_THE_PAUSE = [
+    [],
+    [AVAILABLE, SYNCED],
+    [CREATING, *_create_failed(FLAVOR_400)],
+    [INSTALLED, UNKNOWN_HEALTH],
+]
+
+
+@pytest.mark.parametrize(
+    "before", _BEFORE_THE_PAUSE, ids=["none", "healthy", "failed", "installing"]
+)
+def test_every_crossplane_check_reads_a_pause_as_suspended(
+    argocd_cm: dict[str, str], before: list[dict[str, str]]
+) -> None:
+    """crossplane-runtime v2.1.0: ``crossplane.io/paused: "true"`` (``pkg/meta/meta.go``
+    ``IsPaused``) stops reconciling, and the reconciler then marks ``ReconcilePaused``
+    (``apis/common/condition.go``: ``Synced``, status ``False``, its only producer;
+    ``pkg/reconciler/managed/reconciler.go``, also for an empty ``managementPolicies``,
+    which has no annotation). Crossplane's package manager does the same for a Provider
+    (crossplane v2.3.4 ``internal/controller/pkg/manager/reconciler.go``, which reads the
+    pause back by the reason alone). Every ``*.crossplane.io`` check the bootstrap renders
+    (Crossplane's Provider, a cloud's managed resources) calls all three states Suspended:
+    the annotation before the controller noticed, the annotation with the condition, and
+    the condition alone."""
+    keys = _crossplane_checks(argocd_cm)
+    assert {
+        "pkg.crossplane.io_Provider",
+        "containerinfra.openstack.crossplane.io_ClusterV1",
+    } <= set(keys)
+    paused = {"crossplane.io/paused": "true"}
+    others = [c for c in before if c["type"] != "Synced"]
+    for key in keys:
+        for obj in (
+            _crossplane_object(key, before, **paused),
+            _crossplane_object(key, [*others, PAUSED], **paused),
+            _crossplane_object(key, [*others, PAUSED]),
+        ):
+            assert fleet_verdict(argocd_cm, obj) == "Suspended", (key, obj)
+        # and a pause annotation of another value pauses nothing (IsPaused: exactly "true")
+        if before:
+            obj = _crossplane_object(key, before, **{"crossplane.io/paused": "false"})
+            assert fleet_verdict(argocd_cm, obj) != "Suspended", key

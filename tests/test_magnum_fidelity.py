@@ -23,7 +23,6 @@ from fleet import (
     OpenStackProject,
     testing,
 )
-from fleet.clouds.magnum.cluster import ignore_changes_keyword
 from fleet.views.graph.structure import pool_line
 from fleet.views.inventory import inventory
 
@@ -442,36 +441,3 @@ def test_a_node_group_external_name_that_disagrees_with_cluster_id_is_refused(
                 NodeGroup(name="core", flavor="f", node_count=1, external_name=group_external)
             ],
         )
-
-
-@pytest.mark.parametrize(
-    "cls,attribute,keyword",
-    [
-        (MagnumCluster, "node_count", "node_count"),
-        (MagnumCluster, "cluster_template_id", "template"),
-        (MagnumCluster, "labels", "labels"),
-        (MagnumCluster, "create_timeout", "create_timeout_minutes"),
-        (NodeGroup, "node_count", "node_count"),
-        (NodeGroup, "min_node_count", "min_node_count"),
-        (NodeGroup, "max_node_count", "max_node_count"),
-        (NodeGroup, "flavor_id", "flavor"),
-    ],
-)
-def test_ignore_changes_maps_to_create_only(cls: type, attribute: str, keyword: str) -> None:
-    assert ignore_changes_keyword(cls, attribute, where="main.tf:3") == keyword
-
-
-@pytest.mark.parametrize(
-    "cls,attribute,why",
-    [
-        (MagnumCluster, "name", "the name is how Magnum"),
-        (NodeGroup, "name", "the name is how Magnum"),
-        (NodeGroup, "cluster_id", "no argument of NodeGroup holds it \\(clusterId is the"),
-        (MagnumCluster, "kubeconfig", "no argument of MagnumCluster holds it"),
-    ],
-)
-def test_ignore_changes_that_cannot_be_create_only(cls: type, attribute: str, why: str) -> None:
-    with pytest.raises(
-        DefinitionError, match=f"main.tf:3: create_only: '{attribute}' cannot be create-only: {why}"
-    ):
-        ignore_changes_keyword(cls, attribute, where="main.tf:3")

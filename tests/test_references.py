@@ -106,6 +106,10 @@ def test_dangling_kubeconfig_secret_ref() -> None:
         ("Cluster k8s-ais-batch-dev-multi-v25", "spec.forProvider.config.kubeconfigSecretRef")
     ]
     assert "Secret crossplane-clusters/k8s-ais-batch-dev-multi-v25" in found[0].message
+    # The kinds that could produce it come from the plug-ins and components in force.
+    assert found[0].message.endswith(
+        "(objects that can: Cluster, ClusterV1, ExternalSecret, Secret)"
+    ), found[0].message
 
 
 def test_kubeconfig_secret_ref_with_wrong_key() -> None:

@@ -43,7 +43,7 @@ from fleet.core.tree import Scope, did_you_mean
 from fleet.core.validators import check_dns_label, check_dns_subdomain, check_version_pin
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.component import (
-    ChartInstall,
+    ApplicationInstall,
     DirectoryInstall,
     InstallContext,
     ObjectsInstall,
@@ -75,7 +75,9 @@ class ArgoCd(FleetConstruct):
     off otherwise; ``plain_text`` is off; ``namespace`` (ArgoCD's) is ``argocd``;
     ``project`` (of the bootstrap Applications) is ``default``; ``versions`` (platform
     component name -> version, ``{"cluster-api": "v1.12.12"}``) is each component's pinned
-    version; ``export_kubeconfigs`` is off (no PushSecret, no External Secrets Operator);
+    version (the synth refuses a version whose CRDs are not the ones it validates against:
+    ``fleet.checks.crds.unvalidated_versions``); ``export_kubeconfigs`` is off (no
+    PushSecret, no External Secrets Operator);
     ``kubeconfig_remote_key`` is ``kubeconfigs/{env}/{cluster}``;
     ``provider_argocd_poll_seconds`` is 30 (see :mod:`fleet.argocd.registration`, OKE tokens).
     """
@@ -464,7 +466,7 @@ class ArgoCd(FleetConstruct):
             put(bs.namespace(ns, bs.WAVE_ARGOCD_CONFIG))
         for component in sorted(components, key=lambda c: (waves.get(c.name, 0), c.name)):
             install = component.install
-            if isinstance(install, ChartInstall | DirectoryInstall):
+            if isinstance(install, ApplicationInstall):
                 app(
                     f"{prefix}-{component.name}",
                     bs.component_source(component, self.version(component)),

@@ -84,6 +84,7 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.layout import PROTECT, SYNC_WAVE, sync_options
 from fleet.platform.component import (
+    ApplicationInstall,
     ChartInstall,
     DirectoryInstall,
     HealthCheck,
@@ -242,7 +243,7 @@ def component_waves(installed: Sequence[PlatformComponent]) -> dict[str, int]:
             return waves[component.name]
         if isinstance(component.install, Preinstalled):
             return WAVE_ARGOCD_CONFIG - 1
-        if not isinstance(component.install, ChartInstall | DirectoryInstall):
+        if not isinstance(component.install, ApplicationInstall):
             return WAVE_PROVIDERS
         if component.wave is not None:
             found = component.wave
@@ -254,7 +255,7 @@ def component_waves(installed: Sequence[PlatformComponent]) -> dict[str, int]:
         return found
 
     for component in installed:
-        if isinstance(component.install, ChartInstall | DirectoryInstall):
+        if isinstance(component.install, ApplicationInstall):
             wave(component, ())
     return waves
 

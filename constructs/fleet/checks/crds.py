@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -277,6 +277,29 @@ def read_lock(lock_path: Path) -> list[LockEntry]:
             LockEntry(str(raw["name"]), str(raw["url"]), str(raw["release"]), sha, str(rel))
         )
     return entries
+
+
+def pinned_releases(crds_dir: Path) -> dict[str, str]:
+    """Platform component name -> the release whose CRDs ``crds_dir`` holds, read from the
+    lock beside it (an entry's folder is its component's name); empty without a lock."""
+    lock = lock_for(crds_dir)
+    return {} if lock is None else {e.path.split("/", 1)[0]: e.release for e in read_lock(lock)}
+
+
+def _bare(version: str) -> str:
+    return version.removeprefix("helm-chart-").removeprefix("v")
+
+
+def unvalidated_versions(deployed: Mapping[str, str], crds_dir: Path) -> list[tuple[str, str, str]]:
+    """``(component, deployed version, pinned release)`` for each component in ``deployed``
+    whose CRDs in ``crds_dir`` are of another release: its objects would be validated
+    against schemas the deployed release does not serve."""
+    pinned = pinned_releases(crds_dir) if deployed else {}
+    return [
+        (name, version, pinned[name])
+        for name, version in sorted(deployed.items())
+        if name in pinned and _bare(version) != _bare(pinned[name])
+    ]
 
 
 Fetch = Callable[[str], bytes]

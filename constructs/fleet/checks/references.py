@@ -304,6 +304,11 @@ def _check_object_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
             )
 
 
+def _producer_kinds(env: _Environment) -> str:
+    """The kinds that produce Secrets, as the plug-ins and components declare them."""
+    return ", ".join(sorted({p.kind for p in env.tables.secret_producers.values()}))
+
+
 def _check_secret_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
     for path in SECRET_REFS.get((m.group, m.kind), ()):
         ref = _get(m.body, path)
@@ -318,8 +323,7 @@ def _check_secret_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
                 m,
                 field,
                 f"no object in this environment produces Secret {namespace}/{name} "
-                "(expected a ClusterV1 writeConnectionSecretToRef, a Cluster API Cluster's "
-                "<name>-kubeconfig, or an ExternalSecret)",
+                f"(objects that can: {_producer_kinds(env)})",
             )
         elif key and not any(keys is None or key in keys for keys in produced):
             known = sorted({k for keys in produced if keys for k in keys})

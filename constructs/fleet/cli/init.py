@@ -42,6 +42,8 @@ CI_FILES = {
 }
 DEV_TOOLS = ("mypy", "pytest", "ruff", "syrupy", "types-pyyaml")
 """The tool's pinned dev dependencies a fleet repository needs too."""
+BUILD_BACKEND = "setuptools"
+"""What builds the project (``make setup`` installs it): pinned as the tool's dev extra pins it."""
 DEFAULT_REPO_URL = "https://git.example.org/platform/fleet.git"
 ALLOWED_EXISTING = {".git"}
 REMOTE_SCHEMES = ("https://", "git+https://", "git+ssh://")
@@ -94,14 +96,23 @@ def requirement_from(value: str) -> str:
     return f"{DIST_NAME} @ {url}"
 
 
-def dev_requirements() -> list[str]:
-    """The tool's own pins (its ``dev`` extra) of :data:`DEV_TOOLS`."""
+def _dev_pins() -> dict[str, str]:
+    """The tool's own pins (its ``dev`` extra), by lower-case name."""
     pins: dict[str, str] = {}
     for spec in declared_requirements("dev"):
-        name = re.split(r"[=<>!~ \[]", spec, maxsplit=1)[0].lower()
-        if name in DEV_TOOLS:
-            pins[name] = spec
+        pins[re.split(r"[=<>!~ \[]", spec, maxsplit=1)[0].lower()] = spec
+    return pins
+
+
+def dev_requirements() -> list[str]:
+    """The tool's own pins (its ``dev`` extra) of :data:`DEV_TOOLS`."""
+    pins = _dev_pins()
     return [pins.get(name, name) for name in DEV_TOOLS]
+
+
+def build_requirement() -> str:
+    """The project's ``[build-system] requires``: the tool's pin of :data:`BUILD_BACKEND`."""
+    return _dev_pins().get(BUILD_BACKEND, BUILD_BACKEND)
 
 
 def project_name(folder: Path) -> str:
@@ -156,6 +167,7 @@ def init_project(
         "name": project_name(target.resolve()),
         "tool_requirement": requirement,
         "dev_requirements": "\n".join(f'    "{r}",' for r in dev_requirements()),
+        "build_requirement": build_requirement(),
         "repo_url": repo_url,
     }
     written: list[Path] = []
@@ -219,8 +231,9 @@ def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
     print(f"wrote a fleet repository in {target} ({count}; {git})")
     print(f"  depends on {requirement}")
     print(f"  rendered {plural(result.object_count, 'object')} into {new.dist}/")
+    where = "" if target.resolve() == Path.cwd().resolve() else f"cd {target}, "
     print(
-        f"next: cd {target}, copy clusters/_example.py to a module of your own (see its "
+        f"next: {where}copy clusters/_example.py to a module of your own (see its "
         "docstring), make synth && make test, then commit everything (dist/ too)"
     )
     return 0

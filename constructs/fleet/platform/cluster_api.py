@@ -310,10 +310,6 @@ if (obj.spec ~= nil and obj.spec.paused == true) or ann["cluster.x-k8s.io/paused
   hs.message = "Cluster is paused"
   return hs
 end
-if meta.deletionTimestamp ~= nil then
-  hs.message = "Deleting"
-  return hs
-end
 local st = obj.status
 if st == nil then
   return hs
@@ -358,7 +354,9 @@ fallbacks); CAPOCI v0.24.0 marks a failed OKE cluster with severity Error
 ``cluster.x-k8s.io/paused`` annotation pause it (``util/annotations/helpers.go``
 ``IsPaused``). ArgoCD's built-in (argo-cd v3.5.1
 ``resource_customizations/cluster.x-k8s.io/Cluster/health.lua``) calls any ``Ready=False``
-Degraded, so a whole OKE provisioning (10 to 20 minutes) would fail the cluster's sync."""
+Degraded, so a whole OKE provisioning (10 to 20 minutes) would fail the cluster's sync. No
+deletion branch: ArgoCD calls an object with a ``deletionTimestamp`` Progressing before any
+Lua runs (``gitops-engine/pkg/health/health.go`` ``GetResourceHealth``)."""
 
 CLUSTER_API = PlatformComponent(
     name="cluster-api",

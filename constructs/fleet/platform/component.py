@@ -107,9 +107,12 @@ class ObjectsInstall(ABC):
     cluster-api-operator provider), which the providers Application syncs."""
 
     health_checked: bool = False
-    """Whether the installing object is Healthy only once the component runs, given a Lua
-    health check in ``argocd-cm`` (ArgoCD has none for it): without one it is Healthy the
-    moment it exists, and orders nothing (the wave check then ignores it)."""
+    """Whether the installing object orders anything only with a Lua health check of its kind
+    in ``argocd-cm`` (ArgoCD has no built-in one, as for cluster-api-operator's providers):
+    without it the object is Healthy the moment it exists, long before the component has
+    installed its CRDs, and the wave check ignores it. False where ArgoCD's built-in check
+    already waits for the component (a Crossplane ``Provider``: argo-cd v3.5.1
+    ``resource_customizations/pkg.crossplane.io/Provider/health.lua``)."""
 
     @property
     @abstractmethod
@@ -163,7 +166,7 @@ class PlatformComponent:
     @property
     def applies(self) -> frozenset[Kind]:
         """Custom kinds its install applies besides the installing object itself."""
-        if isinstance(self.install, ChartInstall | DirectoryInstall):
+        if isinstance(self.install, ApplicationInstall):
             return self.install.applies
         return frozenset()
 

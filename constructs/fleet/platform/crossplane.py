@@ -30,11 +30,7 @@ CROSSPLANE_SYSTEM = "crossplane-system"
 XPKG_CONTRIB = "xpkg.upbound.io/crossplane-contrib"
 """The registry repository of the crossplane-contrib providers."""
 
-PROVIDER_HEALTH = """\
--- Crossplane Provider (crossplane v2.3.4 apis/pkg/v1/conditions.go): Healthy once Installed
--- and Healthy; Progressing while the package unpacks and its runtime starts; Degraded when
--- the package cannot be fetched or its revision is unhealthy; Suspended when paused.
-local hs = {status = "Progressing", message = "Waiting for the provider to be installed"}
+_PAUSED_PROLOGUE = """\
 local meta = obj.metadata or {}
 local ann = meta.annotations or {}
 if ann["crossplane.io/paused"] == "true" then
@@ -55,6 +51,37 @@ if synced ~= nil and synced.reason == "ReconcilePaused" then
   hs.message = "Reconciliation paused"
   return hs
 end
+"""
+
+
+def crossplane_health(comment: str, waiting: str, body: str) -> str:
+    """The Lua health check of a Crossplane object (a package, a managed resource): the
+    Lua ``comment`` lines, then Progressing with the message ``waiting`` while the object
+    has no conditions, Suspended while it is paused, else what ``body`` decides (it sees
+    ``hs``, ``obj`` and ``cond``, the conditions by type).
+
+    Paused: ``crossplane.io/paused: "true"`` (exactly that string: crossplane-runtime v2.1.0
+    ``pkg/meta/meta.go`` ``IsPaused``), also before the controller noticed; then condition
+    ``Synced`` with reason ``ReconcilePaused``, which is always ``status: "False"``
+    (``apis/common/condition.go`` ``ReconcilePaused``, its only producer, marked by
+    ``pkg/reconciler/managed/reconciler.go`` for the annotation and for an empty
+    ``managementPolicies``); Crossplane's own package manager reads it by the reason alone
+    (crossplane v2.3.4 ``internal/controller/pkg/manager/reconciler.go``), and so does this.
+    No deletion branch: ArgoCD calls an object with a ``deletionTimestamp`` Progressing
+    ("Pending deletion") before any Lua runs (argo-cd v3.5.1
+    ``gitops-engine/pkg/health/health.go`` ``GetResourceHealth``)."""
+    head = f'local hs = {{status = "Progressing", message = "{waiting}"}}\n'
+    return comment + head + _PAUSED_PROLOGUE + body
+
+
+PROVIDER_HEALTH = crossplane_health(
+    """\
+-- Crossplane Provider (crossplane v2.3.4 apis/pkg/v1/conditions.go): Healthy once Installed
+-- and Healthy; Progressing while the package unpacks and its runtime starts; Degraded when
+-- the package cannot be fetched or its revision is unhealthy; Suspended when paused.
+""",
+    "Waiting for the provider to be installed",
+    """\
 local inst, healthy = cond["Installed"], cond["Healthy"]
 if inst ~= nil and inst.status == "False" then
   if inst.reason == "UnpackingPackage" and inst.message ~= nil and inst.message ~= "" then
@@ -88,7 +115,8 @@ if inst ~= nil and inst.status == "False" then
   hs.message = inst.reason or hs.message
 end
 return hs
-"""
+""",
+)
 """Health of a ``pkg.crossplane.io/Provider``. crossplane v2.3.4: the package manager sets
 ``Installed=False`` ``UnpackingPackage`` while it unpacks, with the error as message when
 it cannot (``internal/controller/pkg/manager/reconciler.go``); ``Healthy`` comes from

@@ -367,23 +367,6 @@ def check_create_only(given: Sequence[str], cls: type, *, where: str) -> tuple[s
     return tuple(dict.fromkeys(given))
 
 
-def ignore_changes_keyword(cls: type, attribute: str, *, where: str) -> str:
-    """The ``create_only`` keyword of ``cls`` (MagnumCluster, NodeGroup) for a Terraform
-    attribute under ``lifecycle { ignore_changes }`` (``node_count`` -> ``node_count``,
-    ``cluster_template_id`` -> ``template``), or the error saying why it cannot be
-    create-only (for the importer)."""
-    for o in options_of(cls).values():
-        if o.terraform == attribute or (not o.terraform and o.keyword == attribute):
-            check_create_only((o.keyword,), cls, where=where)
-            return o.keyword
-    raise DefinitionError(
-        f"{attribute!r} cannot be create-only: no argument of {cls.__name__} holds it"
-        + (" (clusterId is the cluster's external name)" if attribute == "cluster_id" else ""),
-        where=where,
-        field="create_only",
-    )
-
-
 def move_create_only(spec: dict[str, Any], fields: Sequence[str]) -> None:
     """Move ``fields`` of ``spec.forProvider`` (where rendered) to ``spec.initProvider``."""
     for key in fields:

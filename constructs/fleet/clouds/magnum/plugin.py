@@ -29,6 +29,7 @@ from fleet.platform.crossplane import (
     XPKG_CONTRIB,
     CrossplaneProvider,
     ProviderRuntime,
+    crossplane_health,
     max_reconcile_rate,
 )
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
@@ -50,34 +51,13 @@ def _connection_secret(m: Manifest) -> tuple[str, str, frozenset[str] | None] | 
     return (str(ref.get("namespace") or m.namespace), str(ref["name"]), frozenset({KUBECONFIG_KEY}))
 
 
-MAGNUM_HEALTH = """\
+MAGNUM_HEALTH = crossplane_health(
+    """\
 -- provider-openstack's Magnum objects (upjet managed resources): Progressing while Magnum
 -- provisions, Suspended while paused, Degraded on a failure.
-local hs = {status = "Progressing", message = "Provisioning"}
-local meta = obj.metadata or {}
-local ann = meta.annotations or {}
-if ann["crossplane.io/paused"] == "true" then
-  hs.status = "Suspended"
-  hs.message = "Reconciliation paused (crossplane.io/paused)"
-  return hs
-end
-if meta.deletionTimestamp ~= nil then
-  hs.message = "Deleting"
-  return hs
-end
-if obj.status == nil or obj.status.conditions == nil then
-  return hs
-end
-local cond = {}
-for _, c in ipairs(obj.status.conditions) do
-  cond[c.type] = c
-end
-local synced = cond["Synced"]
-if synced ~= nil and synced.status == "False" and synced.reason == "ReconcilePaused" then
-  hs.status = "Suspended"
-  hs.message = "Reconciliation paused"
-  return hs
-end
+""",
+    "Provisioning",
+    """\
 for _, t in ipairs({"LastAsyncOperation", "Synced"}) do
   local c = cond[t]
   if c ~= nil and c.status == "False" then
@@ -109,15 +89,16 @@ if ready ~= nil then
   hs.message = ready.reason or "Not ready"
 end
 return hs
-"""
+""",
+)
 """Health of ``ClusterV1``, ``NodegroupV1`` and ``ClustertemplateV1``.
 
 * Provisioning: upjet v2.2.0 sets ``Ready`` (``Available``) only from an Observe once no
   async operation runs (``pkg/controller/external_async_tfpluginsdk.go`` ``Observe``,
   ``external_tfpluginsdk.go``); until then Progressing.
-* Paused: ``crossplane.io/paused: "true"`` gives ``Synced=False`` reason ``ReconcilePaused``
-  (crossplane-runtime v2.1.0 ``pkg/reconciler/managed/reconciler.go``): Suspended, also
-  before the provider noticed.
+* Paused: Suspended, by the annotation or ``Synced`` reason ``ReconcilePaused``
+  (:func:`~fleet.platform.crossplane.crossplane_health`, which every Crossplane object's
+  check shares).
 * Transient: Magnum refuses a node group while its cluster has no API address, 409
   "Cluster API address is not available yet" (openstack/magnum ``magnum/common/exception.py``
   ``ClusterAPIAddressUnavailable``, ``magnum/api/controllers/v1/nodegroup.py`` ``post``),

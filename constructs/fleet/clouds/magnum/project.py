@@ -141,11 +141,6 @@ class OpenStackProject(FleetConstruct):
         once every ``define()`` has run, so in any module order)."""
         self._used_in = self.fleet.catalog(_ProjectUse).environments(self)
 
-    @property
-    def used_in(self) -> frozenset[str]:
-        """The environments where a cluster uses the project (known in the prepare phase)."""
-        return self._used_in
-
     def render(self, environment: str) -> list[Manifest]:
         """The ProviderConfig, in the environments where a cluster uses the project."""
         if environment not in self._used_in:
