@@ -189,9 +189,10 @@ node_count = "1"
 PROGRESS_LINE = re.compile(r"^synth: \[\d+/\d+\] ")
 
 
-def one_cluster_state(*, labels: dict[str, str]) -> str:
-    """A state file (format 4) of one Magnum cluster whose template only its UUID names."""
-    attributes = {
+def one_cluster_state(*, labels: object, **changed: object) -> str:
+    """A state file (format 4) of one Magnum cluster whose template only its UUID names;
+    ``changed`` replaces attributes."""
+    attributes: dict[str, object] = {
         "id": "0f8c7f3a-6b1e-4c2d-9a8b-7e6d5c4b3a21",
         "name": "c-dev",
         "cluster_template_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
@@ -202,6 +203,7 @@ def one_cluster_state(*, labels: dict[str, str]) -> str:
         "master_count": 1,
         "labels": labels,
         "merge_labels": True,
+        **changed,
     }
     resource = {
         "mode": "managed",
@@ -1170,6 +1172,99 @@ CASES = [
         r"import/secret\.tfstate openstack_containerinfra_cluster_v1\.c: labels\.db_password: "
         r"holds credential material \(literal value in credential field 'db_password'\)",
         argv=("import", "tfstate", "import/secret.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "state-count-with-a-fraction-is-refused-by-its-attribute",
+        {"import/odd.tfstate": one_cluster_state(labels={}, node_count=3.5)},
+        r"import/odd\.tfstate openstack_containerinfra_cluster_v1\.c: node_count: the state "
+        r"holds a number with a fraction where terraform-provider-openstack has a whole number",
+        argv=("import", "tfstate", "import/odd.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "state-labels-not-a-map-are-refused-without-quoting-them",
+        {"import/odd.tfstate": one_cluster_state(labels=["hunter2-FAKE"])},
+        r"import/odd\.tfstate openstack_containerinfra_cluster_v1\.c: labels: the state holds "
+        r"a list where terraform-provider-openstack has a map of strings",
+        argv=("import", "tfstate", "import/odd.tfstate", "--environment", "dev"),
+        hidden="hunter2-FAKE",
+    ),
+    Case(
+        "state-without-a-magnum-cluster-says-what-it-holds",
+        {
+            "import/other.tfstate": json.dumps(
+                {
+                    "version": 4,
+                    "resources": [
+                        {
+                            "mode": "managed",
+                            "type": "openstack_compute_instance_v2",
+                            "name": "vm",
+                            "instances": [{"attributes": {"id": "x"}}],
+                        }
+                    ],
+                }
+            )
+        },
+        r"import/other\.tfstate: no openstack_containerinfra_cluster_v1: nothing to import "
+        r"\(other resources: 1, openstack_compute_instance_v2\.vm\)$",
+        argv=("import", "tfstate", "import/other.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "the-same-state-twice-names-the-address",
+        {"import/a.tfstate": one_cluster_state(labels={})},
+        r"import/a\.tfstate openstack_containerinfra_cluster_v1\.c: cluster "
+        r"0f8c7f3a-6b1e-4c2d-9a8b-7e6d5c4b3a21 is also import/a\.tfstate "
+        r"openstack_containerinfra_cluster_v1\.c: pass each state once$",
+        argv=("import", "tfstate", "import/a.tfstate", "import/a.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "an-out-module-fleet-synth-would-not-read-is-refused",
+        {"import/a.tfstate": one_cluster_state(labels={})},
+        r"--out: elsewhere/a\.py: must be a module directly in .*clusters/ \(NAME\.py, NAME a "
+        r"Python name not starting with '_'\): fleet synth reads only those$",
+        argv=("import", "tfstate", "import/a.tfstate", "--out", "elsewhere/a.py"),
+    ),
+    Case(
+        "an-out-helper-module-is-refused",
+        {"import/a.tfvars": SEED_TFVARS},
+        r"--out: clusters/_a\.py: must be a module directly in .*clusters/",
+        argv=("import", "tfvars", "import/a.tfvars", "--out", "clusters/_a.py"),
+    ),
+    Case(
+        "a-source-that-is-a-file-says-so",
+        {"import/a.tfstate": one_cluster_state(labels={}), "import/main.tf": ""},
+        r"import/main\.tf: --source: a file, not the configuration's folder$",
+        argv=("import", "tfstate", "import/a.tfstate", "--source", "import/main.tf"),
+    ),
+    Case(
+        "an-empty-state-file-says-so",
+        {"import/empty.tfstate": "\n"},
+        r"import/empty\.tfstate: an empty file, not a state \(did `terraform state pull` "
+        r"fail\?\)$",
+        argv=("import", "tfstate", "import/empty.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "a-state-cut-short-says-so",
+        {"import/cut.tfstate": one_cluster_state(labels={})[:300]},
+        r"import/cut\.tfstate:1: not JSON: Unterminated string \(the file ends there: cut "
+        r"short\?\)$",
+        argv=("import", "tfstate", "import/cut.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        # opentofu/opentofu internal/encryption/base.go: basedata
+        "an-encrypted-opentofu-state-says-how-to-decrypt-it",
+        {
+            "import/enc.tfstate": json.dumps(
+                {
+                    "meta": {"key_provider.pbkdf2.key": "eyJzYWx0Ijoi"},
+                    "encrypted_data": "c2VjcmV0IGNpcGhlcnRleHQ=",
+                    "encryption_version": "v0",
+                }
+            )
+        },
+        r"import/enc\.tfstate: an OpenTofu state encrypted at rest \(encryption_version 'v0'\): "
+        r"pass `tofu show -json > state\.json` instead",
+        argv=("import", "tfstate", "import/enc.tfstate", "--environment", "dev"),
     ),
     Case(
         "tfvars-credential-where-a-count-belongs-is-not-echoed",

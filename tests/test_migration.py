@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -583,3 +584,55 @@ def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
     assert len(problems) == 2
     assert f"tfvars has {uuid!r}" in problems[0]
     assert "annotation fleet.openstack/cluster-template" in problems[1]
+
+
+def test_a_project_value_with_a_password_is_left_to_a_person_without_showing_it(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project_fleet(
+        make_project, 'OpenStackProject(fleet, "edh", project_name="JEEDY DATA", region="cern")'
+    )
+    data = tmp_path / "data"
+    shutil.copytree(DATA, data)
+    for path in data.glob("*/terraform.tfvars"):
+        path.write_text(
+            path.read_text().replace(
+                "https://keystone.cern.ch/v3", "https://admin:hunter2-FAKE@keystone.cern.ch/v3"
+            )
+        )
+    assert fleet(root, "import", "tfvars", str(data)) == 0
+    out = capsys.readouterr().out
+    assert "hunter2-FAKE" not in out
+    assert (
+        "needs a person: auth_url holds credential material (not shown) and is not declared on "
+        "project 'edh' (clusters/z_projects.py:6); add auth_url= there without it" in out
+    )
+    assert "hunter2-FAKE" not in (root / "clusters" / "data.py").read_text()
+
+
+def test_a_template_uuid_that_contradicts_the_fleets_template_is_refused_not_ignored(
+    make_project: ProjectFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The catalog's template is used as declared: a --template-uuid saying otherwise was
+    # silently dropped.
+    root = project_fleet(
+        make_project, 'OpenStackProject(fleet, "edh", project_name="JEEDY DATA", region="cern")'
+    )
+    before = tree_hash(root / "clusters")
+    given = "kubernetes-1.25.3-3-multi=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1"
+    assert fleet(root, "import", "tfvars", str(DATA), "--template-uuid", given) == 2
+    err = capsys.readouterr().err
+    assert re.search(
+        r"^error: --template-uuid: kubernetes-1\.25\.3-3-multi=0e9c5a47-d4a4-4d0b-9d61-"
+        r"b1d0e6e4d1e1: the fleet declares template 'kubernetes-1\.25\.3-3-multi' "
+        r"\(clusters/_templates\.py:\d+\) with uuid 0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01, which "
+        r"its clusters use: correct one of them$",
+        err,
+        re.M,
+    ), err
+    assert tree_hash(root / "clusters") == before
+    # The same UUID, or one for a template no cluster here uses: accepted.
+    agreeing = "kubernetes-1.25.3-3-multi=0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01"
+    other = "kubernetes-9=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1"
+    args = ("--template-uuid", agreeing, "--template-uuid", other)
+    assert fleet(root, "import", "tfvars", str(DATA), *args) == 0

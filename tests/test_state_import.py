@@ -11,8 +11,10 @@ rendered objects are what the fleet renders with the written modules.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -413,9 +415,19 @@ def test_the_environment_comes_from_the_name_then_the_state_then_the_flag(
     code, output = run_cli(fleet_copy, ["import", "tfstate", str(state)], capsys)
     assert code == 2
     assert (
-        f"error: {state}: cannot tell the environment of cluster 'cluster_1': its name holds "
-        "none of dev, test, prod; pass the state as --state ENV=PATH, or --environment ENV"
+        f"error: {state} openstack_containerinfra_cluster_v1.cluster_1[0]: cannot tell the "
+        "environment of cluster 'cluster_1': its name holds none of dev, test, prod; pass the "
+        "state as --state ENV=PATH, or --environment ENV"
     ) in output
+    # One line: its node groups are not reported as orphans besides.
+    state = REAL / "zephyr-infrastructure/state/cnx-zephyr-ci.tfstate"
+    code, output = run_cli(fleet_copy, ["import", "tfstate", str(state)], capsys)
+    assert code == 2
+    assert [line for line in output.splitlines() if line.startswith("error: ")] == [
+        f"error: {state} openstack_containerinfra_cluster_v1.zephyr_ci: cannot tell the "
+        "environment of cluster 'zephyr-ci': its name holds none of dev, test, prod; pass the "
+        "state as --state ENV=PATH, or --environment ENV"
+    ]
 
 
 # --- what `fleet import tfvars` says of each real shape ---------------------------------------
@@ -805,3 +817,339 @@ def test_a_persons_template_that_says_otherwise_than_the_state_is_reported(
     )
     module = (fleet_copy / "clusters" / "eqiad1.py").read_text()
     assert "from clusters._paws_templates import PAWS" in module
+
+
+def test_magnum_names_without_a_usable_kubernetes_name_import_with_a_pinned_one(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Valid Magnum names (a cluster name of 100 characters, two clusters and two node
+    # groups whose names derive one object name, a node group name with nothing of it left)
+    # that no derived Kubernetes name fits: the import pins one, synth renders it.
+    document = json.loads((REAL / "2i2c-infrastructure/state/2i2c-jetstream2.tfstate").read_text())
+    long_name = "a" * 100
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            first = resource["instances"][0]
+            first["attributes"]["name"] = long_name
+            second = json.loads(json.dumps(first))
+            second["index_key"], second["attributes"]["id"] = (
+                1,
+                "0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1",
+            )
+            second["attributes"]["name"] = "A" * 100  # derives the same object name
+            first["index_key"] = 0
+            resource["instances"].append(second)
+        if resource["type"] == "openstack_containerinfra_nodegroup_v1":
+            attributes = resource["instances"][0]["attributes"]
+            if attributes["name"] == "core":
+                attributes["name"] = "user-m3_quad"  # derives user-m3-quad, as user-m3.quad
+    nodegroups = [r for r in document["resources"] if r["type"].endswith("nodegroup_v1")]
+    extra = json.loads(json.dumps(nodegroups[0]))
+    extra["name"] = "odd"
+    extra["instances"][0]["attributes"].update(
+        name="---", id=extra["instances"][0]["attributes"]["cluster_id"] + "/7d0e"
+    )
+    document["resources"].append(extra)
+    state = tmp_path / "names.tfstate"
+    state.write_text(json.dumps(document))
+
+    code, output = run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)
+
+    assert code == 0, output
+    suffix = lambda name: hashlib.sha256(name.encode()).hexdigest()[:8]  # noqa: E731
+    cut = "a" * (63 - 9)
+    assert (
+        f"object name pinned to '{cut}-{suffix(long_name)}' (object_name=): the derived one "
+        "has 100 characters (at most 63)" in output
+    )
+    assert f"object name pinned to '{cut}-{suffix('A' * 100)}'" in output
+    assert (
+        f"'user-m3-quad-{suffix('user-m3.quad')}' (object_name=): the derived "
+        "'user-m3-quad' is taken by node group 'user-m3_quad'" in output
+    )
+    assert f"'nodegroup-{suffix('---')}' (object_name=): nothing is left" in output
+    assert main(["--root", str(fleet_copy), "synth"]) == 0
+    names = {
+        doc["metadata"]["name"]: doc["spec"]["forProvider"]["name"]
+        for path in (fleet_copy / "dist/prod/clusters").glob("*/*v1_containerinfra*.yaml")
+        for doc in [yaml.safe_load(path.read_text())]
+    }
+    # Magnum's names byte for byte; every Kubernetes name a DNS-1123 label.
+    assert names[f"{cut}-{suffix(long_name)}"] == long_name
+    assert names[f"{cut}-{suffix('A' * 100)}"] == "A" * 100
+    assert names[f"{cut}-{suffix(long_name)}-user-m3-quad"] == "user-m3_quad"
+    assert names[f"{cut}-{suffix(long_name)}-user-m3-quad-{suffix('user-m3.quad')}"] == (
+        "user-m3.quad"
+    )
+    assert names[f"{cut}-{suffix(long_name)}-nodegroup-{suffix('---')}"] == "---"
+    # A re-import pins the same names.
+    module = fleet_copy / "clusters" / "names.py"
+    first = module.read_text()
+    assert run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)[0] == 0
+    assert module.read_text() == first
+
+
+def test_a_value_the_configuration_no_longer_sets_is_kept_where_it_is_not_the_templates(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    # paws' k8s.tf leaves flavor to the template. A state whose cluster holds another
+    # flavor than the template's was applied from an earlier configuration (Terraform plans
+    # nothing when an Optional+Computed argument is removed): Magnum holds that flavor.
+    document = json.loads((REAL / "paws/state/codfw1dev.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            attributes = resource["instances"][0]["attributes"]
+            attributes["flavor"] = "g4.cores16.ram64.disk20"
+            attributes["labels"] = {**attributes["labels"], "kube_tag": "v1.27.9-rancher1"}
+    state = tmp_path / "codfw1dev.tfstate"
+    state.write_text(json.dumps(document))
+    options = StateOptions(states=[(state, "dev")], sources=[REAL / "paws/source/tofu"])
+    (decl,) = plan_state_import(FleetConfig.load(fleet_copy), options).declarations
+    keywords = decl.members[0].keywords
+    assert keywords["flavor"] == "g4.cores16.ram64.disk20"
+    assert keywords["labels"]["kube_tag"] == "v1.27.9-rancher1"
+    assert "keypair" not in keywords  # equal to the template's: still left to it
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (
+            "zephyr-infrastructure/source/terraform",
+            ": holds 2 Terraform configurations of Magnum clusters (cnx-zephyr-ci, "
+            "cnx-zephyr-test), not <community>/<cluster>/terraform.tfvars: import the state of "
+            "each instead, with its environment: `terraform state pull > cnx-zephyr-ci.tfstate "
+            "&& fleet import tfstate --state ENV=cnx-zephyr-ci.tfstate --source "
+            f"{REAL / 'zephyr-infrastructure/source/terraform/cnx-zephyr-ci'}`",
+        ),
+        (
+            # envs/dev calls ../../modules/openstack/k8s-cluster: a module, not a root
+            "ralgar-homelab-module/source/infra",
+            ": holds 1 Terraform configuration of Magnum clusters (envs/dev), not",
+        ),
+        (
+            "2i2c-infrastructure/source/terraform/openstack/projects",
+            "/2i2c-jetstream2.tfvars:4: variable `notebook_nodes` is a map of 1 node group",
+        ),
+    ],
+)
+def test_tfvars_import_of_a_folder_above_the_configurations_names_them(
+    path: str, message: str, fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = REAL / path
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(fleet_copy, ["import", "tfvars", str(given)], capsys)
+    assert code == 2
+    assert f"error: {given}{message}" in output
+    assert tree_hash(fleet_copy) == before
+
+
+def test_a_tainted_cluster_or_node_group_is_adopted_and_reported(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    # Tainted as hashicorp/terraform writes it: "status": "tainted" on a format 4 instance
+    # (internal/states/statefile/version4.go), "tainted": true in show -json
+    # (internal/command/jsonstate/state.go).
+    document = json.loads((REAL / "ppouliot-magnum-clusters/state/terraform.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            resource["instances"][0]["status"] = "tainted"
+    state = tmp_path / "tainted.tfstate"
+    state.write_text(json.dumps(document))
+    shown = json.loads((REAL / "zephyr-infrastructure/state/cnx-zephyr-test.show.json").read_text())
+    groups = [
+        r
+        for r in shown["values"]["root_module"]["resources"]
+        if r["type"] == "openstack_containerinfra_nodegroup_v1"
+    ]
+    groups[0]["tainted"] = True
+    shown_state = tmp_path / "shown.json"
+    shown_state.write_text(json.dumps(shown))
+    config = FleetConfig.load(fleet_copy)
+    report = "\n".join(
+        plan_state_import(config, StateOptions(states=[(state, "dev")])).report
+        + plan_state_import(config, StateOptions(states=[(shown_state, "test")])).report
+    )
+    tainted = "tainted in the state (Terraform would destroy and re-create it on its next apply)"
+    assert f"cluster_1 (dev): {tainted}" in report
+    assert f"node group {groups[0]['values']['name']!r}: {tainted}" in report
+    assert report.count(tainted) == 2
+
+
+def test_a_node_group_value_the_fleet_refuses_names_the_node_groups_address(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = json.loads((REAL / "2i2c-infrastructure/state/2i2c-jetstream2.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_nodegroup_v1":
+            attributes = resource["instances"][0]["attributes"]
+            if attributes["name"] == "core":
+                attributes["min_node_count"] = 9  # above its max_node_count, 5
+    state = tmp_path / "bounds.tfstate"
+    state.write_text(json.dumps(document))
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(fleet_copy, ["import", "tfstate", "--state", f"prod={state}"], capsys)
+    assert code == 2
+    assert (
+        f"error: {state} openstack_containerinfra_nodegroup_v1.core: min_node_count: "
+        "min_node_count 9 is above max_node_count 5 (prod) (the import writes nothing)"
+    ) in output
+    assert tree_hash(fleet_copy) == before
+
+
+def test_a_value_the_state_marks_sensitive_is_never_written(
+    fleet_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Marks as hashicorp/terraform writes them: sensitive_attributes paths in a format 4
+    # state (internal/states/statefile/version4.go), sensitive_values mirroring the values
+    # in show -json (internal/command/jsonstate/state.go). The value looks like nothing.
+    opaque = "c2VjcmV0LXZhbHVl"
+    document = json.loads((REAL / "ppouliot-magnum-clusters/state/terraform.tfstate").read_text())
+    for resource in document["resources"]:
+        instance = resource["instances"][0]
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            instance["attributes"]["labels"]["registry_auth"] = opaque
+            instance["sensitive_attributes"] = [
+                [
+                    {"type": "get_attr", "value": "labels"},
+                    {"type": "index", "value": {"value": "registry_auth", "type": "string"}},
+                ]
+            ]
+    state = tmp_path / "marked.tfstate"
+    state.write_text(json.dumps(document))
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", str(state), "--environment", "dev"], capsys
+    )
+    assert code == 2
+    assert (
+        f"error: {state} openstack_containerinfra_cluster_v1.cluster_1[0]: labels: holds "
+        "credential material (the state marks it sensitive)"
+    ) in output
+    assert opaque not in output
+    assert tree_hash(fleet_copy) == before
+
+    shown = json.loads(
+        (REAL / "2i2c-infrastructure/state/projectpythia-binder.show.json").read_text()
+    )
+    for resource in shown["values"]["root_module"]["resources"]:
+        if resource["address"] == "openstack_containerinfra_nodegroup_v1.core":
+            resource["values"]["labels"]["registry_auth"] = opaque
+            resource["sensitive_values"] = {"labels": {"registry_auth": True}}
+        if resource["type"] == "openstack_containerinfra_clustertemplate_v1":
+            resource["values"]["insecure_registry"] = "registry.example.org:5000"
+            resource["sensitive_values"] = {"insecure_registry": True, "labels": {}}
+    shown_state = tmp_path / "marked.json"
+    shown_state.write_text(json.dumps(shown))
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", "--state", f"prod={shown_state}"], capsys
+    )
+    assert code == 2
+    assert (
+        f"error: {shown_state} openstack_containerinfra_nodegroup_v1.core: labels: holds "
+        "credential material (the state marks it sensitive)"
+    ) in output
+    assert opaque not in output
+    # A template attribute marked sensitive is left out, and said to be.
+    for resource in shown["values"]["root_module"]["resources"]:
+        if resource["address"] == "openstack_containerinfra_nodegroup_v1.core":
+            del resource["values"]["labels"]["registry_auth"], resource["sensitive_values"]
+    shown_state.write_text(json.dumps(shown))
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", "--state", f"prod={shown_state}"], capsys
+    )
+    assert code == 0, output
+    assert "insecure_registry hold(s) credential material or are marked sensitive" in output
+    assert (
+        "registry.example.org" not in (fleet_copy / "clusters/_imported_templates.py").read_text()
+    )
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_state_written_by_windows_powershell_reads_as_the_same_state(
+    encoding: str, fleet_copy: Path, tmp_path: Path
+) -> None:
+    # Windows PowerShell 5.1 writes `terraform show -json > state.json` as UTF-16 with a
+    # byte order mark, and `Out-File -Encoding utf8` as UTF-8 with one.
+    source = REAL / "paws/state/eqiad1.tfstate"
+    written = tmp_path / "eqiad1.tfstate"
+    written.write_bytes(source.read_text(encoding="utf-8").encode(encoding))
+    config = FleetConfig.load(fleet_copy)
+    plain = plan_state_import(config, StateOptions(states=[(source, "prod")]))
+    marked = plan_state_import(config, StateOptions(states=[(written, "prod")]))
+    assert marked.files == plain.files  # the module names the state by its file name only
+
+
+def autoscaled_state(tmp_path: Path, labels: dict[str, str]) -> Path:
+    """ppouliot's state with its cluster's labels (merge_labels) replaced."""
+    document = json.loads((REAL / "ppouliot-magnum-clusters/state/terraform.tfstate").read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "openstack_containerinfra_cluster_v1":
+            attributes = resource["instances"][0]["attributes"]
+            attributes["labels"], attributes["merge_labels"] = labels, True
+    path = tmp_path / "autoscaled.tfstate"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_an_autoscaled_cluster_under_ignore_changes_imports_its_bounds(
+    fleet_copy: Path, tmp_path: Path
+) -> None:
+    # The common shape: the autoscaler on by labels, node_count under ignore_changes. The
+    # bounds became labels MagnumCluster refuses (the import failed) when ignore_changes
+    # had made node_count create-only.
+    source = tmp_path / "source"
+    shutil.copytree(REAL / "ppouliot-magnum-clusters/source", source)
+    main_tf = source / "main.tf"
+    main_tf.write_text(
+        main_tf.read_text().replace(
+            "  master_count        = var.master_count\n}",
+            "  master_count        = var.master_count\n"
+            '  labels              = { auto_scaling_enabled = "true", min_node_count = "1", '
+            'max_node_count = "5" }\n'
+            "  merge_labels        = true\n"
+            "  lifecycle {\n    ignore_changes = [node_count]\n  }\n}",
+        )
+    )
+    labels = {"auto_scaling_enabled": "true", "min_node_count": "1", "max_node_count": "5"}
+    state = autoscaled_state(tmp_path, labels)
+    options = StateOptions(states=[(state, "dev")], sources=[source])
+    (decl,) = plan_state_import(FleetConfig.load(fleet_copy), options).declarations
+    keywords = decl.members[0].keywords
+    assert (keywords["min_node_count"], keywords["max_node_count"]) == (1, 5)
+    assert keywords["labels"] == {"auto_scaling_enabled": "true"}
+    assert keywords["create_only"] == ["node_count"]
+
+
+@pytest.mark.parametrize(
+    ("labels", "shown"),
+    [
+        ({"auto_scaling_enabled": "true", "max_node_count": "5"}, "max_node_count='5'"),
+        (
+            {"auto_scaling_enabled": "false", "min_node_count": "1", "max_node_count": "5"},
+            "min_node_count='1', max_node_count='5'",
+        ),
+    ],
+)
+def test_autoscaler_bounds_the_fleet_cannot_declare_are_refused_by_their_shape(
+    labels: dict[str, str],
+    shown: str,
+    fleet_copy: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    state = autoscaled_state(tmp_path, labels)
+    before = tree_hash(fleet_copy)
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", str(state), "--environment", "dev"], capsys
+    )
+    assert code == 2
+    errors = [line for line in output.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: {state} openstack_containerinfra_cluster_v1.cluster_1[0]: labels: holds "
+        f"{shown} with auto_scaling_enabled={labels['auto_scaling_enabled']!r}: MagnumCluster "
+        "writes these labels only from min_node_count and max_node_count, both whole numbers, "
+        "with the autoscaler on, so it cannot declare this cluster as Magnum holds it (its "
+        "labels are ForceNew); leave its state out of the import"
+    ]
+    assert tree_hash(fleet_copy) == before

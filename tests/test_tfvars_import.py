@@ -650,3 +650,76 @@ def test_fails_template_uuid_not_a_uuid(
         "kubernetes-1.25.3-3-multi=kubernetes-1.25.3-3-multi",
     )
     assert "--template-uuid: kubernetes-1.25.3-3-multi: not a Magnum UUID" in err
+
+
+@pytest.mark.parametrize("project_name", ["per env", "ALL", "Fleet"])
+def test_a_project_named_like_a_name_the_module_uses_gets_its_own_variable(
+    project_name: str, make_project: ProjectFactory, tmp_path: Path
+) -> None:
+    # `per env` would be `per_env = OpenStackProject(...)`, shadowing the per_env the
+    # declaration then calls (the import refused: 'OpenStackProject' object is not
+    # callable); `all` a builtin; `fleet` define's argument.
+    root = project(make_project)
+    text = MINIMAL.replace("JEEDY AIS", project_name)
+    tfvars(tmp_path, text, cluster="dev")
+    tfvars(
+        tmp_path,
+        text.replace("k8s-x-dev", "k8s-x-prod").replace('node_count = "1"', 'node_count = "2"'),
+        cluster="prod",
+    )
+    uuid = "kubernetes-1.25.3-3=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1"
+    assert run(root, str(tmp_path / "in"), "--derive-templates", "--template-uuid", uuid) == 0
+    module = (root / "clusters" / "ais.py").read_text()
+    variable = "project_" + project_name.lower().replace(" ", "_")
+    assert f"    {variable} = OpenStackProject(" in module
+    assert "node_count=per_env(dev=1, prod=2)" in module
+    assert main(["--root", str(root), "synth"]) == 0
+
+
+def test_an_autoscaled_cluster_imports_its_bounds_as_min_and_max(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The labels turn Magnum's autoscaler on and bound it: MagnumCluster takes the bounds as
+    # min_node_count/max_node_count (the labels it refuses in labels=); the import failed.
+    root = project(make_project)
+    text = MINIMAL.replace(
+        'labels = { "availability_zone" : "cern-geneva-a" }',
+        'labels = { "availability_zone" : "cern-geneva-a", "auto_scaling_enabled" : "true",'
+        ' "min_node_count" : "1", "max_node_count" : "5" }',
+    )
+    tfvars(tmp_path, text)
+    uuid = "kubernetes-1.25.3-3=0e9c5a47-d4a4-4d0b-9d61-b1d0e6e4d1e1"
+    args = (str(tmp_path / "in"), "--derive-templates", "--template-uuid", uuid, "--verify")
+    assert run(root, *args) == 0, capsys.readouterr().err
+    module = (root / "clusters" / "ais.py").read_text()
+    assert "min_node_count=1," in module and "max_node_count=5," in module
+    assert '"min_node_count"' not in module and '"max_node_count"' not in module
+    assert main(["--root", str(root), "synth"]) == 0
+    folder = root / "dist/dev/clusters/k8s-x-dev"
+    (path,) = folder.glob("clusterv1_*.yaml")
+    rendered = yaml.safe_load(path.read_text())
+    assert rendered["spec"]["forProvider"]["labels"] == {
+        "availability_zone": "cern-geneva-a",
+        "auto_scaling_enabled": "true",
+        "min_node_count": "1",
+        "max_node_count": "5",
+    }
+    assert rendered["spec"]["initProvider"] == {"nodeCount": 1}
+
+
+def test_autoscaler_bounds_the_fleet_cannot_write_name_the_labels(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(make_project)
+    text = MINIMAL.replace(
+        'labels = { "availability_zone" : "cern-geneva-a" }',
+        'labels = { "auto_scaling_enabled" : "true", "max_node_count" : "5" }',
+    )
+    bad = tfvars(tmp_path, text)
+    assert run(root, str(tmp_path / "in"), "--derive-templates") == 2
+    err = capsys.readouterr().err
+    assert (
+        f"error: {bad}:7: labels: holds max_node_count='5' with auto_scaling_enabled='true': "
+        "MagnumCluster writes these labels only from min_node_count and max_node_count"
+    ) in err
+    assert err.count("error: ") == 1

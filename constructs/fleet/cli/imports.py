@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
+from fleet.core.secrets import redact
 from fleet.core.words import plural
 from fleet.importers import command_help as texts
 
@@ -32,13 +33,13 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
         StateOptions(
             states=given,
             sources=[Path(s) for s in args.source_dir],
-            out=Path(args.out) if args.out else None,
+            out=_out(args, config),
             environment=args.environment,
             observe=args.observe,
         ),
     )
     for line in plan.report:
-        print(f"report: {line}")
+        print(f"report: {redact(line)}")
     for path in write_files(plan.files):
         print(f"wrote {_shown(path)}")
     clusters = sum(len(d.members) for d in plan.declarations)
@@ -67,7 +68,7 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
     options = ImportOptions(
         paths=[Path(p) for p in paths],
         states=[Path(s) for s in states],
-        out=Path(args.out) if args.out else None,
+        out=_out(args, config),
         environment=args.environment,
         derive_templates=args.derive_templates,
         observe=args.observe,
@@ -88,7 +89,7 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
             )
             return EXIT_CHECK
     for line in result.report:
-        print(f"report: {line}")
+        print(f"report: {redact(line)}")
     for path in write_files(result.files):
         print(f"wrote {_shown(path)}")
     checked = " and verified" if args.verify else ""
@@ -98,6 +99,31 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         f"as {plural(declared, 'declaration')}"
     )
     return EXIT_OK
+
+
+def _out(args: argparse.Namespace, config: FleetConfig) -> Path | None:
+    """``--out``, if given: a declaration module (``<clusters>/<name>.py``, no ``_`` first),
+    the only files ``fleet synth`` reads; anything else would import clusters no render
+    sees."""
+    if not args.out:
+        return None
+    from fleet.pipeline.discovery import HELPER_PREFIX
+
+    path = Path(args.out).resolve()
+    folder = config.clusters_dir.resolve()
+    stem = path.name.removesuffix(".py")
+    if (
+        path.parent != folder
+        or stem == path.name
+        or not stem.isidentifier()
+        or (stem.startswith(HELPER_PREFIX))
+    ):
+        raise FleetError(
+            f"--out: {args.out}: must be a module directly in {_shown(folder)}/ (NAME.py, "
+            f"NAME a Python name not starting with '{HELPER_PREFIX}'): fleet synth reads only "
+            "those"
+        )
+    return path
 
 
 def _env_path(value: str) -> tuple[str, str]:
@@ -177,7 +203,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", metavar="FILE", help="write every cluster into this one module")
+    p.add_argument(
+        "--out", metavar="FILE", help="write every cluster into this one module of clusters/"
+    )
     p.add_argument(
         "--environment",
         metavar="ENV",
@@ -199,7 +227,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--verify",
         action="store_true",
-        help="render the result and check that every tfvars value appears unchanged",
+        help="render the result and check that every tfvars value appears unchanged (an "
+        "import of state alone always checks every state value)",
     )
     p.add_argument(
         "--observe",

@@ -8,6 +8,7 @@ unchanged, and ruff's ambiguous-character and line-width checks stay exact.
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -333,9 +334,14 @@ def template_variable(name: str) -> str:
 def project_variable(connection: Connection) -> str:
     """The local name of a project in ``define``: ``JEEDY AIS`` -> ``jeedy_ais``."""
     name = connection.provider_config_name.replace("-", "_")
-    if not name[:1].isalpha() or keyword.iskeyword(name) or name == "fleet":
+    if not name[:1].isalpha() or keyword.iskeyword(name) or name in _TAKEN:
         name = f"project_{name}"
     return name
+
+
+_TAKEN = frozenset({"fleet", "per_env", *dir(builtins)})
+"""Names a project's variable must not shadow: ``define``'s argument, what a generated
+module imports in lower case, Python's builtins (``all``, ``list``)."""
 
 
 def _project(project: ProjectDecl) -> list[str]:

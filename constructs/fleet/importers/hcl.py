@@ -212,7 +212,8 @@ def read_folder(path: Path) -> Folder:
 def read_configuration(root: Path) -> Configuration:
     """The root module at ``root`` and every local module it calls, to any depth."""
     if not root.is_dir():
-        raise DefinitionError("no such folder", where=str(root), field="--source")
+        what = "a file, not the configuration's folder" if root.exists() else "no such folder"
+        raise DefinitionError(what, where=str(root), field="--source")
     if not any(root.glob("*.tf")):
         raise DefinitionError("holds no .tf file", where=str(root), field="--source")
     modules: dict[tuple[str, ...], Folder] = {}

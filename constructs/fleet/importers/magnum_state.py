@@ -131,6 +131,8 @@ class ImportedTemplate:
     """Every non-computed, non-empty attribute but ``name`` and ``labels``, by Terraform name
     (declared ones only, for a template of the fleet)."""
     kubernetes_version: str
+    sensitive: frozenset[str] = frozenset()
+    """The attributes its state marks sensitive (never written)."""
 
     def knows(self, attribute: str) -> bool:
         """Whether its value of ``attribute`` (Terraform's name; ``labels``) is known: every
@@ -255,6 +257,7 @@ def _template(resource: StateResource, coe_versions: Sequence[str]) -> ImportedT
         labels=labels,
         values=values,
         kubernetes_version=version,
+        sensitive=resource.sensitive,
     )
 
 
@@ -298,11 +301,11 @@ def _unknown_template(uuid: str, cluster: StateResource) -> ImportedTemplate:
 
 
 def environment_of(
-    name: str, state: StateFile, flag: str | None, config: FleetConfig
+    name: str, state: StateFile, flag: str | None, config: FleetConfig, where: str = ""
 ) -> tuple[str, str]:
     """The environment of a cluster and why: from its name (one dash-separated segment
     naming an environment), else from its state file (``--state ENV=PATH``), else
-    ``--environment``."""
+    ``--environment``; ``where`` (its state and address) names it in the error."""
     found = sorted({s for s in name.split("-") if s in config.environments})
     if len(found) == 1:
         env = found[0]
@@ -319,7 +322,7 @@ def environment_of(
         f"cannot tell the environment of cluster {name!r}: its name holds {which} of "
         f"{', '.join(config.environments)}; pass the state as --state ENV=PATH, or "
         "--environment ENV",
-        where=state.source,
+        where=where or state.source,
     )
 
 
@@ -359,11 +362,21 @@ def _decide(
             return Value(
                 attribute=attribute, value=value, fate=fate, rule=f"set at {block.at(attribute)}"
             )
+        if not parent_known or value == parent_value:
+            return Value(
+                attribute=attribute,
+                value=value,
+                fate=INHERITED,
+                rule=f"left to the {parent} by {block.where}",
+            )
+        # Left out of the configuration, yet the state holds another value than the
+        # parent's: set by an earlier configuration (Terraform plans no change when an
+        # Optional+Computed argument is removed). The state is what Magnum holds.
         return Value(
             attribute=attribute,
             value=value,
-            fate=INHERITED,
-            rule=f"left to the {parent} by {block.where}",
+            fate=CREATE_ONLY if attribute in ignored else CARRIED,
+            rule=f"not in {block.where}, but the state's differs from the {parent}'s",
         )
     if parent_known and value == parent_value:
         return Value(
@@ -435,15 +448,18 @@ def own_labels(
 
     Under ``merge_labels`` the state holds what differs from the parent plus the declared
     labels: all of it is declared. Without it the state holds all of Magnum's labels: they
-    are declared when the configuration sets ``labels`` (or, without one, when they differ
-    from the parent's), else left to the parent."""
+    are declared when the configuration sets ``labels`` or when they differ from the
+    parent's (set by an earlier configuration; or no configuration given), else left to
+    the parent."""
     labels = dict(state_labels)
     if merge:
         return labels, "merge_labels: the state holds the object's own labels"
     if block is not None:
         if "labels" in block.arguments and labels:
             return labels, f"set at {block.at('labels')}"
-        return {}, f"left to the parent by {block.where}"
+        if not parent_known or labels == dict(parent) or not labels:
+            return {}, f"left to the parent by {block.where}"
+        return labels, f"not in {block.where}, but the state's differ from the parent's"
     if parent_known and labels == dict(parent):
         return {}, "equal to the parent's"
     return labels, "differ from the parent's" if parent_known else "the parent's are unknown"
@@ -696,13 +712,15 @@ def read_import(
                 )
             except DefinitionError as e:
                 errors.append(e)
+        held = {r.text("id") for r in state.resources if r.type == CLUSTER and r.mode == "managed"}
         for cluster_id, orphans in sorted(groups.items()):
-            if not any(c.uuid == cluster_id for c in clusters if c.state is state):
+            # A node group of a cluster that failed is not an orphan: its error says enough.
+            if cluster_id not in held:
                 errors.extend(
                     DefinitionError(
-                        f"{g.address}: node group of cluster {cluster_id or '(none)'}, which this "
-                        "state does not hold: import the state of its cluster too",
-                        where=g.source,
+                        f"node group of cluster {cluster_id or '(none)'}, which this state "
+                        "does not hold: import the state of its cluster too",
+                        where=g.where,
                     )
                     for g in orphans
                 )
@@ -717,16 +735,20 @@ def read_import(
         if first is not cluster:
             errors.append(
                 DefinitionError(
-                    f"{cluster.resource.address}: cluster {cluster.uuid} is also "
-                    f"{first.where}: pass each state once",
-                    where=cluster.state.source,
+                    f"cluster {cluster.uuid} is also {first.where}: pass each state once",
+                    where=cluster.where,
                 )
             )
     if not clusters and not errors:
+        others = [a for f in files for a in f.others]
+        listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
         errors.append(
             DefinitionError(
-                f"no {CLUSTER} in {', '.join(f.source for f in files)}: nothing to import",
-                where=files[0].source if files else "",
+                f"no {CLUSTER}"
+                + ("" if len(files) == 1 else f" in {', '.join(f.source for f in files)}")
+                + f": nothing to import (other resources: {len(others)}"
+                + (f", {listed})" if others else ")"),
+                where=files[0].source if len(files) == 1 else "",
             )
         )
     if errors:
@@ -748,14 +770,11 @@ def _read_cluster(
     template_id = resource.text("cluster_template_id")
     if name is None or uuid is None or template_id is None:
         missing = [k for k in ("name", "id", "cluster_template_id") if resource.text(k) is None]
-        raise DefinitionError(
-            f"{resource.address}: a cluster without {', '.join(missing)}",
-            where=resource.source,
-        )
+        raise DefinitionError(f"a cluster without {', '.join(missing)}", where=resource.where)
     template = templates.get(template_id)
     if template is None and template_id in declared:
         template = templates[template_id] = declared_template(template_id, declared[template_id])
     if template is None:
         template = templates[template_id] = _unknown_template(template_id, resource)
-    environment = environment_of(name, state, flag, config)
+    environment = environment_of(name, state, flag, config, resource.where)
     return _cluster(resource, state, template, groups.get(uuid, ()), configuration, environment)

@@ -33,6 +33,7 @@ from fleet.importers.codegen import (
     template_variable,
     templates_module,
 )
+from fleet.importers.secrets import HIDDEN, shown
 from fleet.importers.shapes import describe
 from fleet.importers.template_derivation import (
     TemplateSpec,
@@ -221,6 +222,20 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
         config, clusters, known, options.derive_templates, errors, uuids, notes
     )
     written = _with_given_uuids(written, options.template_uuids, uuids, clusters, errors)
+    derived = {spec.name for spec in written}
+    for name, given in sorted(options.template_uuids.items()):
+        declared = known.templates.get(name)
+        theirs = _uuid_values(declared.uuid) if declared is not None else set()
+        if name in derived or declared is None or not theirs or given in theirs:
+            continue  # derived, not used here (another community's), or agreeing
+        errors.append(
+            DefinitionError(
+                f"{name}={given}: the fleet declares template {name!r} "
+                f"({declared.where or 'its catalog'}) with uuid {', '.join(sorted(theirs))}, "
+                "which its clusters use: correct one of them",
+                field="--template-uuid",
+            )
+        )
     decls: list[ClusterDecl] = []
     report = [u.line() for c in clusters for u in c.unmapped]
     for cluster in clusters:
@@ -570,6 +585,13 @@ class Planned:
     """tfvars file -> keys left to a person (reported, so ``--verify`` does not expect them)."""
 
 
+def _uuid_values(uuid: str | Mapping[str, str] | None) -> set[str]:
+    """A template's UUID(s): one, or one per region."""
+    if isinstance(uuid, str):
+        return {uuid}
+    return set((uuid or {}).values())
+
+
 def _with_given_uuids(
     written: list[TemplateSpec],
     given: Mapping[str, str],
@@ -764,12 +786,19 @@ def _project_decl(
         if theirs is not None and theirs != mine:
             errors.append(
                 DefinitionError(
-                    f"has {mine!r}, the project {project.construct_id!r} it matches by {how} "
-                    f"({project.where}) has {theirs!r}",
+                    f"has {shown(mine, key)}, the project {project.construct_id!r} it matches "
+                    f"by {how} ({project.where}) has {shown(theirs, key)}",
                     where=decl.cluster.where(key),
                     field=key,
                 )
             )
+        elif theirs is None and shown(mine, key) == HIDDEN:
+            note = (
+                f"needs a person: {key} holds credential material (not shown) and is not "
+                f"declared on project {project.construct_id!r} ({project.where}); add "
+                f"{attribute}= there without it (credentials go in the project's Secret)"
+            )
+            lacking.append((key, note))
         elif theirs is None:
             note = (
                 f"needs a person: {key} = {mine!r} is not declared on project "

@@ -131,8 +131,10 @@ def describe_file(path: Path) -> DefinitionError | None:
 
 def describe_folder(path: Path) -> DefinitionError | None:
     """A folder of ``.tf`` files: how its clusters are declared."""
-    if not path.is_dir() or any(path.glob(f"*/*/{TFVARS_NAME}")) or not any(path.glob("*.tf")):
+    if not path.is_dir() or any(path.glob(f"*/*/{TFVARS_NAME}")):
         return None
+    if not any(path.glob("*.tf")):
+        return _describe_parent(path)
     configuration = _configuration_of(path)
     if configuration is None:
         return None
@@ -198,6 +200,44 @@ def describe_folder(path: Path) -> DefinitionError | None:
             where=block.where,
         )
     return None
+
+
+def _describe_parent(path: Path) -> DefinitionError | None:
+    """A folder without ``.tf`` files: of tfvars files that set a configuration's
+    variables, or of Terraform configurations (one per environment or datacenter, up to
+    :data:`_SEARCH_UP` folders below) that declare Magnum clusters."""
+    for file in sorted(path.glob("*.tfvars")):
+        error = describe_file(file)
+        if error is not None:
+            return error
+    folders = sorted(
+        {f.parent for depth in range(1, _SEARCH_UP + 1) for f in path.glob("*/" * depth + "*.tf")}
+    )
+    found: list[Path] = []
+    called: set[Path] = set()
+    for folder in folders:
+        try:
+            configuration = read_configuration(folder)
+        except DefinitionError:
+            continue
+        called.update(m.path.resolve() for k, m in configuration.modules.items() if k)
+        if any(b.labels[0] == CLUSTER for _, b in _magnum_blocks(configuration)):
+            found.append(folder)
+    found = [f for f in found if f.resolve() not in called]  # a module, not a root
+    if not found:
+        return None
+    names = ", ".join(str(f.relative_to(path)) for f in found[:4]) + (
+        ", ..." if len(found) > 4 else ""
+    )
+    first = found[0]
+    return DefinitionError(
+        f"holds {plural(len(found), 'Terraform configuration')} of Magnum clusters ({names}), "
+        f"not <community>/<cluster>/{TFVARS_NAME}: import "
+        f"{'its state' if len(found) == 1 else 'the state of each'} instead, with its "
+        f"environment: `terraform state pull > {first.name}.tfstate && fleet import tfstate "
+        f"--state ENV={first.name}.tfstate --source {first}`",
+        where=str(path),
+    )
 
 
 def _map_keys(value: Any) -> list[str]:

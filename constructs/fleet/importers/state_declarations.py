@@ -11,6 +11,7 @@ the rest left to the template or Magnum.
 from __future__ import annotations
 
 import ast
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +22,11 @@ from fleet.clouds.magnum.cluster import (
     BOUND_LABELS,
     MagnumCluster,
     NodeGroup,
+    autoscaler_on,
     create_only_fields,
 )
 from fleet.clouds.magnum.template import attribute_keywords
+from fleet.core.names import MAX_LABEL, is_dns_label, object_name_from
 from fleet.core.options import Option, options_of
 from fleet.importers.codegen import Call, Raw, Value
 from fleet.importers.magnum_state import (
@@ -36,6 +39,7 @@ from fleet.importers.magnum_state import (
     StateCluster,
 )
 from fleet.importers.state_codegen import ClusterCall, ProjectCall, TemplateDecl
+from fleet.importers.tfvars import autoscaler_bounds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,24 +171,26 @@ def cluster_keywords(
     create_only = _create_only(cluster.values, MagnumCluster, notes, "the cluster")
     switch = cluster.magnum_labels.get(AUTOSCALER_LABEL)
     node_count = cluster.value("node_count")
-    if node_count is not None and node_count.fate == AUTOSCALED:
-        low, high = (labels.get(k) for k in BOUND_LABELS)
-        if low is not None and high is not None and low.isdigit() and high.isdigit():
+    # On under ignore_changes too (node_count create-only already): the bounds still go.
+    autoscaled = switch is not None and autoscaler_on(switch)
+    if node_count is not None and (node_count.fate == AUTOSCALED or autoscaled):
+        bounds = autoscaler_bounds({**cluster.magnum_labels, **labels})
+        if bounds is not None and all(k in labels for k in BOUND_LABELS):
             # The fleet writes these labels from min/max itself, byte for byte.
-            keywords["min_node_count"], keywords["max_node_count"] = int(low), int(high)
+            keywords["min_node_count"], keywords["max_node_count"] = bounds
             origins.update(min_node_count="labels", max_node_count="labels")
             labels = {k: v for k, v in labels.items() if k not in BOUND_LABELS}
         elif "node_count" not in create_only:
             create_only.append("node_count")
             source = "its labels turn" if AUTOSCALER_LABEL in labels else "its template turns"
-            bounds = ", ".join(
+            held = ", ".join(
                 f"{k}={cluster.magnum_labels[k]}"
                 for k in BOUND_LABELS
                 if k in cluster.magnum_labels
             )
             notes.append(
                 f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={switch}) without "
-                f"both bounds ({bounds or 'none'}: the driver's defaults apply): node_count "
+                f"both bounds ({held or 'none'}: the driver's defaults apply): node_count "
                 "is create-only, the labels stay as they are"
             )
     if labels or "labels" in cluster.declared():
@@ -309,6 +315,42 @@ def _by_env(values: Sequence[tuple[str, Value]]) -> Value:
     if all(repr(v) == repr(first) for _, v in values):
         return first
     return Call(callee="per_env", keywords=tuple(values))
+
+
+def pinned_object_name(magnum_name: str, fallback: str) -> str:
+    """An object name to pin (``object_name=``) where the one derived from ``magnum_name``
+    is empty, longer than 63 characters or taken: the derived one cut to fit (``fallback``
+    when nothing is left), ``-`` and 8 hex digits of the SHA-256 of the Magnum name. Stable:
+    the same name gives the same pin in every environment and every re-import."""
+    suffix = hashlib.sha256(magnum_name.encode("utf-8")).hexdigest()[:8]
+    base = object_name_from(magnum_name) or fallback
+    return f"{base[: MAX_LABEL - len(suffix) - 1].rstrip('-')}-{suffix}"
+
+
+def why_pinned(derived: str, taken_by: str | None) -> str:
+    """Why the object name derived from a Magnum name cannot be used as it is."""
+    if taken_by is not None:
+        return f"the derived {derived!r} is taken by {taken_by}"
+    if not derived:
+        return "nothing is left of the name in the derived one"
+    if len(derived) > MAX_LABEL:
+        return f"the derived one has {len(derived)} characters (at most {MAX_LABEL})"
+    return f"the derived {derived!r} is not a DNS-1123 label"
+
+
+def with_object_name(keywords: dict[str, Value], pin: str) -> dict[str, Value]:
+    """``keywords`` with ``object_name=pin`` right after ``name``."""
+    out: dict[str, Value] = {}
+    for key, value in keywords.items():
+        out[key] = value
+        if key == "name":
+            out["object_name"] = pin
+    return out
+
+
+def needs_pin(derived: str, taken: bool) -> bool:
+    """Whether a derived object name must be pinned: taken, or not a DNS-1123 label."""
+    return taken or not is_dns_label(derived)
 
 
 def name_value(members: Sequence[Member]) -> Value:

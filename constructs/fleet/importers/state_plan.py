@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fleet.clouds.magnum.cluster import (
+    BOUND_LABELS,
     MagnumCluster,
     NodeGroup,
 )
@@ -26,7 +27,6 @@ from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
 from fleet.core.names import object_name_from
 from fleet.core.options import options_of
-from fleet.core.validators import check_dns_label
 from fleet.importers.codegen import (
     Call,
     Raw,
@@ -77,11 +77,15 @@ from fleet.importers.state_declarations import (
     group_keywords,
     merge_problem,
     name_value,
+    needs_pin,
+    pinned_object_name,
     template_decl,
+    why_pinned,
+    with_object_name,
 )
 from fleet.importers.state_verify import Mismatch, check_cluster
-from fleet.importers.tfstate import StateFile, read_state_file
-from fleet.importers.tfvars import Connection
+from fleet.importers.tfstate import StateFile, StateResource, read_state_file
+from fleet.importers.tfvars import Connection, bounds_refusal
 from fleet.pipeline.synth import Synth
 
 _GENERIC_STEMS = ("terraform", "state", "default", "show", "tfstate")
@@ -358,11 +362,24 @@ class _Planner:
                 self.options.observe,
                 promoted.get(cluster.where, frozenset()),
             )
+            self.check_bounds(cluster, keywords)
             groups: dict[str, dict[str, Value]] = {}
+            object_names: dict[str, str] = {}
             for group in cluster.node_groups:
                 found = group_keywords(
                     group, notes, promoted.get(group.resource.where, frozenset())
                 )
+                derived = object_name_from(group.magnum_name)
+                other = object_names.get(derived)
+                if needs_pin(derived, other is not None):
+                    pin = pinned_object_name(group.magnum_name, "nodegroup")
+                    taken = None if other is None else f"node group {other!r}"
+                    notes.append(
+                        f"node group {group.magnum_name!r}: object name pinned to {pin!r} "
+                        f"(object_name=): {why_pinned(derived, taken)}"
+                    )
+                    found, derived = with_object_name(found, pin), pin
+                object_names[derived] = group.magnum_name
                 groups[group.resource.address] = found
                 for keyword in found:
                     origins[f"node_groups[{group.magnum_name}].{keyword}"] = keyword
@@ -567,14 +584,19 @@ class _Planner:
             if sum(template_variable(n) == variable for n in names) > 1:
                 variable = f"{variable}_{uuid[:8].upper()}"
             held = {path.split(".")[0] for path, _ in credential_paths(dict(imported.values))}
+            held |= imported.sensitive & set(imported.values)
             if held:
                 for cluster in self.model.clusters:
                     if cluster.template.uuid == uuid:
                         self.notes[(cluster.environment, cluster.magnum_name)].append(
                             f"template {imported.magnum_name!r}: {', '.join(sorted(held))} "
-                            "hold(s) credential material: not written"
+                            "hold(s) credential material or are marked sensitive in the "
+                            "state: not written"
                         )
-            for place, what in credential_paths({"labels": dict(imported.labels)}):
+            found = credential_paths({"labels": dict(imported.labels)})
+            if "labels" in imported.sensitive and imported.labels:
+                found.append(("labels", SENSITIVE))
+            for place, what in found:
                 self.errors.append(
                     DefinitionError(
                         f"holds credential material ({what}): a template's labels are "
@@ -612,10 +634,13 @@ class _Planner:
     # -- credentials
     def check_credentials(self, cluster: StateCluster) -> None:
         """A declared value holding credential material: refused, named by its place."""
-        objects = [(cluster.where, cluster.declared())]
-        objects += [(g.resource.where, g.declared()) for g in cluster.node_groups]
-        for where, values in objects:
-            for path, what in credential_paths(values):
+        objects = [(cluster.resource, cluster.declared())]
+        objects += [(g.resource, g.declared()) for g in cluster.node_groups]
+        for resource, values in objects:
+            where = resource.where
+            found = credential_paths(values)
+            found += [(a, SENSITIVE) for a in sorted(resource.sensitive & set(values))]
+            for path, what in found:
                 self.errors.append(
                     DefinitionError(
                         f"holds credential material ({what}): the fleet would write it into "
@@ -626,6 +651,21 @@ class _Planner:
                 )
 
     # -- labels the fleet cannot express
+    def check_bounds(self, cluster: StateCluster, keywords: Mapping[str, Value]) -> None:
+        """Autoscaler bounds left in the labels to declare (see :func:`autoscaler_bounds`):
+        MagnumCluster cannot write them as Magnum holds them."""
+        labels = keywords.get("labels")
+        if isinstance(labels, Mapping) and any(k in labels for k in BOUND_LABELS):
+            own = {str(k): str(v) for k, v in labels.items()}
+            self.errors.append(
+                DefinitionError(
+                    f"{bounds_refusal({**cluster.magnum_labels, **own})}; leave its state "
+                    "out of the import",
+                    where=cluster.where,
+                    field="labels",
+                )
+            )
+
     def check_labels(self, cluster: StateCluster) -> None:
         if cluster.merge_labels is True or not cluster.labels:
             return
@@ -675,7 +715,7 @@ class _Planner:
                     )
                 )
         ids: dict[str, str] = {}
-        for decl in planned:
+        for index, decl in enumerate(planned):
             where = decl.members[0].cluster.where
             for member in decl.members:
                 key = (member.cluster.environment, member.cluster.magnum_name)
@@ -691,20 +731,22 @@ class _Planner:
                         )
                     )
             clash = existing.ids.get(decl.construct_id) or ids.get(decl.construct_id)
-            if clash is not None:
-                self.errors.append(
-                    DefinitionError(
-                        f"would be declared as {decl.construct_id!r}, which {clash} declares "
-                        "already",
-                        where=where,
-                        field="name",
-                    )
+            if needs_pin(decl.construct_id, clash is not None):
+                # A Magnum name need not give a usable Kubernetes name: the import pins one
+                # (object_name=), which never changes afterwards, and says why.
+                named = name_value(decl.members)
+                pin = pinned_object_name(
+                    named if isinstance(named, str) else decl.members[-1].cluster.magnum_name,
+                    "cluster",
                 )
+                why = why_pinned(decl.construct_id, clash)
+                for member in decl.members:
+                    member.keywords.update(with_object_name(member.keywords, pin))
+                    self.notes[(member.cluster.environment, member.cluster.magnum_name)].append(
+                        f"object name pinned to {pin!r} (object_name=): {why}"
+                    )
+                decl = planned[index] = replace(decl, construct_id=pin)
             ids[decl.construct_id] = where
-            try:
-                check_dns_label(decl.construct_id, where=where, field="name")
-            except DefinitionError as e:
-                self.errors.append(e)
         return planned
 
     # -- report
@@ -727,10 +769,12 @@ class _Planner:
                     f"{head}: adopts Magnum cluster {c.uuid}{policy}; template "
                     f"{c.template.magnum_name!r} ({c.template.uuid}, {c.template.known_from})"
                 )
+                lines.extend(_tainted(head, c.resource))
                 lines.extend(f"{head}: {line}" for line in _fates(c.values, "the template"))
                 for group in c.node_groups:
                     g = f"{head}: node group {group.magnum_name!r}"
                     lines.append(f"{g}: adopts {group.external_name}")
+                    lines.extend(_tainted(g, group.resource))
                     lines.extend(f"{g}: {line}" for line in _fates(group.values, "its parent"))
                 if not sourced:
                     lines.append(
@@ -742,6 +786,21 @@ class _Planner:
                 notes = self.notes.get((c.environment, c.magnum_name), [])
                 lines.extend(f"{head}: {note}" for note in dict.fromkeys(notes))
         return lines
+
+
+SENSITIVE = "the state marks it sensitive"
+"""Why a value Terraform marks sensitive (``sensitive_attributes``, ``sensitive_values``)
+is never written, whatever it looks like."""
+
+
+def _tainted(head: str, resource: StateResource) -> list[str]:
+    """The report line for an object the state marks tainted, if it is."""
+    if not resource.tainted:
+        return []
+    return [
+        f"{head}: tainted in the state (Terraform would destroy and re-create it on its next "
+        "apply): adopted as it is, as Magnum holds it"
+    ]
 
 
 def _promotions(mismatches: Sequence[Mismatch]) -> dict[str, frozenset[str]]:
@@ -804,11 +863,16 @@ class _Translator:
             cluster = member.cluster
             for group in cluster.node_groups:
                 object_part = object_name_from(group.magnum_name)
-                if f"(node group {group.magnum_name})" in what or what.endswith(f"-{object_part}"):
+                prefix = f"node_groups[{group.magnum_name}]."
+                if (
+                    f"(node group {group.magnum_name})" in what
+                    or what.endswith(f"-{object_part}")
+                    or field.startswith(prefix)
+                ):
                     return DefinitionError(
                         f"{message} (the import writes nothing)",
                         where=group.resource.where,
-                        field=_attribute(field, NodeGroup),
+                        field=_attribute(field.removeprefix(prefix), NodeGroup),
                     )
             keyword = field.split(".")[-1] if field.startswith("spec.") else field
             attribute = member.origins.get(keyword) or _attribute(field, MagnumCluster)

@@ -11,11 +11,14 @@ read: a state holds secrets (kubeconfigs, keys, outputs not marked sensitive).
 
 Anything else is refused, saying what it is: a state of format version 1 to 3 (Terraform
 0.11 or older; ``version3.go``), of a version newer than 4, ``terraform show -json``
-output of a newer ``format_version``, a plan (saved or shown), an empty state.
+output of a newer ``format_version``, a plan (saved or shown), an empty state, an OpenTofu
+state encrypted at rest (opentofu/opentofu ``internal/encryption/base.go``: ``meta``,
+``encrypted_data``, ``encryption_version``). A byte order mark (UTF-8, UTF-16) is read past.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,6 +39,89 @@ STATE_VERSION = 4
 SHOW_JSON_MAJORS = ("0", "1")
 """``terraform show -json`` ``format_version`` majors read: "0.1" (to v0.15), "0.2"
 (v1.0.x), "1.0" (since v1.1.0)."""
+SCHEMA: Mapping[str, Mapping[str, str]] = {
+    CLUSTER: {
+        **dict.fromkeys(
+            (
+                "id",
+                "name",
+                "region",
+                "project_id",
+                "cluster_template_id",
+                "discovery_url",
+                "flavor",
+                "master_flavor",
+                "keypair",
+                "fixed_network",
+                "fixed_subnet",
+            ),
+            "string",
+        ),
+        **dict.fromkeys(
+            ("create_timeout", "docker_volume_size", "master_count", "node_count"), "int"
+        ),
+        **dict.fromkeys(("merge_labels", "master_lb_enabled", "floating_ip_enabled"), "bool"),
+        "labels": "map",
+    },
+    NODEGROUP: {
+        **dict.fromkeys(
+            ("id", "name", "region", "cluster_id", "role", "image_id", "flavor_id"), "string"
+        ),
+        **dict.fromkeys(
+            ("docker_volume_size", "node_count", "min_node_count", "max_node_count"), "int"
+        ),
+        "merge_labels": "bool",
+        "labels": "map",
+    },
+    TEMPLATE: {
+        **dict.fromkeys(
+            (
+                "id",
+                "name",
+                "region",
+                "coe",
+                "cluster_distro",
+                "dns_nameserver",
+                "docker_storage_driver",
+                "external_network_id",
+                "fixed_network",
+                "fixed_subnet",
+                "flavor",
+                "master_flavor",
+                "http_proxy",
+                "https_proxy",
+                "no_proxy",
+                "image",
+                "insecure_registry",
+                "keypair_id",
+                "network_driver",
+                "server_type",
+                "volume_driver",
+            ),
+            "string",
+        ),
+        **dict.fromkeys(("apiserver_port", "docker_volume_size"), "int"),
+        **dict.fromkeys(
+            (
+                "floating_ip_enabled",
+                "master_lb_enabled",
+                "public",
+                "registry_enabled",
+                "tls_disabled",
+                "hidden",
+            ),
+            "bool",
+        ),
+        "labels": "map",
+    },
+}
+"""The type of each attribute the importer reads, as terraform-provider-openstack v3.4.0
+declares it (``openstack/resource_openstack_containerinfra_<kind>_v1.go`` for cluster,
+nodegroup and clustertemplate, and ``data_source_openstack_containerinfra_clustertemplate_v1.go``:
+``schema.TypeString``,
+``TypeInt``, ``TypeBool``, ``TypeMap`` of strings). A state that holds another type was not
+written by Terraform: refused, naming the attribute, never quoting the value."""
+
 _ZIP = b"PK\x03\x04"
 """A saved plan (``terraform plan -out``) is a zip archive."""
 
@@ -58,6 +144,10 @@ class StateResource:
     """The ``count`` index or ``for_each`` key, None for a single instance."""
     sensitive: frozenset[str] = frozenset()
     """The top-level attributes the state marks sensitive."""
+    tainted: bool = False
+    """Marked tainted (v4 ``"status": "tainted"``, show-json ``"tainted": true``,
+    hashicorp/terraform ``internal/states/statefile/version4.go``,
+    ``internal/command/jsonstate/state.go``): Terraform would replace it on its next apply."""
 
     @property
     def where(self) -> str:
@@ -126,13 +216,27 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
             where=source,
         )
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = json.loads(_text(raw))
     except UnicodeDecodeError:
         raise DefinitionError("not a Terraform state (not UTF-8 text)", where=source) from None
     except json.JSONDecodeError as e:
-        raise DefinitionError(f"not JSON: {e.msg}", where=f"{source}:{e.lineno}") from None
+        if not e.doc.strip():
+            raise DefinitionError(
+                "an empty file, not a state (did `terraform state pull` fail?)", where=source
+            ) from None
+        what = e.msg.removesuffix(" starting at")  # json's "Unterminated string starting at"
+        cut = what == "Unterminated string" or not e.doc[e.pos :].strip()
+        ends = " (the file ends there: cut short?)" if cut else ""
+        raise DefinitionError(f"not JSON: {what}{ends}", where=f"{source}:{e.lineno}") from None
     if not isinstance(document, dict):
         raise DefinitionError("not a Terraform state (not a JSON object)", where=source)
+    if "encryption_version" in document and "encrypted_data" in document:
+        raise DefinitionError(
+            "an OpenTofu state encrypted at rest (encryption_version "
+            f"{str(document['encryption_version'])[:8]!r}): pass `tofu show -json > state.json` "
+            "instead, which OpenTofu decrypts with the configuration's keys",
+            where=source,
+        )
     terraform_version = str(document.get("terraform_version") or "")
     others: list[str] = []
     if "format_version" in document:
@@ -169,6 +273,16 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
         others=tuple(others),
         environment=environment,
     )
+
+
+def _text(raw: bytes) -> str:
+    """The file's text: UTF-8, or UTF-8 or UTF-16 after a byte order mark (what Windows
+    PowerShell writes for ``terraform show -json > state.json``, or with ``Out-File``)."""
+    if raw.startswith(codecs.BOM_UTF8):
+        return raw[len(codecs.BOM_UTF8) :].decode("utf-8")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16")
+    return raw.decode("utf-8")
 
 
 def _check_show_json(document: Mapping[str, Any], source: str) -> None:
@@ -243,17 +357,69 @@ def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateR
                     "attributes_flat; run Terraform 0.12 or newer once on it)",
                     where=source,
                 )
-            yield StateResource(
-                source=source,
-                address=address,
-                type=type_,
-                attributes=attributes,
-                mode=mode,
-                name=name,
-                module=module,
-                index=key if isinstance(key, (int, str)) else None,
-                sensitive=_sensitive_v4(instance.get("sensitive_attributes")),
+            yield _check_types(
+                StateResource(
+                    source=source,
+                    address=address,
+                    type=type_,
+                    attributes=attributes,
+                    mode=mode,
+                    name=name,
+                    module=module,
+                    index=key if isinstance(key, (int, str)) else None,
+                    sensitive=_sensitive_v4(instance.get("sensitive_attributes")),
+                    tainted=instance.get("status") == "tainted",
+                )
             )
+
+
+def _check_types(resource: StateResource) -> StateResource:
+    """``resource``, or a DefinitionError naming the first attribute whose type is not the
+    provider's (:data:`SCHEMA`); null means unset and passes."""
+    for attribute, kind in SCHEMA[resource.type].items():
+        value = resource.attributes.get(attribute)
+        if value is None or _is(kind, value):
+            continue
+        expected = {"string": "a string", "int": "a whole number", "bool": "true or false"}
+        raise DefinitionError(
+            f"the state holds {_kind_of(value)} where terraform-provider-openstack has "
+            f"{expected.get(kind, 'a map of strings')}: not a state Terraform wrote; pull it "
+            "again (`terraform state pull`, or `terraform show -json`)",
+            where=resource.where,
+            field=attribute,
+        )
+    return resource
+
+
+def _is(kind: str, value: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and float(value).is_integer()
+        )
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _kind_of(value: Any) -> str:
+    """The JSON type of ``value``, in words (never the value: it may be a secret)."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, float) and not value.is_integer():
+        return "a number with a fraction"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a map with a value that is not a string"
+    if isinstance(value, list):
+        return "a list"
+    return "another type"
 
 
 def _sensitive_v4(paths: Any) -> frozenset[str]:
@@ -265,6 +431,16 @@ def _sensitive_v4(paths: Any) -> frozenset[str]:
             if step.get("type") == "get_attr" and isinstance(step.get("value"), str):
                 found.add(step["value"])
     return frozenset(found)
+
+
+def _marked(flags: Any) -> bool:
+    """Whether a ``sensitive_values`` entry marks anything in it (``true``, or ``true``
+    nested in a map or list: ``{"labels": {"token": true}}``)."""
+    if isinstance(flags, dict):
+        return any(_marked(v) for v in flags.values())
+    if isinstance(flags, list):
+        return any(_marked(v) for v in flags)
+    return flags is True
 
 
 def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterator[StateResource]:
@@ -280,18 +456,21 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
             continue
         index = resource.get("index")
         flags = resource.get("sensitive_values")
-        yield StateResource(
-            source=source,
-            address=address,
-            type=type_,
-            attributes=resource["values"],
-            mode="data" if resource.get("mode") == "data" else "managed",
-            name=str(resource.get("name")),
-            module=str(module.get("address") or ""),
-            index=index if isinstance(index, (int, str)) else None,
-            sensitive=frozenset(
-                k for k, v in (flags.items() if isinstance(flags, dict) else ()) if v is True
-            ),
+        yield _check_types(
+            StateResource(
+                source=source,
+                address=address,
+                type=type_,
+                attributes=resource["values"],
+                mode="data" if resource.get("mode") == "data" else "managed",
+                name=str(resource.get("name")),
+                module=str(module.get("address") or ""),
+                index=index if isinstance(index, (int, str)) else None,
+                sensitive=frozenset(
+                    k for k, v in (flags.items() if isinstance(flags, dict) else ()) if _marked(v)
+                ),
+                tainted=resource.get("tainted") is True,
+            )
         )
     for child in module.get("child_modules") or []:
         if isinstance(child, dict):

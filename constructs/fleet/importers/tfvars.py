@@ -29,7 +29,13 @@ from hcl2.rules.base import AttributeRule, BlockRule
 from hcl2.rules.containers import ObjectRule
 from hcl2.utils import SerializationOptions
 
-from fleet.clouds.magnum.cluster import MagnumCluster, NodeGroup
+from fleet.clouds.magnum.cluster import (
+    AUTOSCALER_LABEL,
+    BOUND_LABELS,
+    MagnumCluster,
+    NodeGroup,
+    autoscaler_on,
+)
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.options import Option, options_of
 from fleet.core.validators import check_dns_label, check_dns_subdomain
@@ -611,6 +617,20 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
             if o.terraform in values
         },
     )
+    labels = cluster["labels"]
+    if any(k in labels for k in BOUND_LABELS):
+        bounds = autoscaler_bounds(labels)
+        if bounds is None:
+            errors.append(
+                DefinitionError(bounds_refusal(labels), where=at("labels"), field="labels")
+            )
+        else:
+            cluster["labels"] = {k: v for k, v in labels.items() if k not in BOUND_LABELS}
+            cluster["options"] = {
+                **cluster["options"],
+                "min_node_count": bounds[0],
+                "max_node_count": bounds[1],
+            }
     if errors or name is None or template is None or connection is None:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
     return ImportedCluster(
@@ -624,6 +644,34 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
         values=values,
         lines=lines,
         **cluster,
+    )
+
+
+def autoscaler_bounds(labels: Mapping[str, str]) -> tuple[int, int] | None:
+    """``(min, max)`` of a cluster's ``min_node_count`` and ``max_node_count`` labels, where
+    ``MagnumCluster(min_node_count=, max_node_count=)`` writes them back byte for byte: both
+    given, whole numbers written plainly, the autoscaler on in the same labels. None
+    otherwise."""
+    low, high = (labels.get(k) for k in BOUND_LABELS)
+    switch = labels.get(AUTOSCALER_LABEL)
+    if low is None or high is None or switch is None or not autoscaler_on(switch):
+        return None
+    if not all(v.isdigit() and str(int(v)) == v for v in (low, high)):
+        return None
+    return int(low), int(high)
+
+
+def bounds_refusal(labels: Mapping[str, str]) -> str:
+    """Why a cluster whose labels hold autoscaler bounds :func:`autoscaler_bounds` cannot
+    read is not declared (no value is a secret here: counts and a switch)."""
+    held = ", ".join(f"{k}={shown(labels[k], k)}" for k in BOUND_LABELS if k in labels)
+    switch = labels.get(AUTOSCALER_LABEL)
+    return (
+        f"holds {held} with {AUTOSCALER_LABEL}="
+        f"{'(none)' if switch is None else shown(switch, AUTOSCALER_LABEL)}: MagnumCluster "
+        "writes these labels only from min_node_count and max_node_count, both whole numbers, "
+        "with the autoscaler on, so it cannot declare this cluster as Magnum holds it (its "
+        "labels are ForceNew)"
     )
 
 

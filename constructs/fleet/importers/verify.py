@@ -146,10 +146,14 @@ def check_cluster(
     for_provider = spec["forProvider"]
     values = cluster.values
     _template(differ, decl, body, what)
+    init = spec.get("initProvider", {})
     for key, (name, convert) in _CLUSTER_FIELDS.items():
         if key in values and key not in accepted:
             expected = _convert(values[key], convert, cluster, key)
-            differ(key, expected, for_provider.get(name, _ABSENT), f"{what} forProvider.{name}")
+            # An autoscaled cluster's node count is its size at creation: initProvider.
+            part = "forProvider" if name in for_provider or name not in init else "initProvider"
+            rendered = (for_provider if part == "forProvider" else init).get(name, _ABSENT)
+            differ(key, expected, rendered, f"{what} {part}.{name}")
     _labels(differ, "labels", values.get("labels", {}), for_provider.get("labels", {}), what)
     annotations = body["metadata"].get("annotations", {})
     differ(

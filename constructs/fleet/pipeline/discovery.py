@@ -10,7 +10,10 @@ not searched.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
+import py_compile
 import sys
 from pathlib import Path
 
@@ -79,7 +82,44 @@ def load_fleet(config: FleetConfig) -> Fleet:
         sys.path[:] = saved_path
 
 
+_CHECKED_HASH = (0b11).to_bytes(4, "little")
+"""The flags of a checked hash-based ``.pyc`` (PEP 552): validated against the source's hash."""
+
+
+def _bytecode_checks_content(folder: Path) -> None:
+    """Make the cached bytecode of every module in ``folder`` checked hash-based.
+
+    Python's default ``.pyc`` is valid while the source's mtime, in whole seconds, and its
+    size are unchanged (CPython ``importlib/_bootstrap_external.py``
+    ``_validate_timestamp_pyc``): an edit of the same size within the second of the last
+    load (``node_count=3`` -> ``4``) would render the old declarations. A checked
+    hash-based ``.pyc`` is validated against the source's content on every import, and
+    importlib keeps writing that kind once it found one. Only a module with a timestamp
+    ``.pyc`` is compiled here (once); without one, the import compiles it as usual.
+    """
+    for source in folder.rglob("*.py"):
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        try:
+            with cached.open("rb") as f:
+                head = f.read(8)
+        except OSError:
+            continue  # no bytecode cached (or unreadable): importing compiles the source
+        if head[:4] == importlib.util.MAGIC_NUMBER and head[4:8] == _CHECKED_HASH:
+            continue
+        try:
+            py_compile.compile(
+                str(source),
+                cfile=str(cached),
+                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+                quiet=2,
+            )
+        except OSError:  # a read-only cache: drop the stale file if we can
+            with contextlib.suppress(OSError):
+                cached.unlink()
+
+
 def _load(config: FleetConfig, package: str) -> Fleet:
+    _bytecode_checks_content(config.clusters_dir)
     importlib.invalidate_caches()
     fleet = Fleet(config)
     errors: list[DefinitionError] = []
