@@ -225,6 +225,8 @@ def test_concurrent_writers_do_not_interleave(tmp_path: Path) -> None:
 def test_unconfigured_environment_folder_is_removed(example_project: Path) -> None:
     (example_project / "dist" / "staging").mkdir()
     (example_project / "dist" / "staging" / "x.yaml").write_text("a: 1\n")
+    # the temporary file of a write interrupted before the environment was unconfigured
+    (example_project / "dist" / "staging" / f"{writer.TEMP_PREFIX}1-2-0").write_text("a:")
     assert main(["--root", str(example_project), "synth", "--check"]) == 1
     assert main(["--root", str(example_project), "synth"]) == 0
     assert not (example_project / "dist" / "staging").exists()

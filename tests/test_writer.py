@@ -151,8 +151,8 @@ def test_an_environment_folder_that_is_a_symlink_is_replaced(tmp_path: Path) -> 
 def test_leftovers_of_an_interrupted_write_are_removed(tmp_path: Path) -> None:
     dev = tmp_path / "dev"
     write_environment(tmp_path, "dev", OLD)
-    (dev / f"{writer._TEMP}123-0").write_bytes(b"half")
-    (dev / "a" / "b" / f"{writer._TEMP}123-1").write_bytes(b"half")
+    (dev / f"{writer.TEMP_PREFIX}123-0").write_bytes(b"half")
+    (dev / "a" / "b" / f"{writer.TEMP_PREFIX}123-1").write_bytes(b"half")
     (tmp_path / ".dev.new-123-abcd" / "a").mkdir(parents=True)  # an interrupted first write
     (tmp_path / ".dev.new-123-abcd" / "a" / "x.yaml").write_bytes(b"x")
     (tmp_path / ".dev.old-123").mkdir()  # the previous writer's retired tree

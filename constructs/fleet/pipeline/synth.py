@@ -29,7 +29,7 @@ from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
 from fleet.pipeline.render import check_unique, render_environment
-from fleet.pipeline.writer import Staging, diff_tree, write_environment
+from fleet.pipeline.writer import TEMP_PREFIX, Staging, diff_tree, write_environment
 from fleet.pipeline.yaml_fast import fast_to_yaml
 
 JOBS_VAR = "FLEET_JOBS"
@@ -422,8 +422,13 @@ def stale_environments(config: FleetConfig, synth: Synth) -> list[str]:
 
 
 def _yaml_only(folder: Path) -> bool:
-    """Whether every file under ``folder`` is a ``.yaml`` file (as a synth writes them)."""
-    return all(name.endswith(".yaml") for _, _, filenames in os.walk(folder) for name in filenames)
+    """Whether every file under ``folder`` is a ``.yaml`` file (as a synth writes them, or
+    the temporary file of an interrupted write)."""
+    return all(
+        name.endswith(".yaml") or name.startswith(TEMP_PREFIX)
+        for _, _, filenames in os.walk(folder)
+        for name in filenames
+    )
 
 
 def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> int:

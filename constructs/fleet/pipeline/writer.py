@@ -29,7 +29,7 @@ from pathlib import Path
 Files = Mapping[str, bytes]
 """Relative path inside ``dist/<env>/`` -> file bytes."""
 
-_TEMP = ".fleet-tmp-"
+TEMP_PREFIX = ".fleet-tmp-"
 """Prefix of the hidden file a changed file is written to before it is renamed into place."""
 
 
@@ -115,7 +115,7 @@ def _scan(root: str) -> tuple[set[str], set[str], set[str], list[str]]:
                 if entry.is_dir(follow_symlinks=False):
                     folders.add(relpath)
                     pending.append(relpath)
-                elif entry.name.startswith(_TEMP):
+                elif entry.name.startswith(TEMP_PREFIX):
                     temps.append(relpath)
                 elif entry.is_file(follow_symlinks=False):
                     files.add(relpath)
@@ -159,7 +159,7 @@ def _update(root: str, files: Files) -> int:
                         others.discard(ancestor)
                     os.mkdir(os.path.join(root, ancestor))
                     folders.add(ancestor)
-        temp = os.path.join(root, folder, f"{_TEMP}{token}-{written}")
+        temp = os.path.join(root, folder, f"{TEMP_PREFIX}{token}-{written}")
         written += 1
         try:
             _write_file(temp, data)
