@@ -1006,6 +1006,32 @@ CASES = [
         r"clusters/broken\.py:2: define: define raised ValueError: bad <redacted>$",
         hidden=GITLAB_TOKEN,
     ),
+    Case(
+        "a-fleets-own-check-that-raises",
+        {
+            "clusters/checks.py": (
+                "from fleet import Check, Checks\n\n\n"
+                "def mine(manifests, context):\n"
+                "    return [m.body['spec']['nope'] for m in manifests]\n\n\n"
+                "def define(fleet):\n"
+                "    Checks.of(fleet).add(Check(name='mine', scope='environment', run=mine))\n"
+            )
+        },
+        r"clusters/checks\.py:5: check mine: mine raised KeyError: 'nope' \(on dev\)$",
+    ),
+    Case(
+        "a-fleets-own-check-that-returns-no-list",
+        {
+            "clusters/checks.py": (
+                "from fleet import Check, Checks\n\n\n"
+                "def mine(manifests, context):\n"
+                "    return 'fine'\n\n\n"
+                "def define(fleet):\n"
+                "    Checks.of(fleet).add(Check(name='mine', scope='object', run=mine))\n"
+            )
+        },
+        r"clusters/checks\.py:4: check mine: mine returned str 'fine'; expected a list of Problem$",
+    ),
     # --- configuration ------------------------------------------------------------------
     Case(
         "pyproject-toml-syntax-error",
@@ -1023,6 +1049,47 @@ CASES = [
         "setting-of-the-wrong-type",
         {"pyproject.toml": "[tool.fleet]\nrevision = 3\n"},
         r"pyproject\.toml: \[tool\.fleet\]: revision: must be a non-empty string, got 3$",
+    ),
+    Case(
+        "root-that-is-not-a-folder",
+        {},
+        r"--root pyproject\.toml: not a folder \(the fleet project\)$",
+        argv=("--root", "pyproject.toml", "ls"),
+    ),
+    Case(
+        "crds-that-is-a-file",
+        {},
+        r"CRD folder pyproject\.toml \(from --crds\) is not a folder; ",
+        argv=("validate", "--crds", "pyproject.toml"),
+    ),
+    Case(
+        "repo-url-with-a-password-is-one-line-not-echoed",
+        {
+            "pyproject.toml": PYPROJECT
+            + 'repo_url = "https://ci:hunter2-FAKE@git.example.org/f.git"\n'
+        },
+        r"pyproject\.toml: \[tool\.fleet\]: repo_url: URL with a password in it",
+        hidden="hunter2-FAKE",
+    ),
+    Case(
+        "dist-is-the-project-folder",
+        {"pyproject.toml": PYPROJECT + 'dist = "."\n'},
+        r"pyproject\.toml: \[tool\.fleet\]: dist: must be a folder inside the project as a "
+        r"plain relative path \(such as 'dist' or 'deploy/dist': no '/' at either end, no '\.' "
+        r"or '\.\.'\), got '\.'$",
+    ),
+    Case(
+        "dist-outside-the-project",
+        {"pyproject.toml": PYPROJECT + 'dist = "../out"\n'},
+        r"pyproject\.toml: \[tool\.fleet\]: dist: must be a folder inside the project .*, "
+        r"got '\.\./out'$",
+        argv=("validate",),
+    ),
+    Case(
+        "dist-holds-the-declarations",
+        {"pyproject.toml": PYPROJECT + 'dist = "fleet"\nclusters = "fleet/clusters"\n'},
+        r"pyproject\.toml: \[tool\.fleet\]: dist: 'fleet' holds the declarations "
+        r"\('fleet/clusters'\): a synth deletes every folder in it that is not an environment$",
     ),
     Case(
         "malformed-tfvars",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import functools
 import io
+import os
+import re
 import subprocess
 from collections import Counter
 from collections.abc import Sequence
@@ -266,7 +268,7 @@ def test_a_check_says_what_is_wrong_with_it_where_it_is_declared(tmp_path: Path)
     def nothing(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
         return []
 
-    here = Path(__file__).name
+    here = re.escape(os.path.relpath(__file__))  # locations are relative to the cwd
     with pytest.raises(DefinitionError, match=rf"^{here}:\d+: cacheable: check 'x': only an"):
         Check(name="x", scope="environment", run=nothing, cacheable=True)
     with pytest.raises(DefinitionError, match=r"scope: expected 'object' or 'environment'"):

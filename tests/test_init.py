@@ -277,6 +277,37 @@ def test_a_failed_render_leaves_nothing_behind(
     assert "error: clusters/platform.py:1: broken" in capsys.readouterr().err
 
 
+def test_init_reads_no_pyproject_of_the_folder_it_runs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It makes a project; a broken pyproject.toml where it is run is another project's.
+    (tmp_path / "pyproject.toml").write_text("[tool.fleet]\nenvironments = 3\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "new", "--ci", "none"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "new" / "dist" / "dev").is_dir()
+
+
+def test_init_refuses_a_repo_url_with_a_password_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = "https://ci:hunter2-FAKE@git.example.org/fleet.git"
+    assert main(["init", str(tmp_path / "new"), "--repo-url", url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --repo-url https://<redacted>@git.example.org/fleet.git: URL")
+    assert len(err.splitlines()) == 1 and "hunter2" not in err
+    assert not (tmp_path / "new").exists()
+
+
+def test_init_where_it_cannot_write_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("x")
+    assert main(["init", str(tmp_path / "file" / "new")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {tmp_path}/file/new: cannot write: Not a directory"
+    ]
+
+
 def test_init_without_git_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

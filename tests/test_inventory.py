@@ -300,6 +300,27 @@ def test_table_wider_than_the_terminal_rather_than_cut(tmp_path: Path) -> None:
     assert long in out.getvalue()
 
 
+def test_a_long_template_name_wraps_after_a_hyphen_to_fit(tmp_path: Path) -> None:
+    rows = inventory(_tiny(tmp_path))
+    template = "kubernetes-1.29.2-fedora-coreos-38-calico-multi-az-gpu-nvidia-a100-v7"
+    rows = [dataclasses.replace(r, template=template) for r in rows]
+    assert rows[0].version == template
+    for width in (100, 80):
+        out = io.StringIO()
+        render_table(rows, stream=out, width=width)
+        lines = out.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= width
+        start = next(i for i, line in enumerate(lines) if line.startswith("web-dev "))
+        column = lines[0].index("template/version")
+        pieces = [lines[start].split()[2]]
+        for line in lines[start + 1 :]:
+            if line[:column].strip():  # the next row
+                break
+            pieces.append(line[column:].split()[0])
+        assert len(pieces) > 1 and all(p.endswith("-") for p in pieces[:-1])
+        assert "".join(pieces) == template  # whole, in order
+
+
 def test_default_format_is_table_only_on_a_terminal() -> None:
     assert default_format(io.StringIO()) == "json"
     master, slave = pty.openpty()

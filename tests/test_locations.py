@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from fleet.core.config import FleetConfig
 from fleet.core.values import _line_of
 from fleet.pipeline.discovery import load_fleet
+from fleet.pipeline.synth import synthesize
 
 
 def test_locations_are_the_lines_python_reports_in_a_long_function() -> None:
@@ -179,3 +181,49 @@ def test_a_construct_with_its_own_init_names_the_arguments_line(make_project) ->
     (error,) = caught.value.errors
     assert error.where == "clusters/located.py:10 (p)", error.line()
     assert error.field == "name"
+
+
+def test_loading_a_fleet_does_not_move_the_locations_of_another(
+    make_project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # A fleet built in Python (a user's unit test) names its lines relative to the current
+    # folder, whatever other project this process loaded before; a loaded fleet's errors
+    # raised later (a check of its own) stay relative to its project.
+    from fleet import OpenStackProject
+    from fleet.core.errors import FleetError
+    from fleet.testing import fleet as empty_fleet
+
+    def where() -> str:
+        with pytest.raises(FleetError) as e:
+            OpenStackProject(empty_fleet(), "p", project_name="P", region=3)  # type: ignore[arg-type]
+        return str(e.value).split(" ")[0]
+
+    monkeypatch.chdir(Path(__file__).parent.parent)
+    before = where()
+    assert before.startswith("tests/test_locations.py:")
+    root = make_project(
+        {
+            "clusters/checks.py": (
+                "from fleet import Check, Checks\n\n\n"
+                "def mine(manifests, context):\n"
+                "    raise ValueError('no')\n\n\n"
+                "def define(fleet):\n"
+                "    Checks.of(fleet).add(Check(name='mine', scope='environment', run=mine))\n"
+            )
+        }
+    )
+    (root / "clusters" / "c.py").write_text(
+        "from fleet import ClusterTemplate, MagnumCluster, OpenStackProject\n\n"
+        "T = ClusterTemplate(name='t', kubernetes_version='v1.29.2',\n"
+        "                    uuid='3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59')\n\n\n"
+        "def define(fleet):\n"
+        "    p = OpenStackProject(fleet, 'p', project_name='P')\n"
+        "    MagnumCluster(fleet, 'c', name='c', environments=['dev'], project=p, template=T,\n"
+        "                  flavor='m2.small', keypair='k', node_count=1)\n"
+    )
+    config = FleetConfig.load(root)
+    load_fleet(config)
+    assert where() == before
+    with pytest.raises(FleetError, match=r"^clusters/checks\.py:5: check mine: "):
+        synthesize(config, ["dev"], jobs=1, use_cache=False)
+    assert where() == before

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,6 +19,7 @@ from support import HYBRID, REPO, tree_hash
 
 from fleet import FleetConfig
 from fleet.cli.main import main
+from fleet.pipeline import writer
 from fleet.pipeline.synth import synthesize
 from fleet.pipeline.writer import read_tree, write_environment
 
@@ -219,9 +225,183 @@ def test_concurrent_writers_do_not_interleave(tmp_path: Path) -> None:
 def test_unconfigured_environment_folder_is_removed(example_project: Path) -> None:
     (example_project / "dist" / "staging").mkdir()
     (example_project / "dist" / "staging" / "x.yaml").write_text("a: 1\n")
+    # the temporary file of a write interrupted before the environment was unconfigured
+    (example_project / "dist" / "staging" / f"{writer.TEMP_PREFIX}1-2-0").write_text("a:")
     assert main(["--root", str(example_project), "synth", "--check"]) == 1
     assert main(["--root", str(example_project), "synth"]) == 0
     assert not (example_project / "dist" / "staging").exists()
+
+
+STALL = """\
+import os
+import time
+
+from fleet import Check, Checks
+
+
+def stall(manifests, context):
+    if manifests[0].environment == "prod":  # the last one: dev and test are staged by now
+        open(os.environ["FLEET_TEST_STALLED"], "w").close()
+        time.sleep(120)
+    return []
+
+
+def define(fleet):
+    Checks.of(fleet).add(Check(name="stall", scope="environment", run=stall))
+"""
+
+
+@pytest.mark.parametrize(
+    ("signum", "jobs", "group"),
+    [(signal.SIGTERM, "1", False), (signal.SIGINT, "2", True)],
+    ids=["SIGTERM", "Ctrl-C-with-a-worker"],
+)
+def test_an_interrupted_synth_leaves_no_trace(
+    make_project, tmp_path: Path, signum: int, jobs: str, group: bool
+) -> None:  # type: ignore[no-untyped-def]
+    # Stopped while the last environment is checked (in a worker with 2 jobs): what was
+    # staged for dev and test is removed, dist/ is as it was (absent), one line, no traceback
+    # (a Ctrl-C reaches the whole process group: the workers and the staging helper too).
+    everywhere = 'environments=["dev", "test", "prod"]'
+    module = cluster_module(name="c1-{env}").replace('environments=["dev"]', everywhere)
+    root = make_project({"clusters/a.py": module, "clusters/zz_stall.py": STALL})
+    stalled = tmp_path / "stalled"
+    env = {**os.environ, "FLEET_TEST_STALLED": str(stalled), "FLEET_JOBS": jobs}
+    fleet = Path(sys.executable).with_name("fleet")
+    proc = subprocess.Popen(
+        [str(fleet), "synth"],
+        cwd=root,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (stalled.exists() and list((root / "dist").glob(".test.new-*"))):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert [line for line in err.splitlines() if not line.startswith("synth: [")] == [
+        "error: interrupted"
+    ]
+    assert not (root / "dist").exists()
+
+
+def test_a_folder_in_dist_that_a_synth_did_not_write_is_kept(example_project: Path) -> None:
+    # Only YAML-only real folders are stale environments: notes, scripts or a symlink to a
+    # folder elsewhere are not the tool's to delete (nor reported by --check).
+    dist = example_project / "dist"
+    (dist / "notes").mkdir()
+    (dist / "notes" / "README.md").write_text("ours\n")
+    outside = example_project / "elsewhere"
+    outside.mkdir()
+    (outside / "x.yaml").write_text("a: 1\n")
+    (dist / "linked").symlink_to(outside)
+    assert main(["--root", str(example_project), "synth", "--check"]) == 0
+    assert main(["--root", str(example_project), "synth"]) == 0
+    assert (dist / "notes" / "README.md").read_text() == "ours\n"
+    assert (dist / "linked").is_symlink() and (outside / "x.yaml").is_file()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda dist: dist.write_text("x\n"), "error: dist: is a file, not a folder"),
+        (lambda dist: dist.symlink_to("nowhere"), "error: dist: is a symlink to nothing"),
+    ],
+    ids=["file", "dangling-symlink"],
+)
+def test_an_output_folder_that_is_not_one_is_refused_before_rendering(
+    make_project, capsys: pytest.CaptureFixture[str], make: Callable[[Path], None], message: str
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_project({"clusters/a.py": cluster_module()})
+    make(root / "dist")
+    before = os.readlink(root / "dist") if (root / "dist").is_symlink() else None
+    assert main(["--root", str(root), "synth"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(message), err
+    if before is None:
+        assert (root / "dist").read_text() == "x\n"
+    else:
+        assert os.readlink(root / "dist") == before
+    assert sorted(p.name for p in root.iterdir()) == ["clusters", "dist", "pyproject.toml"]
+
+
+def test_a_write_that_fails_is_one_line(
+    make_project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # A read-only or full disk (tests may run as root, for whom no folder is read-only).
+    root = make_project({"clusters/a.py": cluster_module()})
+
+    def full(path: str, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+
+    monkeypatch.setattr(writer, "_write_file", full)
+    monkeypatch.setattr(writer.Staging, "add", lambda *args: False)  # not staged
+    assert main(["--root", str(root), "synth"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err
+    assert re.fullmatch(
+        r"error: dist/dev: cannot write: No space left on device \(dist/\.dev\.new-[^ ]+\)",
+        err[0],
+    )
+    assert not (root / "dist").exists()  # as it was: the staging folder and dist/ are gone
+
+
+def test_synth_says_how_many_files_it_changed(
+    make_project, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    root = make_project({"clusters/a.py": cluster_module()})
+    summary = r"(\d+) objects in 3 environments"
+    assert main(["--root", str(root), "synth"]) == 0
+    first = re.fullmatch(
+        rf"wrote {summary} to dist/ in \d+\.\d+ s \((\d+) files changed\)\n",
+        capsys.readouterr().out,
+    )
+    assert first is not None
+    files = sum(len(read_tree(root / "dist" / env)) for env in ("dev", "test", "prod"))
+    assert int(first[1]) == int(first[2]) == files  # one file per object, all new
+
+    assert main(["--root", str(root), "synth"]) == 0
+    assert re.fullmatch(
+        rf"dist/ is up to date: {summary}, no file changed \(\d+\.\d+ s\)\n",
+        capsys.readouterr().out,
+    )
+
+    victim = next((root / "dist" / "dev").rglob("*.yaml"))
+    victim.write_text("changed: by hand\n")
+    (root / "dist" / "dev" / "stray.yaml").write_text("a: 1\n")
+    assert main(["--root", str(root), "synth"]) == 0
+    assert capsys.readouterr().out.endswith(" (2 files changed)\n")  # one written, one deleted
+
+
+def test_a_name_with_a_slash_writes_nothing_anywhere(
+    make_project, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    # Its file would be staged (first writes start while rendering) before the name check,
+    # which runs with the environment's checks: outside dist/ with enough '..'.
+    extra = """\
+    import cdk8s
+    from fleet import Fleet
+
+
+    def define(fleet: Fleet) -> None:
+        cdk8s.ApiObject(fleet.environment("dev"), "cm", api_version="v1", kind="ConfigMap",
+                        metadata={"name": "x/../../../../escaped/pwned", "namespace": "default"})
+    """
+    root = make_project({"clusters/a.py": cluster_module(), "clusters/extra.py": extra})
+    assert main(["--root", str(root), "synth"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: cdk8s chart dev: metadata.name: 'x/../../../../escaped/pwned' in dev cannot "
+        "name a file: a '/' (or NUL) in it would put the object's file elsewhere; Kubernetes "
+        "names hold none"
+    ]
+    assert sorted(p.name for p in root.iterdir()) == ["clusters", "pyproject.toml"]
 
 
 def test_single_environment_synth_leaves_the_others(example_project: Path) -> None:

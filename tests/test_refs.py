@@ -37,7 +37,7 @@ from fleet import (
     TemplateCatalog,
     testing,
 )
-from fleet.core.values import set_location_root
+from fleet.core.values import location_root
 from fleet.pipeline.render import check_unique, render_environment, to_files
 from fleet.pipeline.synth import synthesize
 
@@ -66,17 +66,17 @@ def _clusters_package(root: Path) -> Iterator[None]:
 def render_in_order(root: Path, modules: Sequence[str]) -> dict[str, dict[str, bytes]]:
     """Every environment's files, the modules' ``define()`` called in ``modules`` order."""
     config = FleetConfig.load(root)
-    set_location_root(str(root))
     fleet = Fleet(config)
-    with _clusters_package(root):
-        for name in modules:
-            importlib.import_module(f"clusters.{name}").define(fleet)
-    fleet.run_phases()
     out = {}
-    for env in fleet.environment_names:
-        manifests = render_environment(fleet, env)
-        check_unique(manifests)
-        out[env] = to_files(manifests)
+    with location_root(root):
+        with _clusters_package(root):
+            for name in modules:
+                importlib.import_module(f"clusters.{name}").define(fleet)
+        fleet.run_phases()
+        for env in fleet.environment_names:
+            manifests = render_environment(fleet, env)
+            check_unique(manifests)
+            out[env] = to_files(manifests)
     return out
 
 

@@ -4,6 +4,7 @@ reports every measure; the numbers themselves are the benchmark's business, not 
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -283,3 +284,43 @@ def test_an_object_with_a_secret_is_never_staged(
     assert staged["dev"]  # the batches before it were staged
     assert not any(token.encode() in data for data in staged["dev"].values())
     assert not config.dist_dir.exists()
+
+
+# --- the collector paused while rendering (synth._GcPause) -------------------------------------
+
+
+@pytest.mark.parametrize("where", ["serial", "worker"])
+def test_the_collector_is_paused_while_rendering_and_back_after_any_error(
+    bench_project: FleetConfig, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # A worker's body (_in_worker) is run in this process, to see the collector in it.
+    environment = synth_module._environment
+    seen: list[bool] = []
+
+    def render(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise RuntimeError("a bug in the second environment")
+        return environment(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(synth_module, "_environment", render)
+    assert gc.isenabled()
+    if where == "serial":
+        with pytest.raises(RuntimeError, match="a bug"):
+            synthesize(bench_project, jobs=1, use_cache=False)
+    else:
+        settings = synth_module._Settings(bench_project, True, None, False)
+        assert not isinstance(synth_module._in_worker(settings, "dev"), tuple)
+        assert gc.isenabled()
+        with pytest.raises(RuntimeError, match="a bug"):
+            synth_module._in_worker(settings, "test")
+        synth_module._WORKER_FLEET.clear()
+    assert seen == [False, False]
+    assert gc.isenabled()
+    gc.disable()  # a caller's choice is kept: not paused, so not enabled afterwards
+    try:
+        monkeypatch.setattr(synth_module, "_environment", environment)
+        synthesize(bench_project, ["dev"], jobs=1, use_cache=False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -25,4 +25,4 @@ def test_synth_of_one_environment_says_environment(
     root = make_project({"clusters/empty.py": "def define(fleet):\n    pass\n"})
     assert main(["--root", str(root), "synth", "--env", "dev"]) == 0
     out = capsys.readouterr().out
-    assert "in 1 environment to dist/" in out, out
+    assert "0 objects in 1 environment, no file changed" in out, out

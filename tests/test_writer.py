@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,7 +53,7 @@ def umask() -> Iterator[int]:
 
 
 def test_first_write_creates_the_environment(tmp_path: Path, umask: int) -> None:
-    write_environment(tmp_path / "dist", "dev", OLD)
+    assert write_environment(tmp_path / "dist", "dev", OLD) == len(OLD)  # files changed
     dev = tmp_path / "dist" / "dev"
     assert read_tree(dev) == OLD
     assert entries(tmp_path / "dist") == {"dev"} | {f"dev/{p}" for p in entries(dev)}
@@ -65,7 +69,9 @@ def test_update_touches_changed_files_only(tmp_path: Path, umask: int) -> None:
         os.utime(dev / path, ns=(1_000_000_000, 1_000_000_000))
     before = {p: (dev / p).stat() for p in OLD}
 
-    write_environment(tmp_path, "dev", NEW)
+    # written: a/x.yaml, e/f/added.yaml, g/added.yaml; deleted: c/d/z.yaml, gone.yaml
+    assert write_environment(tmp_path, "dev", NEW) == 5
+    assert write_environment(tmp_path, "dev", NEW) == 0
 
     assert read_tree(dev) == NEW
     for path in ("a/b/y.yaml", "keep.yaml"):
@@ -145,8 +151,8 @@ def test_an_environment_folder_that_is_a_symlink_is_replaced(tmp_path: Path) -> 
 def test_leftovers_of_an_interrupted_write_are_removed(tmp_path: Path) -> None:
     dev = tmp_path / "dev"
     write_environment(tmp_path, "dev", OLD)
-    (dev / f"{writer._TEMP}123-0").write_bytes(b"half")
-    (dev / "a" / "b" / f"{writer._TEMP}123-1").write_bytes(b"half")
+    (dev / f"{writer.TEMP_PREFIX}123-0").write_bytes(b"half")
+    (dev / "a" / "b" / f"{writer.TEMP_PREFIX}123-1").write_bytes(b"half")
     (tmp_path / ".dev.new-123-abcd" / "a").mkdir(parents=True)  # an interrupted first write
     (tmp_path / ".dev.new-123-abcd" / "a" / "x.yaml").write_bytes(b"x")
     (tmp_path / ".dev.old-123").mkdir()  # the previous writer's retired tree
@@ -227,7 +233,7 @@ def test_a_staged_first_write_is_renamed_into_place(
             raise AssertionError("written again instead of renamed")
 
         monkeypatch.setattr(writer, "_write_locked", unstaged)
-        write_environment(dist, "dev", OLD, staging=staging)
+        assert write_environment(dist, "dev", OLD, staging=staging) == len(OLD)
     assert read_tree(dist / "dev") == OLD
     assert hidden(dist) == []
     assert (dist / "dev" / "a" / "x.yaml").stat().st_mode & 0o777 == 0o666 & ~umask
@@ -300,3 +306,63 @@ def test_staging_waits_for_no_other_writer(tmp_path: Path) -> None:
     staging.close()
     assert read_tree(tmp_path / "dev") == OLD
     assert hidden(tmp_path) == []
+
+
+def test_an_interrupt_while_installing_stops_the_helper_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    # Ctrl-C while the synth waits for the helper (the join in install): the helper is
+    # stopped before its folder is removed, and the folder install had taken is removed too.
+    dist = tmp_path / "out" / "dist"
+    staging = writer.Staging(dist, ["dev"])
+    with pytest.raises(KeyboardInterrupt), staging:
+        staging.add("dev", list(OLD.items()))
+        process, feeder = staging._process, staging._feeder
+        assert process is not None and feeder is not None
+        join = feeder.join
+
+        def interrupted(timeout: float | None = None) -> None:
+            feeder.join = join  # type: ignore[method-assign]
+            raise KeyboardInterrupt
+
+        feeder.join = interrupted  # type: ignore[method-assign]
+        write_environment(dist, "dev", OLD, staging=staging)
+    assert process.poll() is not None  # not still writing into dist/
+    assert not (tmp_path / "out").exists()  # dist/ and the folder above it, as they were
+
+
+@pytest.mark.parametrize("relpath", ["../x.yaml", "a/../../x.yaml", "/abs.yaml", "a//b.yaml", ""])
+def test_a_path_that_leaves_the_folder_is_never_written(tmp_path: Path, relpath: str) -> None:
+    dist = tmp_path / "out" / "dist"
+    with pytest.raises(ValueError, match="not a path inside dist/dev/"):
+        write_environment(dist, "dev", {"ok.yaml": b"1", relpath: b"2"})
+    with writer.Staging(dist, ["dev"]) as staging:
+        assert staging.add("dev", [("ok.yaml", b"1")])
+        assert not staging.add("dev", [(relpath, b"2")])
+        assert not staging.add("dev", [("late.yaml", b"3")])  # not staged any more
+    assert entries(tmp_path) == set()
+
+
+def test_a_synth_killed_outright_leaves_no_staging_folder(tmp_path: Path) -> None:
+    # SIGKILL (the OOM killer, a CI job cancelled hard): no cleanup runs in the synth, and
+    # its helper, at the end of its input without the "everything was sent" record,
+    # removes the staging folder itself.
+    dist = tmp_path / "dist"
+    child = f"""
+import os, signal, sys, time
+from pathlib import Path
+from fleet.pipeline import writer
+staging = writer.Staging(Path({str(dist)!r}), ["dev"])
+staging.add("dev", [("a/x.yaml", b"x"), ("y.yaml", b"y")])
+while not (staging._folders["dev"] / "y.yaml").exists():
+    time.sleep(0.01)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    deadline = time.monotonic() + 30
+    while entries(dist) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert entries(dist) == set()

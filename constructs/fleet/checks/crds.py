@@ -82,8 +82,9 @@ def resolve_crds_dir(explicit: Path | None = None) -> Path:
     else:
         directory, origin = PACKAGED_CRDS, "the fleet package"
     if not directory.is_dir():
+        what = "is not a folder" if directory.exists() else "does not exist"
         raise FleetError(
-            f"CRD folder {directory} (from {origin}) does not exist; "
+            f"CRD folder {directory} (from {origin}) {what}; "
             f"run `fleet crds pull`, or pass --crds DIR, or set {ENV_VAR}"
         )
     return directory

@@ -57,6 +57,7 @@ from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
 from fleet.core.tree import MetadataEntry
+from fleet.core.usercode import call, wrong_result
 from fleet.core.values import caller_location
 
 CheckScope = Literal["object", "environment"]
@@ -268,8 +269,26 @@ def run_checks(
     out: dict[str, list[Problem]] = {}
     for check in checks:
         subject = manifests if unchecked is None or not check.cacheable else unchecked
-        out[check.name] = check.run(subject, context) if subject else []
+        out[check.name] = _run(check, subject, context) if subject else []
     return out
+
+
+def _run(check: Check, manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
+    """``check.run``; a fleet's own check that raises, or returns anything but a list of
+    problems, is one DefinitionError at its line (as a ``define()`` that raises)."""
+    if any(check is builtin for builtin in BUILTIN_CHECKS):
+        return check.run(manifests, context)
+    field = f"check {check.name}"
+    found = call(
+        check.run,
+        manifests,
+        context,
+        field=field,
+        doing=lambda: f"on {manifests[0].environment}",
+    )
+    if not isinstance(found, list) or not all(isinstance(p, Problem) for p in found):
+        raise wrong_result(check.run, found, field=field, expected="expected a list of Problem")
+    return found
 
 
 def collect(results: Sequence[Mapping[str, Sequence[Problem]]]) -> list[Problem]:

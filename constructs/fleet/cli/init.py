@@ -30,6 +30,7 @@ from fleet.cli.distribution import (
 )
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
+from fleet.core.secrets import credential_in, redact
 from fleet.core.words import plural
 
 SCAFFOLD = Path(__file__).resolve().parent.parent / "scaffold"
@@ -215,14 +216,20 @@ def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
 
     target = Path(args.dir)
     requirement = requirement_from(args.tool_source) if args.tool_source else running_requirement()
+    problem = credential_in(args.repo_url)
+    if problem:
+        raise FleetError(f"--repo-url {redact(args.repo_url)}: {problem}")
+    _check_target(target)
     existed = target.exists()
-    written = init_project(target, requirement, ci=args.ci, repo_url=args.repo_url)
-    new = FleetConfig.load(target)
     try:
-        result = pipeline.synthesize(new)
-        pipeline.write(new, result)
-    except FleetError:
-        _remove(target, existed)  # nothing half-made is left behind
+        written = init_project(target, requirement, ci=args.ci, repo_url=args.repo_url)
+        new = FleetConfig.load(target)
+        result = pipeline.synthesize(new, write=True)
+    except OSError as e:  # a folder it cannot write in
+        _remove(target, existed)
+        raise FleetError(f"{target}: cannot write: {e.strerror or e}") from None
+    except BaseException:  # a bad input, Ctrl-C: nothing half-made is left behind
+        _remove(target, existed)
         raise
     if result.crds_dir is None:
         print("note: schemas not checked (no CRDs in the fleet package)", file=sys.stderr)
@@ -260,4 +267,4 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default=DEFAULT_REPO_URL,
         help="the git URL ArgoCD reads the repository from ([tool.fleet] repo_url)",
     )
-    p.set_defaults(handler=_run_init)
+    p.set_defaults(handler=_run_init, reads_config=False)  # the project is the one it makes

@@ -23,7 +23,11 @@ HEADERS = {
     "notes": "notes",
 }
 NO_WRAP = ("cluster", "cloud", "version", "nodes")
-"""Names and numbers are never wrapped nor cut; project names and notes wrap at spaces."""
+"""Names and numbers are never cut; project names and notes wrap at spaces, and a template
+name too long for the terminal wraps after a ``-`` (:func:`_wrap_at_hyphens`)."""
+HYPHENATED = "version"
+MIN_HYPHENATED = 16
+"""The template column is never made narrower than this to fit the terminal."""
 
 
 def default_format(stream: TextIO) -> str:
@@ -35,8 +39,9 @@ def default_format(stream: TextIO) -> str:
 def render_table(rows: Sequence[InventoryRow], *, stream: TextIO, width: int | None = None) -> None:
     """Print ``rows`` as a table to ``stream``, under a heading per environment.
 
-    ``width`` defaults to the terminal's. Nothing is cut: when the names do not fit, the
-    table is as wide as they need (the terminal wraps the lines).
+    ``width`` defaults to the terminal's. Nothing is cut: a template name that does not
+    fit wraps after one of its ``-`` (the JSON and CSV formats carry it whole); when the
+    table still does not fit, it is as wide as the names need (the terminal wraps the lines).
     """
     from rich.console import Console
     from rich.table import Table
@@ -50,30 +55,53 @@ def render_table(rows: Sequence[InventoryRow], *, stream: TextIO, width: int | N
             justify="right" if column == "nodes" else "left",
         )
     counts = Counter(row.environment for row in rows)
-    headings: list[str] = []
-    for i, row in enumerate(rows):
-        if i == 0 or row.environment != rows[i - 1].environment:
-            headings.append(f"{row.environment}: {plural(counts[row.environment], 'cluster')}")
-            table.add_row(Text(headings[-1], style="bold underline"))
-        cells = row.cells()
-        table.add_row(*(cells[c] for c in COLUMNS), style="dim" if row.retired else None)
+    headings = [f"{env}: {plural(count, 'cluster')}" for env, count in counts.items()]
+    cells = [row.cells() for row in rows]
     console = Console(file=stream, width=width, highlight=False)
-    needed = _least_width([r.cells() for r in rows], headings)
+    needed = _least_width(cells, headings)
+    if needed > console.width:
+        longest = _least_width(cells, headings, only=HYPHENATED)
+        fits = max(MIN_HYPHENATED, longest - (needed - console.width))
+        if fits < longest:
+            for c in cells:
+                c[HYPHENATED] = _wrap_at_hyphens(c[HYPHENATED], fits)
+            needed = _least_width(cells, headings)
     if needed > console.width:
         console = Console(file=stream, width=needed, highlight=False)
+    for i, row in enumerate(rows):
+        if i == 0 or row.environment != rows[i - 1].environment:
+            heading = headings[list(counts).index(row.environment)]
+            table.add_row(Text(heading, style="bold underline"))
+        table.add_row(*(cells[i][c] for c in COLUMNS), style="dim" if row.retired else None)
     console.print(table)
 
 
-def _least_width(cells: Sequence[dict[str, str]], headings: Sequence[str]) -> int:
-    """The narrowest the table can be without cutting a name or breaking a word."""
+def _wrap_at_hyphens(value: str, width: int) -> str:
+    """``value`` in lines of at most ``width`` characters, each ending after a ``-`` when
+    one is in reach (else cut at ``width``)."""
+    lines: list[str] = []
+    while len(value) > width:
+        cut = value.rfind("-", 0, width) + 1 or width
+        lines.append(value[:cut])
+        value = value[cut:]
+    return "\n".join([*lines, value])
+
+
+def _least_width(
+    cells: Sequence[dict[str, str]], headings: Sequence[str], *, only: str = ""
+) -> int:
+    """The narrowest the table (or its column ``only``) can be without cutting a name or
+    breaking a word (nor a line of a cell that holds several)."""
     from rich.cells import cell_len
 
-    total = 2 * (len(COLUMNS) - 1)  # the padding between columns
-    for column in COLUMNS:
+    total = 0 if only else 2 * (len(COLUMNS) - 1)  # the padding between columns
+    for column in [only] if only else COLUMNS:
         values = [HEADERS[column], *(c[column] for c in cells)]
         if column == COLUMNS[0]:
             values += headings
-        if column not in NO_WRAP:
+        if column in NO_WRAP:
+            values = [line for value in values for line in value.splitlines()]
+        else:
             values = [word for value in values for word in value.split()]
         total += max((cell_len(v) for v in values), default=0)
     return total

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleet.cli.diff import add_parser as _add_diff
 from fleet.cli.distribution import version_line
@@ -22,7 +26,12 @@ from fleet.core.errors import FleetError
 from fleet.core.secrets import redact
 from fleet.core.words import plural
 
+if TYPE_CHECKING:  # the pipeline is imported by the commands that run it (cdk8s is slow)
+    from fleet.pipeline.synth import Synth
+
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
+EXIT_SIGNAL = 128
+"""Exit code of a command stopped by signal N: ``EXIT_SIGNAL + N`` (the shell's convention)."""
 
 Handler = Callable[[argparse.Namespace, FleetConfig], int]
 
@@ -42,10 +51,10 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline import synth as pipeline
     from fleet.pipeline.progress import Progress
 
-    started = time.perf_counter()
+    started: float = args.started
     with Progress() as progress:  # shows only when the synth takes longer than 2 s
         if not args.check:
-            progress.expect(len(args.env or config.environments))  # the writes
+            progress.expect(len(set(args.env or config.environments)))  # the writes
         result = pipeline.synthesize(
             config,
             args.env or None,
@@ -67,12 +76,21 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
         print(f"dist/ is up to date ({plural(result.object_count, 'object')})")
         return EXIT_OK
     elapsed = time.perf_counter() - started
-    print(
-        f"wrote {plural(result.object_count, 'object')} in "
-        f"{plural(len(result.files), 'environment')} "
-        f"to {config.dist}/ in {elapsed:.1f} s"
-    )
+    print(synth_summary(config, result, elapsed))
     return EXIT_OK
+
+
+def synth_summary(config: FleetConfig, result: Synth, seconds: float) -> str:
+    """The line ``fleet synth`` ends with: what it rendered, how many files of ``dist/`` it
+    changed (none: it says dist/ is up to date), and how long it took."""
+    rendered = (
+        f"{plural(result.object_count, 'object')} in {plural(len(result.files), 'environment')}"
+    )
+    took = f"{seconds:.1f} s" if seconds >= 0.95 else f"{seconds:.2f} s"
+    if not result.changed_files:
+        return f"{config.dist}/ is up to date: {rendered}, no file changed ({took})"
+    changed = plural(result.changed_files, "file")
+    return f"wrote {rendered} to {config.dist}/ in {took} ({changed} changed)"
 
 
 def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -129,14 +147,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every ``with`` block cleans up (a synth removes
+    what it staged in ``dist/``) instead of the process dying on the spot."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+@contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` while the command runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    started = time.perf_counter()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.started = started
     try:
-        config = FleetConfig.load(args.root)
-        handler: Handler = args.handler
-        return handler(args, config)
+        with _terminable():
+            # `fleet init` makes a project: whatever pyproject.toml is here is not its own
+            reads_config = getattr(args, "reads_config", True)
+            if reads_config and not args.root.is_dir():
+                raise FleetError(f"--root {args.root}: not a folder (the fleet project)")
+            config = (
+                FleetConfig.load(args.root)
+                if reads_config
+                else FleetConfig(root=args.root.resolve())
+            )
+            handler: Handler = args.handler
+            return handler(args, config)
+    except KeyboardInterrupt as e:
+        # Ctrl-C or SIGTERM: every cleanup ran on the way here; no traceback.
+        if args.debug:
+            traceback.print_exc()
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_SIGNAL + (signal.SIGTERM if isinstance(e, _Terminated) else signal.SIGINT)
     except FleetError as e:
         # DefinitionErrors and InvalidObjects render one problem per line.
         if args.debug:

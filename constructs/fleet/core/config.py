@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleet.core.errors import DefinitionError
+from fleet.core.secrets import credential_in
 from fleet.core.validators import check_dns_label
 
 DEFAULT_ENVIRONMENTS = ("dev", "test", "prod")
@@ -87,6 +88,13 @@ class FleetConfig:
                 raise DefinitionError(
                     f"must be a non-empty string, got {value!r}", where=where, field=key
                 )
+        _check_dist(
+            str(table.get("dist", cls.dist)), str(table.get("clusters", cls.clusters)), where
+        )
+        for key in ("repo_url", "revision"):
+            problem = credential_in(str(table.get(key, "")))
+            if problem:  # every Application would quote it: once here, and not shown
+                raise DefinitionError(problem, where=where, field=key)
         return cls(
             root=root,
             environments=tuple(envs),
@@ -94,6 +102,32 @@ class FleetConfig:
             revision=str(table.get("revision", cls.revision)),
             dist=str(table.get("dist", cls.dist)),
             clusters=str(table.get("clusters", cls.clusters)),
+        )
+
+
+def _check_dist(dist: str, clusters: str, where: str) -> None:
+    """``dist`` names a folder inside the project, and not one holding the declarations.
+
+    A synth deletes every folder of ``dist/`` that is not a configured environment, and
+    ArgoCD Applications name ``<dist>/<env>/...`` as their path in the repository: ``"."``,
+    ``".."`` or an absolute path would make a synth delete folders of the project or
+    beyond it (``clusters/`` among them).
+    """
+    parts = dist.split("/")
+    if dist.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise DefinitionError(
+            "must be a folder inside the project as a plain relative path (such as 'dist' or "
+            f"'deploy/dist': no '/' at either end, no '.' or '..'), got {dist!r}",
+            where=where,
+            field="dist",
+        )
+    declarations = os.path.normpath(clusters).split("/")
+    if declarations[: len(parts)] == parts:
+        raise DefinitionError(
+            f"{dist!r} holds the declarations ({clusters!r}): a synth deletes every folder "
+            "in it that is not an environment",
+            where=where,
+            field="dist",
         )
 
 

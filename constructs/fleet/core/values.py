@@ -5,12 +5,13 @@ from __future__ import annotations
 import ast
 import bisect
 import contextlib
+import contextvars
 import functools
 import linecache
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Any, Generic, TypeVar
@@ -119,12 +120,26 @@ class JsonPatch:
         return {"op": self.op, "path": self.path, "value": self.value}
 
 
-_location_root: list[str] = []
+_location_root: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "fleet_location_root", default=None
+)
+"""The project definition locations are relative to (None: the current folder)."""
 
 
-def set_location_root(root: str) -> None:
-    """Make definition locations relative to ``root`` (the project), not the cwd."""
-    _location_root[:] = [os.path.abspath(root)]
+@contextlib.contextmanager
+def location_root(root: str | os.PathLike[str]) -> Iterator[None]:
+    """Definition locations relative to ``root`` (the project) inside the block, not to the
+    current folder. Only inside it, and only in this thread (a context variable): a fleet
+    loaded earlier in the process never changes where another one's errors point."""
+    token = _location_root.set(os.path.abspath(root))
+    try:
+        yield
+    finally:
+        _location_root.reset(token)
+
+
+def _root() -> str:
+    return _location_root.get() or os.getcwd()
 
 
 def _user_frame() -> FrameType:
@@ -143,7 +158,7 @@ def caller_location(*, outer: int = 0) -> str:
     ``fleet`` script), to tell two calls of one line apart; ``""`` when there is none.
     """
     frame = _user_frame()
-    root = _location_root[0] if _location_root else os.getcwd()
+    root = _root()
     for _ in range(outer):
         caller = frame.f_back
         while caller is not None and not _is_users(caller.f_code.co_filename):
@@ -157,7 +172,7 @@ def caller_location(*, outer: int = 0) -> str:
 
 def location_of(filename: str, line: int | None) -> str:
     """``file:line`` as definition locations show it (relative to the project)."""
-    root = _location_root[0] if _location_root else os.getcwd()
+    root = _root()
     return f"{_shown_name(filename, root)}:{line}"
 
 
@@ -187,7 +202,7 @@ def argument_location(argument: str | int) -> str:
     line = _argument_line(frame.f_code, frame.f_lasti, argument)
     if line is None:
         line = _line_of(frame.f_code, frame.f_lasti)
-    root = _location_root[0] if _location_root else os.getcwd()
+    root = _root()
     return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
 
 
@@ -200,7 +215,7 @@ def relocate(error: BaseException, keywords: Mapping[str, object]) -> None:
     targets = error.errors if isinstance(error, DefinitionErrors) else [error]
     frame = _user_frame()
     code, lasti = frame.f_code, frame.f_lasti
-    root = _location_root[0] if _location_root else os.getcwd()
+    root = _root()
     here = f"{_shown_name(code.co_filename, root)}:{_line_of(code, lasti)}"
     for e in targets:
         if not isinstance(e, DefinitionError):

@@ -22,6 +22,7 @@ from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.values import location_root
 from fleet.importers.codegen import (
     GENERATED_PREFIX,
     ClusterDecl,
@@ -128,7 +129,8 @@ def load_catalog(config: FleetConfig) -> Catalog:
     refs: dict[str, TemplateRef] = {}
     generated: dict[str, TemplateSpec] = {}
     errors: list[DefinitionError] = []
-    with project_modules(config.clusters_dir.parent, package):
+    # Locations (a template's `where`) relative to the project, as load_fleet gives them.
+    with project_modules(config.clusters_dir.parent, package), location_root(config.root):
         for path in [*helper_modules(config), *discover(config)]:
             name = f"{package}.{path.stem}"
             try:

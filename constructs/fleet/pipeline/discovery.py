@@ -21,7 +21,7 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.usercode import call, check_signature, raised_at, wrong_result
-from fleet.core.values import set_location_root
+from fleet.core.values import location_root
 
 DEFINE = "define(fleet): def define(fleet: Fleet) -> None"
 """What a declaration module's ``define`` must be."""
@@ -76,7 +76,8 @@ def load_fleet(config: FleetConfig) -> Fleet:
     root = str(config.clusters_dir.parent)
     sys.path[:] = [root, *(p for p in sys.path if p != root)]
     try:
-        return _load(config, package)
+        with location_root(config.root):
+            return _load(config, package)
     finally:
         sys.path[:] = saved_path
 
@@ -120,7 +121,6 @@ def _bytecode_checks_content(folder: Path) -> None:
 def _load(config: FleetConfig, package: str) -> Fleet:
     _bytecode_checks_content(config.clusters_dir)
     importlib.invalidate_caches()
-    set_location_root(str(config.root))
     fleet = Fleet(config)
     errors: list[DefinitionError] = []
     for path in discover(config):

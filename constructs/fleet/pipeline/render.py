@@ -27,10 +27,33 @@ def render_environment(fleet: Fleet, environment: str) -> list[Manifest]:
 
 
 def check_unique(manifests: Sequence[Manifest]) -> None:
-    """Two objects with one identity (or one file) in an environment fail, naming both."""
+    """Two objects with one identity (or one file) in an environment fail, naming both; so
+    does an object whose kind, namespace or name would put its file outside its folder.
+
+    Runs before anything of the environment is written or staged (the name check proper,
+    ``checks/references.py``, runs with the environment's other checks, after objects that
+    passed theirs may have been staged: :class:`~fleet.pipeline.writer.Staging`)."""
     seen: dict[Identity | str, Manifest] = {}
     errors: list[DefinitionError] = []
     for m in manifests:
+        named = m.group + m.kind + m.namespace + m.name
+        if "/" in named or "\0" in named:
+            parts = (
+                ("apiVersion", m.group),
+                ("kind", m.kind),
+                ("metadata.namespace", m.namespace),
+                ("metadata.name", m.name),
+            )
+            field, value = next((f, v) for f, v in parts if "/" in v or "\0" in v)
+            errors.append(
+                DefinitionError(
+                    f"{value!r} in {m.environment} cannot name a file: a '/' (or NUL) in it "
+                    "would put the object's file elsewhere; Kubernetes names hold none",
+                    where=m.source,
+                    field=field,
+                )
+            )
+            continue
         for key in (m.identity, m.relpath.lower()):
             first = seen.get(key)
             if first is not None:

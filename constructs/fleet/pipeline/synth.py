@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import multiprocessing
 import os
 import shutil
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +24,12 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
+from fleet.core.values import location_root
 from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
 from fleet.pipeline.render import check_unique, render_environment
-from fleet.pipeline.writer import Staging, diff_tree, write_environment
+from fleet.pipeline.writer import TEMP_PREFIX, Staging, diff_tree, write_environment
 from fleet.pipeline.yaml_fast import fast_to_yaml
 
 JOBS_VAR = "FLEET_JOBS"
@@ -54,6 +58,9 @@ class Synth:
     crds_dir: Path | None = None
     cache_hits: int = 0
     """Objects whose YAML (and check verdicts) came from ``.fleet/cache/synth``."""
+    changed_files: int | None = None
+    """With ``synthesize(..., write=True)``: files created, replaced or deleted in ``dist/``
+    (0: it held the rendered bytes already); None when nothing was written."""
 
     @property
     def object_count(self) -> int:
@@ -228,7 +235,7 @@ def _in_worker(settings: _Settings, environment: str) -> _Rendered | tuple[str, 
         fleet = _WORKER_FLEET.get(settings.config.root)
         if fleet is None:
             fleet = _WORKER_FLEET[settings.config.root] = load_fleet(settings.config)
-        with _GcPause() as pause:
+        with _GcPause() as pause, location_root(settings.config.root):
             pause.start()
             return _environment(fleet, environment, settings)
     except DefinitionErrors as e:  # exceptions with keyword fields do not unpickle
@@ -244,6 +251,21 @@ def _raise_remote(error: tuple[str, Any]) -> None:
     if kind == "definitions":
         raise DefinitionErrors([DefinitionError(m, where=w, field=f) for m, w, f in data])
     raise FleetError(data)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored in this block (main thread only), so that processes started in it
+    ignore it too: a Ctrl-C (sent to the whole process group) interrupts this process,
+    which stops them, rather than each worker printing a traceback of its own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _render_parallel(
@@ -262,7 +284,9 @@ def _render_parallel(
     share = -(-len(envs) // jobs)
     here, there = envs[:share], envs[share:]
     context = multiprocessing.get_context("spawn")
-    with context.Pool(processes=min(jobs - 1, len(there))) as pool:
+    with _interrupts_ignored():
+        pool = context.Pool(processes=min(jobs - 1, len(there)))
+    with pool:
         results = [pool.apply_async(_in_worker, (settings, env)) for env in there]
         yield from _render_serial(settings, here, progress, stage, loaded)
         for result in results:
@@ -316,9 +340,11 @@ def synthesize(
     first write of an environment (no folder for it yet) is staged while the synth still
     renders (:class:`~fleet.pipeline.writer.Staging`), so the disk and Python work at once.
     """
-    envs = list(environments or config.environments)
+    envs = list(dict.fromkeys(environments or config.environments))
     for env in envs:
         config.check_environment(env)
+    if write:
+        _check_writable(config)
     if not validate:
         crds_dir = None
     elif crds_dir is None:
@@ -339,7 +365,12 @@ def synthesize(
         if staging is not None and not failed:
             staging.add(environment, files)
 
-    with _GcPause() as gc_pause, staging or contextlib.nullcontext():
+    # Locations in errors (a fleet's own check that raises) relative to this project.
+    with (
+        _GcPause() as gc_pause,
+        staging or contextlib.nullcontext(),
+        location_root(config.root),
+    ):
         sink = stage if staging is not None else None
         if workers > 1:
             stream = _render_parallel(settings, envs, workers, progress, sink, gc_pause.start)
@@ -363,41 +394,84 @@ def synthesize(
             cache_hits=sum(r.cache_hits for r in ordered),
         )
         if staging is not None:
-            _write(config, synth, progress, staging)
+            synth = dataclasses.replace(
+                synth, changed_files=_write(config, synth, progress, staging)
+            )
     return synth
 
 
 def stale_environments(config: FleetConfig, synth: Synth) -> list[str]:
-    """Folders in ``dist/`` of environments that are no longer configured."""
+    """Folders in ``dist/`` of environments that are no longer configured.
+
+    Only folders a synth could have written: real folders (not symlinks) that hold YAML
+    files only. Anything else in ``dist/`` is someone else's, and is neither deleted nor
+    reported.
+    """
     dist = config.dist_dir
     if not dist.is_dir() or set(synth.files) != set(config.environments):
         return []
     return sorted(
         p.name
         for p in dist.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and p.name not in config.environments
+        if not p.name.startswith(".")
+        and p.name not in config.environments
+        and p.is_dir()
+        and not p.is_symlink()
+        and _yaml_only(p)
     )
 
 
-def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> None:
+def _yaml_only(folder: Path) -> bool:
+    """Whether every file under ``folder`` is a ``.yaml`` file (as a synth writes them, or
+    the temporary file of an interrupted write)."""
+    return all(
+        name.endswith(".yaml") or name.startswith(TEMP_PREFIX)
+        for _, _, filenames in os.walk(folder)
+        for name in filenames
+    )
+
+
+def write(config: FleetConfig, synth: Synth, *, progress: Progress | None = None) -> int:
     """Write every rendered environment; remove environments no longer configured.
+    Returns how many files it created, replaced or deleted.
 
     ``progress`` advances once per environment; the caller announces those steps
     (``expect``) before the synth starts, so the total shown never grows.
     (``synthesize(..., write=True)`` does this too, with a head start for first writes.)
     """
-    _write(config, synth, progress, None)
+    return _write(config, synth, progress, None)
+
+
+def _check_writable(config: FleetConfig) -> None:
+    """Refuse, before rendering, an output folder that is something else (a file, a
+    symlink to nothing)."""
+    dist = config.dist_dir
+    if os.path.lexists(dist) and not dist.is_dir():
+        what = "a symlink to nothing" if not dist.exists() else "a file"
+        raise FleetError(f"{config.dist}: is {what}, not a folder (the output folder)")
 
 
 def _write(
     config: FleetConfig, synth: Synth, progress: Progress | None, staging: Staging | None
-) -> None:
-    for env, files in synth.files.items():
-        write_environment(config.dist_dir, env, files, staging=staging)
-        if progress is not None:
-            progress.advance(f"wrote {env}")
-    for env in stale_environments(config, synth):
-        shutil.rmtree(config.dist_dir / env)
+) -> int:
+    _check_writable(config)
+    target = config.dist
+    changed = 0
+    try:
+        for env, files in synth.files.items():
+            target = f"{config.dist}/{env}"
+            changed += write_environment(config.dist_dir, env, files, staging=staging)
+            if progress is not None:
+                progress.advance(f"wrote {env}")
+        for env in stale_environments(config, synth):
+            target = f"{config.dist}/{env}"
+            changed += sum(len(names) for _, _, names in os.walk(config.dist_dir / env))
+            shutil.rmtree(config.dist_dir / env)
+    except OSError as e:
+        # A read-only or full disk, a folder of another user: what and where, no traceback.
+        path = f" ({os.path.relpath(e.filename, config.root)})" if e.filename else ""
+        raise FleetError(f"{target}: cannot write: {e.strerror or e}{path}") from None
+    return changed
 
 
 def drift(config: FleetConfig, synth: Synth) -> list[str]:

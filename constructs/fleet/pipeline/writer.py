@@ -29,8 +29,15 @@ from pathlib import Path
 Files = Mapping[str, bytes]
 """Relative path inside ``dist/<env>/`` -> file bytes."""
 
-_TEMP = ".fleet-tmp-"
+TEMP_PREFIX = ".fleet-tmp-"
 """Prefix of the hidden file a changed file is written to before it is renamed into place."""
+
+
+def _outside(relpath: str) -> bool:
+    """Whether ``relpath`` is not a plain relative path below its folder (empty, absolute,
+    with a ``.`` or ``..`` part or an empty one, or a NUL): it could name a file elsewhere."""
+    padded = f"/{relpath}/"
+    return "/../" in padded or "/./" in padded or "//" in padded or "\0" in relpath
 
 
 def read_tree(folder: Path) -> dict[str, bytes]:
@@ -108,7 +115,7 @@ def _scan(root: str) -> tuple[set[str], set[str], set[str], list[str]]:
                 if entry.is_dir(follow_symlinks=False):
                     folders.add(relpath)
                     pending.append(relpath)
-                elif entry.name.startswith(_TEMP):
+                elif entry.name.startswith(TEMP_PREFIX):
                     temps.append(relpath)
                 elif entry.is_file(follow_symlinks=False):
                     files.add(relpath)
@@ -126,8 +133,9 @@ def _remove(path: str) -> None:
             os.unlink(path)
 
 
-def _update(root: str, files: Files) -> None:
-    """Make ``root`` hold exactly ``files``: writes first, then deletions (see below)."""
+def _update(root: str, files: Files) -> int:
+    """Make ``root`` hold exactly ``files``: writes first, then deletions (see below).
+    Returns how many files it wrote or deleted."""
     existing, folders, others, temps = _scan(root)
     for relpath in temps:
         _remove(os.path.join(root, relpath))
@@ -151,7 +159,7 @@ def _update(root: str, files: Files) -> None:
                         others.discard(ancestor)
                     os.mkdir(os.path.join(root, ancestor))
                     folders.add(ancestor)
-        temp = os.path.join(root, folder, f"{_TEMP}{token}-{written}")
+        temp = os.path.join(root, folder, f"{TEMP_PREFIX}{token}-{written}")
         written += 1
         try:
             _write_file(temp, data)
@@ -163,9 +171,11 @@ def _update(root: str, files: Files) -> None:
             _remove(temp)
             raise
     # Already gone (or a file now) when below a folder that a produced file replaced.
+    deleted = 0
     for relpath in (existing | others) - files.keys():
         with suppress(FileNotFoundError, NotADirectoryError):
             os.unlink(os.path.join(root, relpath))
+            deleted += 1
     needed = {""}
     for relpath in files:
         folder = relpath.rpartition("/")[0]
@@ -175,6 +185,7 @@ def _update(root: str, files: Files) -> None:
     for folder in sorted(folders - needed, reverse=True):  # "a/b" before "a"
         with suppress(FileNotFoundError, NotADirectoryError):
             os.rmdir(os.path.join(root, folder))
+    return written + deleted
 
 
 def _remove_leftovers(dist: Path, environment: str) -> None:
@@ -199,8 +210,9 @@ def _locked(folder: Path) -> Iterator[None]:
 
 def write_environment(
     dist: Path, environment: str, files: Files, *, staging: Staging | None = None
-) -> None:
-    """Make ``dist/<environment>/`` hold exactly ``files``.
+) -> int:
+    """Make ``dist/<environment>/`` hold exactly ``files``; returns how many files it
+    created, replaced or deleted there (0: the folder held exactly ``files`` already).
 
     A lock on the ``dist`` folder itself keeps two synths at once from interleaving (with
     ``staging``, the lock it holds already; an environment it staged is renamed into place).
@@ -226,21 +238,22 @@ def write_environment(
     the new render produces nothing at it.) Symlinks in the tree are replaced, never
     followed, and temporary files left by an interrupted write are removed.
     """
+    wrong = next((p for p in files if _outside(p)), None)
+    if wrong is not None:  # the renderer refuses such names (pipeline.render.check_unique)
+        raise ValueError(f"not a path inside dist/{environment}/: {wrong!r}")
     if staging is not None and staging.dist == dist:
-        staging.install(environment, files)
-        return
+        return staging.install(environment, files)
     dist.mkdir(parents=True, exist_ok=True)
     with _locked(dist):
-        _write_locked(dist, environment, files)
+        return _write_locked(dist, environment, files)
 
 
-def _write_locked(dist: Path, environment: str, files: Files) -> None:
+def _write_locked(dist: Path, environment: str, files: Files) -> int:
     """:func:`write_environment` under the lock on ``dist``."""
     _remove_leftovers(dist, environment)
     target = dist / environment
     if target.is_dir() and not target.is_symlink():
-        _update(str(target), files)
-        return
+        return _update(str(target), files)
     staging = dist / f".{environment}.new-{os.getpid()}-{secrets.token_hex(4)}"
     staging.mkdir()
     try:
@@ -248,6 +261,7 @@ def _write_locked(dist: Path, environment: str, files: Files) -> None:
         _install(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return len(files)
 
 
 def _install(staging: Path, target: Path) -> None:
@@ -262,7 +276,7 @@ def _install(staging: Path, target: Path) -> None:
 _STAGER = r"""
 import os, struct, sys
 head = struct.Struct("<II")
-root, folders, buf = sys.argv[1], set(), b""
+root, folders, buf, done = sys.argv[1], set(), b"", False
 flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 try:
     while True:
@@ -273,6 +287,9 @@ try:
         pos, end = 0, len(buf)
         while end - pos >= 8:
             path_size, data_size = head.unpack_from(buf, pos)
+            if path_size == 0:
+                done, pos = True, pos + 8
+                continue
             stop = pos + 8 + path_size + data_size
             if stop > end:
                 break
@@ -290,15 +307,23 @@ try:
                 os.close(fd)
             pos = stop
         buf = buf[pos:]
+    if not done:  # the synth died (SIGKILL) or gave up: leave nothing of it in dist/
+        import shutil
+        for folder in sys.argv[2:]:
+            shutil.rmtree(os.path.join(root, folder), ignore_errors=True)
+        sys.exit("stager: stopped before the end")
     if buf:
         sys.exit("stager: the last file was cut short")
 except OSError as e:
     sys.exit(f"stager: {e}")
 """
 """The helper process: reads ``<path size, data size, path, data>`` records (little-endian
-u32 sizes, UTF-8 paths relative to its root) from stdin and creates each file as
-:func:`_write_file` does (``O_EXCL``, mode 0o666 less the umask). It imports nothing but the
-standard library (``python -I -S``: about 20 ms to start)."""
+u32 sizes, UTF-8 paths relative to its root, the staging folders its other arguments) from
+stdin and creates each file as :func:`_write_file` does (``O_EXCL``, mode 0o666 less the
+umask). A record of path size 0 says that everything was sent; at the end of its input
+without one, the synth that started it is gone (killed), and it removes the staging
+folders. It imports nothing but the standard library (``python -I -S``: about 20 ms to
+start)."""
 
 _HEAD = struct.Struct("<II")
 _IOV_MAX = 512
@@ -346,8 +371,13 @@ class Staging:
         self._wanted = list(dict.fromkeys(environments))
         self._started = False
         self._lock: int | None = None
-        self._created_dist = False
+        self._created: list[Path] = []
+        """``dist`` and its ancestors that :meth:`_start` created, deepest first."""
         self._folders: dict[str, Path] = {}
+        """Environment -> its staging folder, until installed or given up."""
+        self._made: list[Path] = []
+        """Every staging folder made: :meth:`close` removes what is still there, whatever
+        was interrupted (a folder renamed into place no longer is)."""
         self._sent: dict[str, int] = {}
         self._process: subprocess.Popen[bytes] | None = None
         self._queue: queue.SimpleQueue[list[bytes] | None] = queue.SimpleQueue()
@@ -359,7 +389,10 @@ class Staging:
         """Lock ``dist``, pick the environments to stage, start the helper (once)."""
         self._started = True
         try:
-            self._created_dist = not self.dist.exists()
+            missing = self.dist
+            while not missing.exists() and not missing.is_symlink():
+                self._created.append(missing)
+                missing = missing.parent
             self.dist.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.dist, os.O_RDONLY | os.O_DIRECTORY)
             try:
@@ -375,12 +408,21 @@ class Staging:
                     continue
                 folder = self.dist / f".{env}.new-{os.getpid()}-{secrets.token_hex(4)}"
                 folder.mkdir()
+                self._made.append(folder)
                 self._folders[env] = folder
                 self._sent[env] = 0
             if not self._folders:
                 return
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _STAGER, str(self.dist)],
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    "-c",
+                    _STAGER,
+                    str(self.dist),
+                    *(folder.name for folder in self._folders.values()),
+                ],
                 stdin=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
@@ -425,6 +467,9 @@ class Staging:
         buffers: list[bytes] = []
         count = 0
         for relpath, data in files:
+            if _outside(relpath):  # never sent: the environment is not staged any more
+                del self._folders[environment]
+                return False
             path = f"{folder.name}/{relpath}".encode()
             buffers += (_HEAD.pack(len(path), len(data)), path, data)
             count += 1
@@ -435,25 +480,27 @@ class Staging:
     def _finish(self) -> bool:
         """Wait for the helper to create everything it was given; whether it did."""
         if self._finished is None:
-            self._finished = False
+            finished = False
             if self._process is not None and self._feeder is not None:
+                self._queue.put([_HEAD.pack(0, 0)])  # everything was sent
                 self._queue.put(None)
                 self._feeder.join()
                 assert self._process.stderr is not None
                 self._process.stderr.read()
-                self._finished = self._process.wait() == 0 and not self._broken
+                finished = self._process.wait() == 0 and not self._broken
+            self._finished = finished  # only once it is known (an interrupt leaves None)
         return self._finished
 
-    def install(self, environment: str, files: Files) -> None:
+    def install(self, environment: str, files: Files) -> int:
         """Put ``files`` in ``dist/<environment>/`` (under the held lock): rename the staged
-        folder when it holds all of them, else write the ordinary way."""
+        folder when it holds all of them, else write the ordinary way. Returns what
+        :func:`write_environment` does."""
         if not self._started:
             self._start()
         if self._lock is None:  # not locked: a writer like any other
             self.dist.mkdir(parents=True, exist_ok=True)
             with _locked(self.dist):
-                _write_locked(self.dist, environment, files)
-            return
+                return _write_locked(self.dist, environment, files)
         folder = self._folders.pop(environment, None)
         target = self.dist / environment
         if (
@@ -464,32 +511,38 @@ class Staging:
         ):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
-            _write_locked(self.dist, environment, files)
-            return
+            return _write_locked(self.dist, environment, files)
         _install(folder, target)
+        return len(files)
 
     def close(self) -> None:
         """Stop the helper, remove what was staged and not installed, release the lock.
-        After a failed synth that is everything: ``dist`` is as it was (a ``dist`` folder
-        that staging created is removed again)."""
-        if self._process is not None and self._finished is None:
-            self._process.kill()
-            self._queue.put(None)
-            if self._feeder is not None:
-                self._feeder.join()
-            self._process.wait()
-            self._finished = False
-        if self._process is not None and self._process.stderr is not None:
-            self._process.stderr.close()
-        for folder in self._folders.values():
-            shutil.rmtree(folder, ignore_errors=True)
-        self._folders.clear()
-        if self._lock is not None:
-            os.close(self._lock)
-            self._lock = None
-        if self._created_dist:
-            with suppress(OSError):
-                self.dist.rmdir()  # only when empty: nothing was installed
+        After a failed or interrupted synth that is everything: ``dist`` is as it was
+        (``dist`` and the ancestors that staging created are removed again when empty)."""
+        try:
+            if self._process is not None:
+                if self._process.poll() is None:  # still running: the synth did not finish
+                    self._process.kill()
+                self._queue.put(None)
+                if self._feeder is not None:
+                    self._feeder.join()
+                self._process.wait()  # dead before its folders are removed
+                if self._process.stderr is not None:
+                    self._process.stderr.close()
+        finally:
+            for folder in self._made:
+                shutil.rmtree(folder, ignore_errors=True)
+            self._made.clear()
+            self._folders.clear()
+            if self._lock is not None:
+                os.close(self._lock)
+                self._lock = None
+            for folder in self._created:
+                try:
+                    folder.rmdir()  # only when empty: nothing was installed
+                except OSError:
+                    break
+            self._created.clear()
 
     def __enter__(self) -> Staging:
         return self
