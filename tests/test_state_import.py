@@ -596,6 +596,25 @@ def test_flags_of_the_other_import_are_refused(
     assert code == 2 and "--state ENV=PATH and --source are for the state import" in output
 
 
+def test_a_state_given_twice_is_refused_once(
+    fleet_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once as STATE and once as --state prod=PATH (the same file by another path too):
+    one line saying so, not a missing environment, and nothing written."""
+    state = REAL / "ppouliot-magnum-clusters/state/terraform.tfstate"
+    again = state.parent / ".." / "state" / state.name
+    before = sorted(p.name for p in (fleet_copy / "clusters").iterdir())
+    code, output = run_cli(
+        fleet_copy, ["import", "tfstate", str(state), "--state", f"prod={again}"], capsys
+    )
+    assert (code, output) == (
+        2,
+        f"error: {again}: given twice (as STATE and as --state prod=PATH): pass each state "
+        "file once\n",
+    )
+    assert sorted(p.name for p in (fleet_copy / "clusters").iterdir()) == before
+
+
 def test_clusters_not_merged_say_why(fleet_copy: Path, tmp_path: Path) -> None:
     """The same address in two environments with a value a MagnumCluster takes once
     (``create_timeout``: ForceNew, so rendered as each state has it)."""

@@ -186,13 +186,30 @@ def _module_stem(state: StateFile, config: FleetConfig) -> str:
 # --- the plan ------------------------------------------------------------------------------------
 
 
+def _as_given(environment: str | None) -> str:
+    """How a state file was named on the command line."""
+    return "as STATE" if environment is None else f"as --state {environment}=PATH"
+
+
 def plan_state_import(config: FleetConfig, options: StateOptions) -> StatePlan:
     """Read the states and decide every file; raises DefinitionErrors, writes nothing."""
     errors: list[DefinitionError] = []
     if options.environment is not None:
         config.check_environment(options.environment, field="--environment")
     files: list[StateFile] = []
+    given: dict[Path, str | None] = {}
     for path, env in options.states:
+        key = path.resolve()
+        if key in given:
+            errors.append(
+                DefinitionError(
+                    f"given twice ({_as_given(given[key])} and {_as_given(env)}): pass each "
+                    "state file once",
+                    where=str(path),
+                )
+            )
+            continue
+        given[key] = env
         if env is not None:
             try:
                 config.check_environment(env, field="--state")
