@@ -1210,12 +1210,28 @@ CASES = [
         argv=("import", "tfstate", "import/other.tfstate", "--environment", "dev"),
     ),
     Case(
-        "the-same-state-twice-names-the-address",
+        "the-same-state-file-twice",
         {"import/a.tfstate": one_cluster_state(labels={})},
-        r"import/a\.tfstate openstack_containerinfra_cluster_v1\.c: cluster "
+        r"import/a\.tfstate: given twice: pass each state file once$",
+        argv=("import", "tfstate", "import/a.tfstate", "import/a.tfstate", "--environment", "dev"),
+    ),
+    Case(
+        "a-copy-of-a-state-names-the-address",
+        {
+            "import/a.tfstate": one_cluster_state(labels={}),
+            "import/copy.tfstate": one_cluster_state(labels={}),
+        },
+        r"import/copy\.tfstate openstack_containerinfra_cluster_v1\.c: cluster "
         r"0f8c7f3a-6b1e-4c2d-9a8b-7e6d5c4b3a21 is also import/a\.tfstate "
         r"openstack_containerinfra_cluster_v1\.c: pass each state once$",
-        argv=("import", "tfstate", "import/a.tfstate", "import/a.tfstate", "--environment", "dev"),
+        argv=(
+            "import",
+            "tfstate",
+            "import/a.tfstate",
+            "import/copy.tfstate",
+            "--environment",
+            "dev",
+        ),
     ),
     Case(
         "an-out-module-fleet-synth-would-not-read-is-refused",

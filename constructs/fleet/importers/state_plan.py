@@ -201,12 +201,10 @@ def plan_state_import(config: FleetConfig, options: StateOptions) -> StatePlan:
     for path, env in options.states:
         key = path.resolve()
         if key in given:
+            first, then = _as_given(given[key]), _as_given(env)
+            how = f" ({first} and {then})" if first != then else ""
             errors.append(
-                DefinitionError(
-                    f"given twice ({_as_given(given[key])} and {_as_given(env)}): pass each "
-                    "state file once",
-                    where=str(path),
-                )
+                DefinitionError(f"given twice{how}: pass each state file once", where=str(path))
             )
             continue
         given[key] = env
