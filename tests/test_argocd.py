@@ -11,6 +11,7 @@ from typing import Any
 import lupa
 import pytest
 import yaml
+from builders import CREDENTIALS, argocd, rendered
 from crd_samples import crds_dir
 from support import HYBRID, REPO
 from syrupy.assertion import SnapshotAssertion
@@ -33,7 +34,6 @@ from fleet import (
     OkeNodePool,
     OkeVcn,
     OpenStackProject,
-    SecretKeyRef,
     per_env,
 )
 from fleet.argocd.bootstrap import (
@@ -49,10 +49,8 @@ from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.render import check_unique, render_environment
 from fleet.pipeline.synth import Synth, synthesize
 
-CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 
 # The seed's Figure 14, transcribed.
@@ -102,21 +100,6 @@ def magnum(fleet: Fleet, construct_id: str = "ais-batch", **overrides: Any) -> M
     }
     args.update(overrides)
     return MagnumCluster(fleet, construct_id, **args)
-
-
-def argocd(fleet: Fleet, **overrides: Any) -> ArgoCd:
-    args: dict[str, Any] = {
-        "server_addr": "argocd-server.argocd.svc:443",
-        "credentials": CREDENTIALS,
-    }
-    args.update(overrides)
-    return ArgoCd(fleet, "argocd", **args)
-
-
-def rendered(fleet: Fleet, environment: str = "dev") -> list[Manifest]:
-    out = render_environment(fleet, environment)
-    check_unique(out)
-    return out
 
 
 def find(manifests: list[Manifest], kind: str, name: str) -> Manifest:
