@@ -536,14 +536,6 @@ def resolved_values(
     return out
 
 
-def put(body: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
-    """Set ``value`` at ``path`` in ``body``, making the dicts on the way."""
-    node = body
-    for key in path[:-1]:
-        node = node.setdefault(key, {})
-    node[path[-1]] = value
-
-
 def render_values(
     body: dict[str, Any], options: tuple[Option, ...], values: Mapping[str, Any]
 ) -> None:

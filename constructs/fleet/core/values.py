@@ -158,7 +158,6 @@ def caller_location(*, outer: int = 0) -> str:
     ``fleet`` script), to tell two calls of one line apart; ``""`` when there is none.
     """
     frame = _user_frame()
-    root = _root()
     for _ in range(outer):
         caller = frame.f_back
         while caller is not None and not _is_users(caller.f_code.co_filename):
@@ -166,14 +165,12 @@ def caller_location(*, outer: int = 0) -> str:
         if caller is None:
             return ""
         frame = caller
-    line = _line_of(frame.f_code, frame.f_lasti)
-    return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
+    return location_of(frame.f_code.co_filename, _line_of(frame.f_code, frame.f_lasti))
 
 
 def location_of(filename: str, line: int | None) -> str:
     """``file:line`` as definition locations show it (relative to the project)."""
-    root = _root()
-    return f"{_shown_name(filename, root)}:{line}"
+    return f"{_shown_name(filename, _root())}:{line}"
 
 
 def is_user_file(filename: str) -> bool:
@@ -202,8 +199,7 @@ def argument_location(argument: str | int) -> str:
     line = _argument_line(frame.f_code, frame.f_lasti, argument)
     if line is None:
         line = _line_of(frame.f_code, frame.f_lasti)
-    root = _root()
-    return f"{_shown_name(frame.f_code.co_filename, root)}:{line}"
+    return location_of(frame.f_code.co_filename, line)
 
 
 def relocate(error: BaseException, keywords: Mapping[str, object]) -> None:
@@ -215,8 +211,7 @@ def relocate(error: BaseException, keywords: Mapping[str, object]) -> None:
     targets = error.errors if isinstance(error, DefinitionErrors) else [error]
     frame = _user_frame()
     code, lasti = frame.f_code, frame.f_lasti
-    root = _root()
-    here = f"{_shown_name(code.co_filename, root)}:{_line_of(code, lasti)}"
+    here = location_of(code.co_filename, _line_of(code, lasti))
     for e in targets:
         if not isinstance(e, DefinitionError):
             continue
