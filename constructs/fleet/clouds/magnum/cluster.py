@@ -916,8 +916,7 @@ class MagnumCluster(FleetCluster):
                 _int_label(magnum_labels, "min_node_count"),
                 _int_label(magnum_labels, "max_node_count"),
             )
-        external_name = resolve(self.external_name, env, where=ctx, field="external_name")
-        external_name = external_name or self.cloud_name(env)
+        external_name = self._external_name(env)
         groups = []
         group_externals: dict[str, str] = {}
         for group in self.node_groups:
@@ -993,14 +992,19 @@ class MagnumCluster(FleetCluster):
         project = self.project_for(environment)
         ctx = self.context
         region = resolve(self.openstack_region, environment, where=ctx, field="openstack_region")
-        external = resolve(self.external_name, environment, where=ctx, field="external_name")
-        external = external or self.cloud_name(environment)
+        external = self._external_name(environment)
         return (
             project.auth_url or "",
             project.project_id or project.project_name,
             region or project.region or "",
             external if is_uuid(external) else external.casefold(),
         )
+
+    def _external_name(self, environment: str) -> str:
+        """The ``crossplane.io/external-name`` in ``environment``: ``external_name`` (a
+        UUID or the name itself), else the Magnum name."""
+        given = resolve(self.external_name, environment, where=self.context, field="external_name")
+        return given or self.cloud_name(environment)
 
     def _group_counts(self, group: NodeGroup, env: str) -> NodeCounts:
         return resolve_counts(

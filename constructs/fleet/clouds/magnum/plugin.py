@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference
-from fleet.clouds.magnum.changes import MAGNUM_CHANGE_RULES, UPGRADE_GUIDE
+from fleet.clouds.magnum.changes import CONTAINERINFRA, MAGNUM_CHANGE_RULES, UPGRADE_GUIDE
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.manifest import Manifest
 from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
@@ -37,10 +37,8 @@ from fleet.platform.upjet import ForceNewRules, Level
 
 EXTERNAL_NAME = "crossplane.io/external-name"
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
-CONTAINERINFRA_GROUPS = (
-    "containerinfra.openstack.crossplane.io",
-    "containerinfra.openstack.m.crossplane.io",
-)
+CONTAINERINFRA_GROUPS = tuple(CONTAINERINFRA)
+"""The groups of provider-openstack's Magnum kinds (cluster-scoped, then namespaced)."""
 MAGNUM_KINDS = ("ClusterV1", "NodegroupV1", "ClustertemplateV1")
 
 
