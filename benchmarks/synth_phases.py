@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import fleet_gen
 from ab_synth import side_crds
+from synth_bench import _env
 
 PHASES = r"""
 import importlib, json, os, sys, time
@@ -93,11 +93,7 @@ def main() -> None:
             for index, side in enumerate(sides[shift:] + sides[:shift]):
                 project = Path(tmp) / f"r{round_no}-{index}"
                 fleet_gen.write_project(project, clusters=args.clusters, envs=3)
-                env = dict(os.environ, FLEET_JOBS="1")
-                env.pop("FLEET_NO_CACHE", None)
-                crds = side_crds(side)
-                if crds is not None:
-                    env["FLEET_CRDS_DIR"] = str(crds)
+                env = _env(side_crds(side), 1)
                 for kind in ("full", "incremental"):
                     if kind == "incremental":
                         fleet_gen.change_one_cluster(project)

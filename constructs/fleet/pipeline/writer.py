@@ -188,8 +188,14 @@ def _update(root: str, files: Files) -> int:
     return written + deleted
 
 
+def _new_folder(dist: Path, environment: str) -> Path:
+    """A fresh name for the hidden folder a first write of ``environment`` fills."""
+    return dist / f".{environment}.new-{os.getpid()}-{secrets.token_hex(4)}"
+
+
 def _remove_leftovers(dist: Path, environment: str) -> None:
-    """Remove staging (or, from earlier versions, retired) trees of an interrupted write."""
+    """Remove staging (:func:`_new_folder`; or, from earlier versions, retired) trees of an
+    interrupted write."""
     prefixes = (f".{environment}.new-", f".{environment}.old-")
     with os.scandir(dist) as entries:
         leftovers = [e.path for e in entries if e.name.startswith(prefixes)]
@@ -197,12 +203,27 @@ def _remove_leftovers(dist: Path, environment: str) -> None:
         _remove(path)
 
 
-@contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    # flock on the folder's own descriptor: no lock file appears in dist/.
+def _lock(folder: Path, *, wait: bool = True) -> int | None:
+    """Lock ``folder``, the lock that keeps two synths' writes apart; returns the descriptor,
+    whose closing releases it. Waits for another holder, unless not ``wait``: then None.
+
+    An flock on the folder's own descriptor: no lock file appears in dist/."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BaseException as e:
+        os.close(fd)
+        if wait or not isinstance(e, OSError):
+            raise
+        return None  # held by another (or not lockable): the caller writes without it
+    return fd
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    fd = _lock(folder)
+    assert fd is not None
+    try:
         yield
     finally:
         os.close(fd)
@@ -243,6 +264,11 @@ def write_environment(
         raise ValueError(f"not a path inside dist/{environment}/: {wrong!r}")
     if staging is not None and staging.dist == dist:
         return staging.install(environment, files)
+    return _write_unstaged(dist, environment, files)
+
+
+def _write_unstaged(dist: Path, environment: str, files: Files) -> int:
+    """:func:`write_environment` without staging: waits for the lock on ``dist``."""
     dist.mkdir(parents=True, exist_ok=True)
     with _locked(dist):
         return _write_locked(dist, environment, files)
@@ -254,7 +280,7 @@ def _write_locked(dist: Path, environment: str, files: Files) -> int:
     target = dist / environment
     if target.is_dir() and not target.is_symlink():
         return _update(str(target), files)
-    staging = dist / f".{environment}.new-{os.getpid()}-{secrets.token_hex(4)}"
+    staging = _new_folder(dist, environment)
     staging.mkdir()
     try:
         _fill(str(staging), files)
@@ -394,19 +420,15 @@ class Staging:
                 self._created.append(missing)
                 missing = missing.parent
             self.dist.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.dist, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
+            self._lock = _lock(self.dist, wait=False)
+            if self._lock is None:
                 return  # another synth writes: write_environment waits for it later
-            self._lock = fd
             for env in self._wanted:
                 _remove_leftovers(self.dist, env)
                 target = self.dist / env
                 if target.is_dir() and not target.is_symlink():
                     continue
-                folder = self.dist / f".{env}.new-{os.getpid()}-{secrets.token_hex(4)}"
+                folder = _new_folder(self.dist, env)
                 folder.mkdir()
                 self._made.append(folder)
                 self._folders[env] = folder
@@ -498,9 +520,7 @@ class Staging:
         if not self._started:
             self._start()
         if self._lock is None:  # not locked: a writer like any other
-            self.dist.mkdir(parents=True, exist_ok=True)
-            with _locked(self.dist):
-                return _write_locked(self.dist, environment, files)
+            return _write_unstaged(self.dist, environment, files)
         folder = self._folders.pop(environment, None)
         target = self.dist / environment
         if (

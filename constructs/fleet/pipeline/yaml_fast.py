@@ -17,12 +17,10 @@ import io
 import re
 from typing import Any
 
-import yaml
 from yaml.nodes import ScalarNode
 
-from fleet.pipeline.yaml_canonical import to_yaml
-
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+from fleet.pipeline.yaml_canonical import DUMPER, to_yaml
+from fleet.pipeline.yaml_canonical import dump as _pyyaml
 
 _VALUES: dict[str, str | None] = {}
 """String value -> its YAML text (None: not a single-line scalar, use the slow path)."""
@@ -34,17 +32,6 @@ _FLOATS: dict[str, str | None] = {}
 
 class _Slow(Exception):
     """The object needs PyYAML's full dumper."""
-
-
-def _pyyaml(data: Any) -> str:
-    return yaml.dump(
-        data,
-        Dumper=_Dumper,
-        sort_keys=True,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1 << 30,
-    )
 
 
 def _scalar_text(value: object) -> str | None:
@@ -75,7 +62,7 @@ def _plain(value: str) -> bool:
     if not _PLAIN.fullmatch(value):
         return False
     if not _RESOLVER:
-        _RESOLVER.append(_Dumper(io.StringIO()).resolve)
+        _RESOLVER.append(DUMPER(io.StringIO()).resolve)
     return bool(_RESOLVER[0](ScalarNode, value, (True, False)) == _STR_TAG)
 
 

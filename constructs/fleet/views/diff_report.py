@@ -27,6 +27,7 @@ from fleet.checks.diff import (
     ObjectChange,
     show,
 )
+from fleet.core.words import plural
 
 MARKDOWN_BUDGET = 60_000
 """Characters of per-object detail in Markdown; GitHub caps a comment at 65,536."""
@@ -66,8 +67,7 @@ def _lines(value: object) -> list[str]:
 def _size(value: object) -> str:
     if value is ABSENT:
         return "(absent)"
-    n = len(_lines(value))
-    return f"{n} line{'' if n == 1 else 's'}"
+    return plural(len(_lines(value)), "line")
 
 
 def text_block_diff(change: FieldChange) -> list[str]:
