@@ -46,6 +46,7 @@ from fleet.importers.magnum_state import (
     StateCluster,
     StateImport,
     read_import,
+    resource_block,
 )
 from fleet.importers.plan import (
     TEMPLATES_MODULE,
@@ -134,13 +135,7 @@ def _configurations(
     for state in files:
         best, score = None, 0
         for configuration in read:
-            hits = sum(
-                configuration.block(
-                    r.module_path, "data" if r.mode == "data" else "resource", r.type, r.name
-                )
-                is not None
-                for r in state.resources
-            )
+            hits = sum(resource_block(configuration, r) is not None for r in state.resources)
             if hits > score:
                 best, score = configuration, hits
         if best is not None:
