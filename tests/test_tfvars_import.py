@@ -21,6 +21,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from fleet import FleetConfig, MagnumCluster
 from fleet.cli.main import main
+from fleet.clouds.magnum.template import PLACEHOLDER
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.codegen import GENERATED, py_str, statement
 from fleet.importers.plan import ImportOptions, plan_import, project_modules
@@ -374,10 +375,13 @@ _ALLOWED_NODES = (
     ast.Dict, ast.List,
 )  # fmt: skip
 _KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_0123456789", min_size=1, max_size=40)
+# Any value the fleet accepts: a placeholder (`<...>`) in Magnum labels is refused (see
+# test_import_refuses_a_placeholder_label below).
+_VALUES = st.text().filter(lambda v: not PLACEHOLDER.search(v))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(labels=st.dictionaries(_KEYS, st.text(), min_size=1, max_size=4), group_label=st.text())
+@given(labels=st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=4), group_label=_VALUES)
 @example(labels={"a": "${"}, group_label="%{")  # python-hcl2 needs a "}" after "$${"
 @example(labels={"a": "%{", "b": "}"}, group_label="$${ ${")
 def test_any_label_value_round_trips_and_the_code_is_only_declarations(
@@ -423,6 +427,20 @@ def test_any_label_value_round_trips_and_the_code_is_only_declarations(
         assert cluster_v1["spec"]["forProvider"]["labels"] == labels
         assert group_v1["spec"]["forProvider"]["labels"] == {"note": group_label}
         ruff_ok(*result.files)
+
+
+def test_import_refuses_a_placeholder_label(
+    make_project: ProjectFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(make_project)
+    text = MINIMAL.replace('"cern-geneva-a"', '"<availability_zone>"')
+    tfvars(tmp_path, text)
+    before = tree_hash(root)
+    assert run(root, str(tmp_path / "in"), *DERIVE) == 2
+    err = capsys.readouterr().err
+    assert err.count("error: ") == 1
+    assert "label 'availability_zone' holds the placeholder '<availability_zone>'" in err
+    assert tree_hash(root) == before
 
 
 @pytest.mark.parametrize("value", ['a"b', "a'b", '"\'"', "\x00\x85\u2028", "x" * 300, "é" * 80])

@@ -640,13 +640,18 @@ def _cluster(
     )
 
 
+def resource_block(configuration: Configuration, resource: StateResource) -> Block | None:
+    """The ``resource`` (or ``data``) block of a state resource in ``configuration``."""
+    kind = "data" if resource.mode == "data" else "resource"
+    return configuration.block(resource.module_path, kind, resource.type, resource.name)
+
+
 def _block_of(
     resource: StateResource, configuration: Configuration | None
 ) -> tuple[Block | None, list[str]]:
     if configuration is None:
         return None, []
-    kind = "data" if resource.mode == "data" else "resource"
-    block = configuration.block(resource.module_path, kind, resource.type, resource.name)
+    block = resource_block(configuration, resource)
     if block is not None:
         return block, []
     why = configuration.why_missing(resource.module_path, resource.block)

@@ -227,7 +227,7 @@ def plan_import(config: FleetConfig, options: ImportOptions) -> ImportResult:
     derived = {spec.name for spec in written}
     for name, given in sorted(options.template_uuids.items()):
         declared = known.templates.get(name)
-        theirs = _uuid_values(declared.uuid) if declared is not None else set()
+        theirs = uuid_values(declared.uuid) if declared is not None else set()
         if name in derived or declared is None or not theirs or given in theirs:
             continue  # derived, not used here (another community's), or agreeing
         errors.append(
@@ -587,7 +587,7 @@ class Planned:
     """tfvars file -> keys left to a person (reported, so ``--verify`` does not expect them)."""
 
 
-def _uuid_values(uuid: str | Mapping[str, str] | None) -> set[str]:
+def uuid_values(uuid: str | Mapping[str, str] | None) -> set[str]:
     """A template's UUID(s): one, or one per region."""
     if isinstance(uuid, str):
         return {uuid}

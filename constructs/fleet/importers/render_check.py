@@ -80,30 +80,44 @@ def _located(where: str) -> tuple[str, int, str] | None:
 
 
 def _definition(error: DefinitionError, translate: Translate) -> DefinitionError:
-    found = _located(error.where)
-    translated = translate(*found, error.field, error.message) if found else None
-    if translated is not None:
-        return translated
-    return DefinitionError(
-        f"the imported declarations fail: {error.message}",
-        where=_generated(error.where),
-        field=error.field,
+    return _translated(
+        error.where,
+        error.field,
+        error.message,
+        translate,
+        otherwise=f"the imported declarations fail: {error.message}",
     )
 
 
 def _problem(problem: Problem, translate: Translate) -> DefinitionError:
-    found = _located(problem.source)
     message = f"{problem.object}: {problem.message}"
-    if found is not None:
-        found = (found[0], found[1], f"{found[2]} {problem.object}")
-    translated = translate(*found, problem.field_path, message) if found else None
+    return _translated(
+        problem.source,
+        problem.field_path,
+        message,
+        translate,
+        otherwise=f"the imported declarations render an invalid {message}",
+        what=f" {problem.object}",
+    )
+
+
+def _translated(
+    where: str,
+    field: str,
+    message: str,
+    translate: Translate,
+    *,
+    otherwise: str,
+    what: str = "",
+) -> DefinitionError:
+    """The error ``translate`` gives for a problem at ``where`` (``what`` added to the rest
+    of its location), or, when the line is not the import's, ``otherwise`` at the line the
+    import would write."""
+    found = _located(where)
+    translated = translate(found[0], found[1], found[2] + what, field, message) if found else None
     if translated is not None:
         return translated
-    return DefinitionError(
-        f"the imported declarations render an invalid {message}",
-        where=_generated(problem.source),
-        field=problem.field_path,
-    )
+    return DefinitionError(otherwise, where=_generated(where), field=field)
 
 
 def _generated(where: str) -> str:

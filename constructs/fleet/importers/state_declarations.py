@@ -130,6 +130,28 @@ def _create_only(values: Sequence[Any], cls: type, notes: list[str], what: str) 
     return found
 
 
+def _declared(
+    values: Sequence[Any], cls: type, promoted: frozenset[str]
+) -> tuple[dict[str, tuple[str, Value]], list[str]]:
+    """The keywords of ``cls`` that ``values`` declare, as keyword -> (Terraform attribute,
+    value): each carried, create-only or autoscaled one (or ``promoted``), and each inherited
+    one ``cls`` requires (with Magnum's value); and the attributes of the latter, to say so.
+    Labels are left to the caller."""
+    by_tf = _by_terraform(cls)
+    declared: dict[str, tuple[str, Value]] = {}
+    required: list[str] = []
+    for value in values:
+        option = by_tf.get(value.attribute)
+        if option is None or value.attribute == "labels" or value.value is None:
+            continue
+        carried = value.fate in DECLARED or value.attribute in promoted
+        if carried or (option.required and value.fate == INHERITED):
+            declared[option.keyword] = (value.attribute, _number(value.value))
+        if not carried and option.required and value.fate == INHERITED:
+            required.append(value.attribute)
+    return declared, required
+
+
 def _required(attribute: str, cls: str) -> str:
     return (
         f"{attribute} is inherited but declared all the same ({cls} requires it), with "
@@ -145,7 +167,6 @@ def cluster_keywords(
     observe: bool,
     promoted: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Value], dict[str, str], list[str]]:
-    by_tf = _by_terraform(MagnumCluster)
     notes: list[str] = []
     keywords: dict[str, Value] = {
         "name": cluster.magnum_name,
@@ -154,16 +175,11 @@ def cluster_keywords(
         "template": Raw(template_variable_name),
     }
     origins = {"name": "name", "template": "cluster_template_id", "project": "project_id"}
-    for value in cluster.values:
-        option = by_tf.get(value.attribute)
-        if option is None or value.attribute == "labels" or value.value is None:
-            continue
-        carried = value.fate in DECLARED or value.attribute in promoted
-        if carried or (option.required and value.fate == INHERITED):
-            keywords[option.keyword] = _number(value.value)
-            origins[option.keyword] = value.attribute
-        if not carried and option.required and value.fate == INHERITED:
-            notes.append(_required(value.attribute, "MagnumCluster"))
+    declared, required = _declared(cluster.values, MagnumCluster, promoted)
+    for keyword, (attribute, value) in declared.items():
+        keywords[keyword] = value
+        origins[keyword] = attribute
+    notes.extend(_required(attribute, "MagnumCluster") for attribute in required)
     if region is not None and "openstack_region" not in keywords:
         keywords["openstack_region"] = region
         origins["openstack_region"] = "region"
@@ -214,19 +230,13 @@ def cluster_keywords(
 def group_keywords(
     group: ImportedGroup, notes: list[str], promoted: frozenset[str] = frozenset()
 ) -> dict[str, Value]:
-    by_tf = _by_terraform(NodeGroup)
     keywords: dict[str, Value] = {"name": group.magnum_name}
-    for value in group.values:
-        option = by_tf.get(value.attribute)
-        if option is None or value.attribute == "labels" or value.value is None:
-            continue
-        carried = value.fate in DECLARED or value.attribute in promoted
-        if carried or (option.required and value.fate == INHERITED):
-            keywords[option.keyword] = _number(value.value)
-        if not carried and option.required and value.fate == INHERITED:
-            notes.append(
-                f"node group {group.magnum_name!r}: {_required(value.attribute, 'NodeGroup')}"
-            )
+    declared, required = _declared(group.values, NodeGroup, promoted)
+    keywords.update((keyword, value) for keyword, (_, value) in declared.items())
+    notes.extend(
+        f"node group {group.magnum_name!r}: {_required(attribute, 'NodeGroup')}"
+        for attribute in required
+    )
     labels = dict(group.labels)
     zone = labels.pop("availability_zone", None)
     if zone is not None:

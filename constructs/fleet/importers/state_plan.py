@@ -46,6 +46,7 @@ from fleet.importers.magnum_state import (
     StateCluster,
     StateImport,
     read_import,
+    resource_block,
 )
 from fleet.importers.plan import (
     TEMPLATES_MODULE,
@@ -57,6 +58,7 @@ from fleet.importers.plan import (
     match_project,
     relative,
     scan_fleet,
+    uuid_values,
 )
 from fleet.importers.render_check import check_render
 from fleet.importers.secrets import credential_paths, shown
@@ -134,13 +136,7 @@ def _configurations(
     for state in files:
         best, score = None, 0
         for configuration in read:
-            hits = sum(
-                configuration.block(
-                    r.module_path, "data" if r.mode == "data" else "resource", r.type, r.name
-                )
-                is not None
-                for r in state.resources
-            )
+            hits = sum(resource_block(configuration, r) is not None for r in state.resources)
             if hits > score:
                 best, score = configuration, hits
         if best is not None:
@@ -227,7 +223,7 @@ def plan_state_import(config: FleetConfig, options: StateOptions) -> StatePlan:
         config,
         environment=options.environment,
         configurations=configurations,
-        declared={u: t for t in catalog.templates.values() for u in _uuids(t)},
+        declared={u: t for t in catalog.templates.values() for u in uuid_values(t.uuid)},
     )
     planner = _Planner(config, options, model, configurations, catalog)
     return planner.plan()
@@ -532,12 +528,7 @@ class _Planner:
         refs: dict[str, tuple[str, str]] = {}
         by_uuid: dict[str, tuple[str, ClusterTemplate]] = {}
         for name, template in catalog.templates.items():
-            uuids = (
-                [template.uuid]
-                if isinstance(template.uuid, str)
-                else list((template.uuid or {}).values())
-            )
-            for uuid in uuids:
+            for uuid in uuid_values(template.uuid):
                 by_uuid.setdefault(uuid, (name, template))
         module_name = f"{self.config.clusters_dir.name}.{TEMPLATES_MODULE}"
         generated: dict[str, TemplateDecl] = {}
@@ -585,7 +576,7 @@ class _Planner:
                     self.compare_declared(imported, known[1])
                 continue
             clash = catalog.templates.get(imported.magnum_name)
-            if clash is not None and uuid not in _uuids(clash):
+            if clash is not None and uuid not in uuid_values(clash.uuid):
                 self.errors.append(
                     DefinitionError(
                         f"template {imported.magnum_name!r} ({uuid}) is declared at "
@@ -826,12 +817,6 @@ def _promotions(mismatches: Sequence[Mismatch]) -> dict[str, frozenset[str]]:
         if mismatch.fate in (INHERITED, DEFAULT):
             found.setdefault(mismatch.where, set()).add(mismatch.attribute)
     return {k: frozenset(v) for k, v in found.items()}
-
-
-def _uuids(template: ClusterTemplate) -> set[str]:
-    if isinstance(template.uuid, str):
-        return {template.uuid}
-    return set((template.uuid or {}).values())
 
 
 def _fates(values: Sequence[Any], parent: str) -> list[str]:
