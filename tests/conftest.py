@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from support import HYBRID
 
 from fleet import Fleet, FleetConfig
+
+settings.register_profile("ci", derandomize=True, database=None)
+"""CI (``.ci/run``) draws the property tests' examples from a fixed seed, so a run on a fresh
+machine is repeatable; a developer's run explores new examples each time."""
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 PYPROJECT = """\
 [tool.fleet]
