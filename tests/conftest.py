@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,26 @@ settings.register_profile("ci", derandomize=True, database=None)
 """CI (``.ci/run``) draws the property tests' examples from a fixed seed, so a run on a fresh
 machine is repeatable; a developer's run explores new examples each time."""
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+GIT_LOCAL_ENV = tuple(
+    subprocess.run(
+        ["git", "rev-parse", "--local-env-vars"], capture_output=True, text=True, check=False
+    ).stdout.split()
+)
+"""The variables that tie git to one repository (``git rev-parse --local-env-vars``)."""
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _git_of_the_test_only() -> Iterator[None]:
+    """Tests (and ``fleet init``, ``fleet diff`` under test) that run git in a temp folder act
+    on that folder, even when the suite itself runs from git (``git rebase --exec``, a
+    hook), which sets ``GIT_DIR`` and the like: else they would write into this repository.
+    Session-wide, so that fixtures of every scope see it."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in GIT_LOCAL_ENV:
+            patch.delenv(name, raising=False)
+        yield
+
 
 PYPROJECT = """\
 [tool.fleet]
