@@ -176,7 +176,7 @@ class ConditionRules:
                         self._finding(Verdict.FAILED, kind, name, c, extra_text),
                     )
                 )
-            elif self._required(c.type):
+            else:  # required and not True, or a failure type that is not a failure now
                 waiting.append(self._finding(Verdict.PROGRESSING, kind, name, c, ""))
         return [f for _, f in sorted(failed, key=lambda item: item[0])] + waiting
 

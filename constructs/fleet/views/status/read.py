@@ -24,7 +24,6 @@ from fleet.core import layout
 from fleet.core.config import FleetConfig
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Identity, Manifest
-from fleet.pipeline.render import render_environment
 from fleet.platform.live import Finding, LiveKind, Verdict
 from fleet.views.status import argo
 from fleet.views.status.kube import Connection, KubeClient, LiveClient, ReadError
@@ -135,6 +134,17 @@ def _read(
     return live
 
 
+def _render(fleet: Fleet, environment: str) -> list[Manifest]:
+    """Every object ``fleet synth`` writes into ``dist/<environment>/`` (as
+    :func:`fleet.pipeline.render.render_environment` renders them, without the layers above)."""
+    fleet.run_phases()
+    out: list[Manifest] = []
+    for construct in fleet.declarations():
+        out.extend(construct.manifests(environment))
+    out.extend(fleet.user_manifests(environment, layout.EXTRA))
+    return out
+
+
 def _kinds(clusters: Iterable[FleetCluster]) -> list[LiveKind]:
     seen: dict[tuple[str, str], LiveKind] = {}
     for kind in (APPLICATIONS, REGISTRATIONS):
@@ -197,7 +207,7 @@ def read_status(
         selected = [c for c in placed if not c.is_retired(env) and selection.matches(c, env)]
         if (selection.clusters or selection.filters) and not selected:
             continue
-        envs.append(_Env(env, render_environment(fleet, env), placed, selected))
+        envs.append(_Env(env, _render(fleet, env), placed, selected))
 
     def job(e: _Env) -> _Live:
         needed = {
