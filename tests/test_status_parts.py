@@ -18,6 +18,7 @@ provider-argocd v0.14.3 ``apis/cluster/v1alpha1/types.go`` (``connectionState``)
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import HYBRID
+from support import HYBRID, REPO
 
 from fleet.argocd.live import APPLICATIONS, CONNECTION_STATE, REGISTRATIONS, STATUS_ROLE
 from fleet.checks.crds import PACKAGED_CRDS
@@ -292,3 +293,26 @@ def test_status_renders_what_synth_renders() -> None:
         assert [m.relpath for m in _render(fleet, env)] == [
             m.relpath for m in render_environment(fleet, env)
         ]
+
+
+def test_the_kind_check_script_parses_and_names_pinned_crds() -> None:
+    """``examples/status/kind-check.sh`` (documented in the guide, run by people with kind,
+    not by CI): valid bash, every CRD it installs is a vendored one, and the ClusterRole it
+    applies is the one the synth renders."""
+    script = REPO / "examples" / "status" / "kind-check.sh"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    text = script.read_text()
+    named = re.findall(r"([a-z-]+/[a-z0-9._-]+_[a-z0-9]+|argo-cd/application-crd)\b", text)
+    crds = [n for n in named if (PACKAGED_CRDS / f"{n}.yaml.gz").is_file()]
+    assert len(crds) == 9
+    assert f"clusterrole_rbac.authorization.k8s.io_{STATUS_ROLE}.yaml" in text
+    assert "examples/status/kind-check.sh" in (REPO / "docs" / "guide.md").read_text()
+
+
+def test_the_guides_contexts_block_is_valid_configuration(tmp_path: Path) -> None:
+    guide = (REPO / "docs" / "guide.md").read_text()
+    [block] = [b for b in re.findall(r"```toml\n(.*?)```", guide, re.S) if "contexts" in b]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.fleet]\nenvironments = ["dev", "test", "prod"]\n' + block
+    )
+    assert FleetConfig.load(tmp_path).context_for("prod") == "mgmt-prod"
