@@ -82,6 +82,7 @@ def test_the_guide_has_every_task() -> None:
         "Add what the constructs do not model",
         "Migrate from Terraform",
         "Review a change",
+        "Is my change live?",
         "Upgrade Kubernetes on a Magnum cluster",
         "Retire a cluster safely",
         "Recover from a disaster",

@@ -190,7 +190,6 @@ def test_a_cluster_converging_is_waited_for(
 
     converged.on_list = advance
     config = FleetConfig.load(root)
-    path = kubeconfig(tmp_path / "kubeconfig", {"mgmt-test": "x"})
     out, err = io.StringIO(), io.StringIO()
     with serve(converged) as url:
         path = kubeconfig(tmp_path / "kubeconfig", {"mgmt-test": url})

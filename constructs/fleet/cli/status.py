@@ -259,6 +259,8 @@ def run_status(
 def _status(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.views.status import Selection, kube_clients
 
+    # The upgrade rings (issue 27) select by one more predicate: `--ring NAME` adds
+    # Selection(filters=(ring.contains,)) here, and nothing else changes.
     selection = Selection(
         environments=tuple(args.env or ()),
         clusters=tuple(args.cluster or ()),
