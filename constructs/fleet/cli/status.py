@@ -89,20 +89,21 @@ def describe(finding: Finding) -> str:
     return f"{finding.kind} {finding.name}: {what}{since}{message}"
 
 
-def _widths(rows: Sequence[dict[str, str]], width: int) -> dict[str, int]:
+def _widths(rows: Sequence[dict[str, str]], width: int) -> tuple[dict[str, int], int]:
+    """Each column's width and the gap between columns: two spaces when the table fits,
+    else one, else the wrappable columns give up width down to their longest word."""
     need = {h: max([len(h), *(len(r[h]) for r in rows)]) for h in HEADERS}
-    over = sum(need.values()) + 2 * (len(HEADERS) - 1) - width
+    gap = 2 if sum(need.values()) + 2 * (len(HEADERS) - 1) <= width else 1
+    over = sum(need.values()) + gap * (len(HEADERS) - 1) - width
     for column in SHRINKABLE:
         if over <= 0:
             break
-        longest_word = max(
-            [len(h) for h in [column]] + [len(w) for r in rows for w in r[column].split()]
-        )
+        longest_word = max([len(column)] + [len(w) for r in rows for w in r[column].split()])
         give = min(over, need[column] - longest_word)
         if give > 0:
             need[column] -= give
             over -= give
-    return need
+    return need, gap
 
 
 STYLES = {
@@ -123,10 +124,12 @@ def render_table(status: FleetStatus, *, stream: TextIO, width: int = TABLE_WIDT
 
     console = Console(file=stream, width=width, highlight=False, soft_wrap=False)
     table_cells = [cells(r) for r in status.clusters]
-    widths = _widths(table_cells, width)
+    widths, gap = _widths(table_cells, width)
 
     def line(values: dict[str, str], *, header: bool = False, style: str | None = None) -> None:
-        table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), expand=False)
+        table = Table(
+            box=None, show_header=False, pad_edge=False, padding=(0, gap, 0, 0), expand=False
+        )
         for h in HEADERS:
             table.add_column(width=widths[h], no_wrap=h not in SHRINKABLE, overflow="fold")
         row = [Text(values[h], style="bold" if header else "") for h in HEADERS]
