@@ -19,14 +19,18 @@ FLOORS = {
     "clouds": 2,
     "checks": 3,
     "argocd": 3,
-    "pipeline": 4,
-    "views": 4,
-    "importers": 5,
-    "cli": 6,
-    "testing": 6,
-    "scaffold": 6,
+    "guards": 4,
+    "pipeline": 5,
+    "views": 5,
+    "importers": 6,
+    "cli": 7,
+    "testing": 7,
+    "scaffold": 7,
 }
-"""core <- platform <- clouds <- checks/argocd <- pipeline/views <- importers <- cli."""
+"""core <- platform <- clouds <- checks/argocd <- guards <- pipeline/views <- importers <- cli.
+
+The diff guards sit above the object checks: they reuse the checks' reference rules and CRD
+index, and neither checks nor argocd knows a change."""
 
 FACADE = PACKAGE / "__init__.py"
 """``fleet/__init__.py`` only re-exports the public API (every cloud's constructs too)."""

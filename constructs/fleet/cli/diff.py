@@ -7,7 +7,7 @@ installs the tool as a package. Only a base without a ``dist/`` is rendered: by 
 ``constructs/fleet`` when it has one (the library may have changed too), else by the
 installed tool, in a temporary ``git worktree``, in a subprocess; a base without
 ``clusters/`` is empty. The working tree is rendered in-process. The two are compared object
-by object (:mod:`fleet.checks.diff`) and reported as text or Markdown
+by object (:mod:`fleet.guards.diff`) and reported as text or Markdown
 (:mod:`fleet.views.diff_report`).
 
 Exit codes: 0 nothing guarded changes; 1 a guard failed (a cluster-bearing object would
@@ -30,10 +30,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fleet.checks.change_rules import change_rule_guard
 from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.checks.crds import index_cache_dir, load_crds, resolve_crds_dir
-from fleet.checks.deletion import (
+from fleet.clouds.base import FleetCluster
+from fleet.core.config import FleetConfig
+from fleet.core.errors import FleetError
+from fleet.core.manifest import Identity
+from fleet.guards.change_rules import change_rule_guard
+from fleet.guards.deletion import (
     DefinitionSources,
     cluster_bearing_kinds,
     deletions,
@@ -41,18 +45,14 @@ from fleet.checks.deletion import (
     is_cluster_bearing,
     unused_objects,
 )
-from fleet.checks.diff import Files, Finding, FleetDiff, Tree, compare_files, parse_files
-from fleet.checks.force_new import external_name_guard, force_new_guard
-from fleet.checks.immutable import (
+from fleet.guards.diff import Files, Finding, FleetDiff, Tree, compare_files, parse_files
+from fleet.guards.force_new import external_name_guard, force_new_guard
+from fleet.guards.immutable import (
     create_only_guard,
     declared_create_only,
     immutable_fields,
     immutable_guard,
 )
-from fleet.clouds.base import FleetCluster
-from fleet.core.config import FleetConfig
-from fleet.core.errors import FleetError
-from fleet.core.manifest import Identity
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.render import render_environment
 from fleet.pipeline.synth import Synth, synthesize
@@ -287,7 +287,7 @@ def retired_objects(
     still uses them, so their ProviderConfigs and OCIClusterIdentities stay in both renders.
     Once the last retired definition is removed, the ProviderConfig (or identity) goes too:
     the guard lets it, as nothing in the base revision uses it
-    (:func:`fleet.checks.deletion.unused_objects`).
+    (:func:`fleet.guards.deletion.unused_objects`).
     """
     fleet = load_fleet(config)
     if not any(isinstance(c, FleetCluster) and c.retires_anything() for c in fleet.declarations()):
