@@ -22,10 +22,13 @@ UV ?= $(firstword $(wildcard $(BIN)/uv) $(BOOT)/bin/uv)
 # `make lock LOCK_ARGS=--upgrade` moves every unpinned (transitive) dependency to its newest
 # release; `LOCK_ARGS='--upgrade-package NAME'` moves one.
 LOCK_ARGS ?=
+# uv runs with the Python that `make` was given, and never downloads one.
+UV_PYTHON = --python $(PYTHON) --no-python-downloads
 # uv.lock's pin of uv and the sha256 of each of its wheels, as one pip requirement line.
 UV_PIN = $(PYTHON) -c 'import tomllib; (p,) = [p for p in tomllib.load(open("uv.lock", "rb"))["package"] if p["name"] == "uv"]; print("uv==" + p["version"], *("--hash=" + w["hash"] for w in p["wheels"]))'
 STALE_LOCK = error: uv.lock does not match the dependencies in pyproject.toml: run `make lock`, then commit uv.lock
 MISSING_LOCK = error: uv.lock is missing: it is part of the repository (git checkout -- uv.lock)
+UV_ERR := .fleet/uv.err
 
 .PHONY: setup lock synth test lint fmt typecheck unit bench wheel clean
 
@@ -45,12 +48,14 @@ $(BOOT)/bin/uv: | uv.lock
 # The lock is checked offline before anything is installed; then the virtualenv is made
 # exactly the lock (the project editable, with the dev extra), whatever was in it before.
 $(PY_STAMP): pyproject.toml uv.lock | $(UV)
-	@$(UV) lock --check --offline --quiet 2>/dev/null || { echo '$(STALE_LOCK)' >&2; exit 2; }
-	$(UV) sync --locked --extra dev --quiet --python $(PYTHON) --no-python-downloads
+	@mkdir -p $(dir $(UV_ERR))
+	@$(UV) lock --check --offline --quiet $(UV_PYTHON) 2> $(UV_ERR); case $$? in 0) ;; \
+	  1) echo '$(STALE_LOCK)' >&2; exit 2;; *) cat $(UV_ERR) >&2; exit 2;; esac
+	$(UV) sync --locked --extra dev --quiet $(UV_PYTHON)
 	@touch $@
 
 lock: | $(UV)
-	$(UV) lock $(LOCK_ARGS)
+	$(UV) lock $(UV_PYTHON) $(LOCK_ARGS)
 
 # npm ci empties node_modules first: through a symlink (a node_modules shared by several
 # checkouts) that would empty it for all of them, so a symlinked one is left alone.

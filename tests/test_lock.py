@@ -175,3 +175,13 @@ def test_the_bootstrap_installs_the_locked_uv_with_its_hashes(checkout: Path) ->
     assert result.stdout.split() == expected
     version = subprocess.run([str(UV), "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.split()[1] == uv["version"]  # the uv this virtualenv runs
+
+
+def test_a_lock_uv_cannot_read_is_not_called_stale(checkout: Path) -> None:
+    """Only a lock that does not match (uv's exit 1) is; anything else is uv's own words."""
+    lock = checkout / "uv.lock"
+    lock.write_text(lock.read_text() + "<<<<<<< HEAD\n")  # a merge left half done
+    result = make("setup", f"UV={UV}", cwd=checkout)
+    assert result.returncode == 2
+    assert STALE not in result.stderr
+    assert "Failed to parse `uv.lock`" in result.stderr
