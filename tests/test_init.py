@@ -545,3 +545,28 @@ def test_a_lock_failure_of_another_distribution_is_uvs_reason() -> None:
         str(error)
         == "uv lock failed in the new repository: Connection reset by peer (os error 104)"
     )
+
+
+def test_a_tool_installed_from_a_wheel_url_pins_that_url_and_its_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The wheel ``fleet init`` runs from, when installed from an https URL (PEP 610
+    ``archive_info``): pinned by that URL, and a lock of another file there is refused."""
+    wheel = "https://pkgs.example.org/fleet/fleet_as_code-0.1.0-py3-none-any.whl"
+    recorded = {"url": wheel, "archive_info": {"hashes": {"sha256": "a" * 64}}}
+    monkeypatch.setattr(init_module, "direct_url", lambda: recorded)
+    assert running_requirement() == f"{DIST_NAME} @ {wheel}"
+    assert init_module.running_wheel_sha256(f"{DIST_NAME} @ {wheel}") == "a" * 64
+    assert init_module.running_wheel_sha256(f"{DIST_NAME}==0.1.0") is None
+
+    def lock_of(sha256: str) -> object:
+        return lambda target, requirement, index_url: LockedTool("0.1.0", wheel, sha256, 40)
+
+    monkeypatch.setattr(init_module, "lock_project", lock_of("a" * 64))
+    assert main(["init", str(tmp_path / "same"), "--ci", "none"]) == 0
+    assert f"sha256:{'a' * 64}" in capsys.readouterr().out
+    monkeypatch.setattr(init_module, "lock_project", lock_of("b" * 64))
+    assert main(["init", str(tmp_path / "swapped"), "--ci", "none"]) == 2
+    err = capsys.readouterr().err
+    assert f"the wheel there now (sha256:{'b' * 64}) is not the one this fleet" in err
+    assert not (tmp_path / "swapped").exists()

@@ -67,8 +67,10 @@ _VERSION = re.compile(r"\d+(\.\d+)*([.-]?\w+)*")
 def running_requirement() -> str:
     """The requirement that installs the running tool again, wherever CI runs.
 
-    A VCS install over the network (pip's ``direct_url.json``) pins that repository at
-    the installed commit; anything else (a wheel, an index, an editable checkout) pins the
+    A VCS install over the network (PEP 610 ``direct_url.json``) pins that repository at
+    the installed commit, and a wheel installed from an ``https://`` URL that URL (its
+    sha256, which the installer recorded, is then checked against the lock's:
+    :func:`running_wheel_sha256`); anything else (an index, an editable checkout) pins the
     installed version on the package index.
     """
     version = installed_version()
@@ -82,7 +84,35 @@ def running_requirement() -> str:
     vcs = recorded.get("vcs_info")
     if isinstance(vcs, dict) and url.startswith(("https://", "ssh://")):
         return f"{DIST_NAME} @ {vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}"
+    if isinstance(recorded.get("archive_info"), dict) and url.startswith("https://"):
+        return f"{DIST_NAME} @ {url}"
     return f"{DIST_NAME}=={version}"
+
+
+def running_wheel_sha256(requirement: str) -> str | None:
+    """The sha256 the installer recorded for the running tool's wheel (PEP 610
+    ``archive_info``) when ``requirement`` pins that wheel's URL; else None."""
+    recorded = direct_url() or {}
+    archive = recorded.get("archive_info")
+    if not isinstance(archive, dict) or requirement != f"{DIST_NAME} @ {recorded.get('url')}":
+        return None
+    hashes = archive.get("hashes")
+    if isinstance(hashes, dict) and hashes.get("sha256"):
+        return str(hashes["sha256"])
+    legacy = str(archive.get("hash", ""))
+    return legacy.removeprefix("sha256=") if legacy.startswith("sha256=") else None
+
+
+def check_locked_wheel(requirement: str, locked_sha256: str | None) -> None:
+    """Raises FleetError when the lock holds another file than the wheel running here,
+    downloaded from the same URL (replaced on the server, or swapped on the way)."""
+    running = running_wheel_sha256(requirement)
+    if running and locked_sha256 and running != locked_sha256:
+        raise FleetError(
+            f"{requirement}: the wheel there now (sha256:{locked_sha256}) is not the one this "
+            f"fleet was installed from (sha256:{running}); a released wheel never changes: "
+            "ask who publishes it, and pin the release you trust"
+        )
 
 
 def requirement_from(value: str) -> str:
@@ -259,6 +289,7 @@ def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
             target, requirement, ci=args.ci, repo_url=args.repo_url, index_url=index_url
         )
         locked = lock_project(target, requirement, index_url)  # first: the tool must be had
+        check_locked_wheel(requirement, locked.sha256)
         written.append(target / LOCK_FILE)
         new = FleetConfig.load(target)
         result = pipeline.synthesize(new, write=True)
