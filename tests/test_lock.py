@@ -11,6 +11,8 @@ catch such an index).
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,8 +38,11 @@ def _packages() -> list[dict[str, object]]:
 
 
 def make(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``make ARGV`` in ``cwd``, as a person runs it (not as a sub-make of ``make test``)."""
+    outer = ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEFILES")
     return subprocess.run(
         ["make", "--no-print-directory", *argv],
+        env={k: v for k, v in os.environ.items() if k not in outer},
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -48,7 +53,7 @@ def make(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def _own_lines(stderr: str) -> list[str]:
     """What the Makefile said, without make's own closing ``make: *** [...] Error 2``."""
-    return [line for line in stderr.splitlines() if not line.startswith("make: ***")]
+    return [line for line in stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\*", line)]
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import functools
 import hashlib
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -204,7 +205,7 @@ def _lock(project: Path) -> list[dict[str, Any]]:
 
 def _own_lines(stderr: str) -> list[str]:
     """What the Makefile said, without make's closing ``make: *** [...] Error 2``."""
-    return [line for line in stderr.splitlines() if not line.startswith("make: ***")]
+    return [line for line in stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\*", line)]
 
 
 def test_the_wheel_holds_every_file_of_the_package(installed: Installed) -> None:
