@@ -232,15 +232,21 @@ def lock_project(target: Path, requirement: str, index_url: str | None) -> Locke
             f"({DIST_NAME} and its dependencies)"
         ) from None
     argv = [uv, "lock", "--no-progress", "--python", sys.executable, "--no-python-downloads"]
-    result = subprocess.run(
-        argv,
-        cwd=target,
-        env=uv_environment(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_SECONDS,
-        check=False,
-    )
+    try:
+        result = subprocess.run(
+            argv,
+            cwd=target,
+            env=uv_environment(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise FleetError(
+            f"uv lock found no answer in {TIMEOUT_SECONDS // 60} minutes: is the package "
+            f"index ({_what(requirement, index_url)}) reachable from here?"
+        ) from None
     if result.returncode != 0:
         raise failure(result.stderr, requirement, index_url)
     return locked_tool(target / LOCK_FILE)
