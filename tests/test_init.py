@@ -570,3 +570,19 @@ def test_a_tool_installed_from_a_wheel_url_pins_that_url_and_its_hash(
     err = capsys.readouterr().err
     assert f"the wheel there now (sha256:{'b' * 64}) is not the one this fleet" in err
     assert not (tmp_path / "swapped").exists()
+
+
+def test_a_lock_that_never_answers_is_one_line(
+    real_lock: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from fleet.cli import tool_lock
+
+    monkeypatch.setattr(tool_lock, "TIMEOUT_SECONDS", 0.001)
+    assert main(["init", str(tmp_path / "ours"), "--ci", "none"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: uv lock found no answer in 0 minutes: is the package index")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "ours").exists()

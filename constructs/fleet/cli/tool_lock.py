@@ -244,7 +244,7 @@ def lock_project(target: Path, requirement: str, index_url: str | None) -> Locke
         )
     except subprocess.TimeoutExpired:
         raise FleetError(
-            f"uv lock found no answer in {TIMEOUT_SECONDS // 60} minutes: is the package "
+            f"uv lock found no answer in {int(TIMEOUT_SECONDS // 60)} minutes: is the package "
             f"index ({_what(requirement, index_url)}) reachable from here?"
         ) from None
     if result.returncode != 0:
