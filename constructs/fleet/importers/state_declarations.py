@@ -28,7 +28,6 @@ from fleet.clouds.magnum.cluster import (
 from fleet.clouds.magnum.template import attribute_keywords
 from fleet.core.names import MAX_LABEL, is_dns_label, object_name_from
 from fleet.core.options import Option, options_of
-from fleet.importers.codegen import Call, Raw, Value
 from fleet.importers.magnum_state import (
     AUTOSCALED,
     CREATE_ONLY,
@@ -38,6 +37,7 @@ from fleet.importers.magnum_state import (
     ImportedTemplate,
     StateCluster,
 )
+from fleet.importers.pysource import Call, Name, Value
 from fleet.importers.state_codegen import ClusterCall, ProjectCall, TemplateDecl
 from fleet.importers.tfvars import autoscaler_bounds
 
@@ -171,8 +171,8 @@ def cluster_keywords(
     keywords: dict[str, Value] = {
         "name": cluster.magnum_name,
         "environments": [cluster.environment],
-        "project": Raw(project.variable),
-        "template": Raw(template_variable_name),
+        "project": Name(project.variable),
+        "template": Name(template_variable_name),
     }
     origins = {"name": "name", "template": "cluster_template_id", "project": "project_id"}
     declared, required = _declared(cluster.values, MagnumCluster, promoted)
