@@ -85,8 +85,8 @@ def comment_text(text: str) -> str:
 
 
 def comment(text: str, indent: str = "") -> str:
-    """``# text`` as one line (see :func:`comment_text`)."""
-    return f"{indent}# {comment_text(text)}"
+    """``# text`` as one line (see :func:`comment_text`), without trailing spaces."""
+    return f"{indent}# {comment_text(text)}".rstrip()
 
 
 def docstring(text: str) -> str:

@@ -430,8 +430,8 @@ def earlier_comments(path: Path) -> dict[str, tuple[str, ...]]:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             above: list[str] = []
             number = node.lineno - 2
-            while number >= 0 and lines[number].startswith("# "):
-                above.insert(0, lines[number][2:].removesuffix("  # noqa: E501"))
+            while number >= 0 and (lines[number].startswith("# ") or lines[number] == "#"):
+                above.insert(0, lines[number][2:].removesuffix("  # noqa: E501").rstrip("\r"))
                 number -= 1
             found[node.targets[0].id] = tuple(above)
     return found
