@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import copy_fleet
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support import HYBRID, tree_hash
 
@@ -538,6 +538,7 @@ def _is_name(text: str) -> bool:
 
 @MODULES
 @given(name=TEXT, labels=LABELS, optional=st.lists(TEXT, max_size=3), uuid=TEXT)
+@example(name="t", labels={"k" * 120: ""}, optional=[], uuid="u")  # was an IndexError
 def test_a_derived_template_catalog_holds_the_values(
     name: str, labels: dict[str, str], optional: list[str], uuid: str
 ) -> None:

@@ -71,7 +71,7 @@ def str_lines(value: str, *, first: int, other: int) -> list[str]:
     characters (a UUID, a hash, an id) is never split, even when it is wider than a line
     (the caller then marks the line, see :func:`_mark_long`)."""
     single = py_str(value)
-    if len(single) <= first:
+    if len(single) <= first or not value:  # "" has no part to break off: one literal
         return [single]
     parts: list[str] = []
     start, room = 0, first

@@ -75,7 +75,10 @@ def check_source(text: str, shape: Shape, *, package: str, catalog: bool, where:
     the shape (see the module docstring); ``package`` is the fleet's declarations package,
     ``catalog`` whether the module is the template catalog (no ``define``)."""
     try:
-        _Checker(shape, package).module(text, catalog=catalog)
+        try:
+            _Checker(shape, package).module(text, catalog=catalog)
+        except RecursionError:
+            raise _Refused(None, "expressions nested deeper than any generator nests") from None
     except _Refused as e:
         line = f"line {e.line}: " if e.line else ""
         raise GeneratedCodeError(
