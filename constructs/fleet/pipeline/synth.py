@@ -28,9 +28,8 @@ from fleet.core.values import location_root
 from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
-from fleet.pipeline.render import check_unique, render_environment
+from fleet.pipeline.render import check_unique, object_yaml, render_environment
 from fleet.pipeline.writer import TEMP_PREFIX, Staging, diff_tree, write_environment
-from fleet.pipeline.yaml_fast import fast_to_yaml
 
 JOBS_VAR = "FLEET_JOBS"
 PARALLEL_SOURCE_BYTES = 256 * 1024
@@ -139,7 +138,7 @@ def _environment(
         for m in batch:
             key = synth_cache.object_key(m.body) if store.active else b""
             entry = store.get(key) if store.active else None
-            data, passed = entry if entry is not None else (fast_to_yaml(m.body), "")
+            data, passed = entry if entry is not None else (object_yaml(m), "")
             files[m.relpath] = data
             entries.append((key, data, passed))
             if settings.validate and (not verdict or passed != verdict):

@@ -117,7 +117,10 @@ def _tcp(low: int, high: int | None = None) -> dict[str, Any]:
     return {"destinationPortRange": {"max": high or low, "min": low}}
 
 
-_PATH_DISCOVERY = {"code": 4, "type": 3}
+def _path_discovery() -> dict[str, Any]:
+    """ICMP type 3 code 4 (path MTU discovery): a new dict per rule, never one shared by
+    several (a shared dict is one mutation away from changing every rule that holds it)."""
+    return {"code": 4, "type": 3}
 
 
 def _egress(
@@ -290,7 +293,7 @@ class OkeVcn(OkeNetwork):
                 _egress(
                     "Allow Kubernetes API endpoint to communicate with OKE.", "6", None, services
                 ),
-                _egress("Path Discovery.", "1", None, services, icmpOptions=_PATH_DISCOVERY),
+                _egress("Path Discovery.", "1", None, services, icmpOptions=_path_discovery()),
                 _egress(
                     "Allow Kubernetes API endpoint to communicate with worker nodes.",
                     "6",
@@ -298,7 +301,7 @@ class OkeVcn(OkeNetwork):
                     services,
                     tcpOptions=_tcp(10250),
                 ),
-                _egress("Path Discovery.", "1", worker, services, icmpOptions=_PATH_DISCOVERY),
+                _egress("Path Discovery.", "1", worker, services, icmpOptions=_path_discovery()),
                 _egress(
                     f"Allow Kubernetes API endpoint to communicate with pods {vcn_native}.",
                     "all",
@@ -309,7 +312,7 @@ class OkeVcn(OkeNetwork):
             "ingressRules": [
                 _ingress(api, "6", worker, tcpOptions=_tcp(6443)),
                 _ingress(api, "6", worker, tcpOptions=_tcp(12250)),
-                _ingress("Path Discovery.", "1", worker, icmpOptions=_PATH_DISCOVERY),
+                _ingress("Path Discovery.", "1", worker, icmpOptions=_path_discovery()),
                 _ingress(pod_api, "6", pod, tcpOptions=_tcp(6443)),
                 _ingress(pod_api, "6", pod, tcpOptions=_tcp(12250)),
                 *(
@@ -329,7 +332,9 @@ class OkeVcn(OkeNetwork):
             "egressRules": [
                 _egress("Allow worker nodes to communicate with OKE.", "6", None, services),
                 _egress("Allow worker nodes to access pods.", "all", pod, services),
-                _egress("Path Discovery.", "1", "0.0.0.0/0", services, icmpOptions=_PATH_DISCOVERY),
+                _egress(
+                    "Path Discovery.", "1", "0.0.0.0/0", services, icmpOptions=_path_discovery()
+                ),
                 _egress(api, "6", cpe, services, tcpOptions=_tcp(6443)),
                 _egress(api, "6", cpe, services, tcpOptions=_tcp(12250)),
             ],
@@ -340,7 +345,7 @@ class OkeVcn(OkeNetwork):
                     cpe,
                     tcpOptions=_tcp(10250),
                 ),
-                _ingress("Path Discovery.", "1", "0.0.0.0/0", icmpOptions=_PATH_DISCOVERY),
+                _ingress("Path Discovery.", "1", "0.0.0.0/0", icmpOptions=_path_discovery()),
                 _ingress(
                     "Load Balancer to Worker nodes node ports.",
                     "6",
@@ -378,7 +383,7 @@ class OkeVcn(OkeNetwork):
                 _egress(
                     "Allow worker nodes to communicate with OCI Services.", "6", None, services
                 ),
-                _egress("Path Discovery.", "1", None, services, icmpOptions=_PATH_DISCOVERY),
+                _egress("Path Discovery.", "1", None, services, icmpOptions=_path_discovery()),
                 _egress("Allow pods to communicate with other pods.", "all", pod, services),
                 _egress(pod_api, "6", cpe, services, tcpOptions=_tcp(6443)),
                 _egress(pod_api, "6", cpe, services, tcpOptions=_tcp(12250)),
