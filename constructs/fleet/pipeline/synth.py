@@ -101,6 +101,16 @@ def _deploys_what_is_validated(fleet: Fleet, environment: str, crds_dir: Path | 
         if not isinstance(argocd, ArgoCd) or environment not in argocd.environments:
             continue
         for name, version, release in unvalidated_versions(argocd.versions, crds_dir):
+            if not release:
+                raise DefinitionError(
+                    f"{version!r} deploys {name} {version}, but no crds.lock.yaml beside "
+                    f"{crds_dir} pins the release its CRDs are of, so its objects cannot be "
+                    f"validated against what is deployed: vendor the CRDs of {version} in a "
+                    "crds/ folder beside a crds.lock.yaml of your own (`fleet crds pull "
+                    "--lock`) and set FLEET_CRDS_DIR to it",
+                    where=argocd.context,
+                    field=f"versions[{name}]",
+                )
             raise DefinitionError(
                 f"{version!r} deploys {name} {version}, but the CRDs its objects are "
                 f"validated against are of {release} (the crds.lock.yaml beside {crds_dir}): "

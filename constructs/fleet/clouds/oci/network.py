@@ -30,6 +30,16 @@ WORKER = "worker"
 POD = "pod"
 ROLES = (CONTROL_PLANE_ENDPOINT, SERVICE_LB, WORKER, POD)
 """Subnet and NSG roles of a managed cluster, in CAPOCI's order."""
+VCN_PREFIXES = (16, 30)
+"""The prefix lengths a VCN's CIDR block may have: "The CIDR blocks can range from /16 to
+/30" (OCI's CreateVcn, ``oci network vcn create`` reference). Every CIDR block here is read
+by :func:`fleet.core.validators.check_cidr`: CIDR notation, as OCI's API documents NSG rule
+``source``/``destination`` and VCN ``cidrBlocks`` ("an IP address range in CIDR notation")
+and as CAPOCI's webhook checks them (``net.ParseCIDR``: a bare address is refused,
+v0.24.0 ``api/v1beta2/validator.go`` ``validateCIDR``, ``validateVCNCIDR``), and in its
+network form, since CAPOCI compares NSG rules with what OCI returns by
+``reflect.DeepEqual`` (``cloud/scope/nsg_reconciler.go``
+``UpdateNSGSecurityRulesIfNeeded``)."""
 REQUIRED_SUBNET_ROLES = (CONTROL_PLANE_ENDPOINT, WORKER, POD)
 """Without these an OKE cluster with VCN-native pod networking cannot come up."""
 
@@ -187,7 +197,7 @@ class OkeVcn(OkeNetwork):
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", self.where or caller_location())
         ctx = f"{self.where} (OkeVcn)"
-        vcn = check_cidr(self.cidr, where=ctx, field="cidr")
+        vcn = check_cidr(self.cidr, where=ctx, field="cidr", prefixes=VCN_PREFIXES)
         subnets = {
             "control_plane_endpoint_cidr": self.control_plane_endpoint_cidr,
             "service_lb_cidr": self.service_lb_cidr,
