@@ -3,6 +3,7 @@ every reader (go-yaml v2 in Kubernetes first; :mod:`fleet.pipeline.yaml_scalars`
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import yaml
@@ -16,6 +17,11 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _QUOTE = "tag:fleet,2026:quote"
 """What :meth:`Dumper.resolve` answers for a string no reader may see plain: a tag that is
 not the string's, so the emitter finds the plain form ambiguous and quotes it."""
+
+
+_plain = functools.lru_cache(maxsize=1 << 16)(reads_as_string)
+""":func:`reads_as_string`, remembered: keys and values repeat across the objects of a fleet."""
+_base_resolve = _BASE.resolve
 
 
 class SelfContainingObject(ValueError):
@@ -35,8 +41,8 @@ class Dumper(_BASE):  # type: ignore[misc]
     def resolve(self, kind: type[Node], value: Any, implicit: Any) -> Any:
         """The implicit tag of ``value``; for a string no reader may see plain, not the
         string's (the emitter, which asks with ``implicit=(True, False)``, then quotes)."""
-        tag = super().resolve(kind, value, implicit)
-        if kind is ScalarNode and tag == _STR_TAG and implicit[0] and not reads_as_string(value):
+        tag = _base_resolve(self, kind, value, implicit)
+        if tag == _STR_TAG and kind is ScalarNode and implicit[0] and not _plain(value):
             return _QUOTE
         return tag
 

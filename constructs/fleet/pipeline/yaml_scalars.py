@@ -190,6 +190,10 @@ _YAML_TYPES = re.compile(
 types as something other than a string."""
 
 
+_TYPED_FIRST = frozenset("yYnNtTfFoO~-+.0123456789<=")
+"""The first characters of everything :data:`_YAML_TYPES` and :func:`go_yaml_tag` type."""
+
+
 def reads_as_string(text: str) -> bool:
     """Whether ``text``, written as a plain scalar, is read back as the string ``text`` by
     go-yaml v2 (Kubernetes) and v3, PyYAML and ruamel.yaml, under YAML 1.1 and 1.2.
@@ -197,6 +201,8 @@ def reads_as_string(text: str) -> bool:
     >>> [reads_as_string(s) for s in ("v1.30.1", "y", "1e3", "0o17", "1:20", "08")]
     [True, False, False, False, False, False]
     """
+    if text and text[0] not in _TYPED_FIRST:  # most names: no table starts there
+        return True
     if _YAML_TYPES.fullmatch(text):
         return False
     numeric = text[:1] in "+-0123456789."
