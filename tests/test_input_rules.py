@@ -20,6 +20,7 @@ Upstream rules read (see docs/upstream-behaviour.md):
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import shutil
 import textwrap
@@ -28,6 +29,8 @@ from pathlib import Path
 import pytest
 import yaml
 from crd_samples import crds_dir
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import HYBRID, tree_hash
 from test_bad_inputs import (
     ARGOCD,
@@ -41,9 +44,13 @@ from test_bad_inputs import (
     with_argocd,
 )
 
+from fleet import SecretKeyRef
 from fleet.checks.crds import PACKAGED_CRDS
 from fleet.cli.main import main
+from fleet.core.config import check_repo_url
+from fleet.core.errors import DefinitionError
 from fleet.core.manifest import MAX_FILE_NAME, Manifest
+from fleet.core.validators import check_cidr
 
 
 def module(body: str) -> str:
@@ -336,3 +343,76 @@ def test_dist_in_a_subfolder_synths_and_validates(tmp_path: Path) -> None:
         if "path" in yaml.safe_load(p.read_text())["spec"].get("source", {})
     ]
     assert paths and all(p.startswith("deploy/dist/dev/") for p in paths), paths
+
+
+# --- the rules, over generated input ------------------------------------------------------
+
+octets = st.integers(0, 255)
+addresses = st.tuples(octets, octets, octets, octets).map(lambda t: ".".join(map(str, t)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(addresses, st.integers(0, 32))
+def test_a_cidr_block_is_accepted_exactly_in_its_network_form(address: str, prefix: int) -> None:
+    text = f"{address}/{prefix}"
+    network = ipaddress.IPv4Network(text, strict=False)
+    if str(network.network_address) == address:
+        assert str(check_cidr(text, where="w", field="f")) == text
+    else:
+        with pytest.raises(DefinitionError, match=f"write {network} for the block"):
+            check_cidr(text, where="w", field="f")
+    with pytest.raises(DefinitionError, match=f"write {address}/32 for that one address"):
+        check_cidr(address, where="w", field="f")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=20), st.from_regex(r"[0-9./ ]{1,20}", fullmatch=True)))
+def test_any_text_is_a_cidr_block_or_one_definition_error(text: str) -> None:
+    try:
+        network = check_cidr(text, where="w", field="f")
+    except DefinitionError as e:
+        assert "\n" not in str(e)
+    else:
+        assert str(network) == text  # only the canonical form passes
+
+
+SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")  # apimachinery IsConfigMapKey, as written there
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=300), st.from_regex(r"[-._a-zA-Z0-9]{1,260}", fullmatch=True)))
+def test_a_secret_key_is_what_kubernetes_accepts_and_never_shown(key: str) -> None:
+    valid = (
+        bool(SECRET_KEY.fullmatch(key))
+        and len(key) <= 253
+        and key not in (".", "..")
+        and not key.startswith("..")
+    )
+    try:
+        SecretKeyRef(name="argocd", namespace="argocd", key=key)
+    except DefinitionError as e:
+        assert not valid
+        assert len(key) < 4 or key not in str(e)
+    else:
+        assert valid
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.from_regex(
+            r"([a-z+]{1,6}://)?([a-z]{1,5}@)?[a-z.]{1,12}[:/][a-z/]{0,12}", fullmatch=True
+        ),
+    )
+)
+def test_a_repo_url_is_one_argocd_clones(url: str) -> None:
+    try:
+        check_repo_url(url, where="w", field="repo_url")
+    except DefinitionError as e:
+        assert "\n" not in str(e)
+    else:
+        scheme, sep, _ = url.partition("://")
+        assert (sep and scheme in ("https", "http", "ssh", "git")) or (
+            not sep and re.fullmatch(r"[^@/:\s]+@[^/:\s]+:\S+", url)
+        )
