@@ -37,15 +37,11 @@ from fleet.core import layout
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
+from fleet.core.hints import shown_value
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope, did_you_mean
-from fleet.core.validators import (
-    check_dns_label,
-    check_dns_subdomain,
-    check_version_pin,
-    shown_value,
-)
+from fleet.core.validators import check_dns_label, check_dns_subdomain, check_version_pin
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.component import (
     ApplicationInstall,

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.hints import shown_value
 from fleet.core.tree import did_you_mean
-from fleet.core.validators import shown_value
 from fleet.core.values import JsonPatch, caller_location
 
 if TYPE_CHECKING:
