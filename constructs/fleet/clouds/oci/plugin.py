@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fleet.clouds.base import CloudPlugin, FleetCluster
+from fleet.clouds.base import CloudPlugin, FleetCluster, ShortLivedCredential
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
 from fleet.core.errors import DefinitionError
@@ -189,8 +189,23 @@ empty message and the reasons in ``status.failureMessages``
 (``exp/controllers/ocimanaged_machinepool_controller.go``,
 ``exp/api/v1beta2/ocimanagedmachinepool_types.go``). The live version is the control
 plane's ``status.version`` (``api/v1beta2/ocimanagedcontrolplane_types.go``)."""
+OKE_TOKEN = ShortLivedCredential(
+    lifetime_seconds=300,
+    refresh_seconds=180,
+    what=(
+        "an OKE cluster's kubeconfig holds a presigned token that lives about 300 s, "
+        "rewritten by CAPOCI every 180 s"
+    ),
+)
+"""The token in ``<cluster>-kubeconfig``: CAPOCI writes a presigned request
+(``cloud/services/base/BaseClient.go`` ``GenerateToken``) at each reconcile of a ready
+control plane, which requeues after 180 s (v0.24.0
+``controllers/ocimanagedcluster_controlplane_controller.go``); the OKE API accepts it for
+about five minutes (oci-cli's ``oci ce cluster generate-token`` marks it expired after four
+"before the token is actually expired"; Oracle's own kubeconfig helpers re-generate after 240 s)."""
 
 OKE_PLUGIN = CloudPlugin(
+    kubeconfig_credential=OKE_TOKEN,
     components=(CAPOCI,),
     protected_kinds=(
         # Deleting any of these deletes (part of) an OKE cluster, also when a user added
