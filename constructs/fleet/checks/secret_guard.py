@@ -32,53 +32,7 @@ from typing import Any
 
 from fleet.checks.problem import Problem, format_path
 from fleet.core.manifest import Manifest
-from fleet.core.secrets import MIN_LENGTH, credential_in
-
-CREDENTIAL_WORDS = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "apikey",
-    "privatekey",
-    "clientsecret",
-    "accesskey",
-    "secretaccesskey",
-    "credentials",
-)
-"""Normalised (lower case, no ``-``/``_``) field names, or name endings, that hold credentials."""
-
-REFERENCE_ENDINGS = (
-    "ref",
-    "refs",
-    "selector",
-    "name",
-    "names",
-    "key",
-    "keys",
-    "path",
-    "file",
-    "namespace",
-    "type",
-    "field",
-    "enabled",
-    "policy",
-)
-"""Name endings that mark a field naming a secret (or describing one) rather than holding it."""
-
-
-def _normalise(name: str) -> str:
-    return name.replace("-", "").replace("_", "").lower()
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_credential_field(name: str) -> bool:
-    norm = _normalise(name)
-    if any(norm.endswith(word) for word in ("apikey", "privatekey", "accesskey")):
-        return True
-    if norm.endswith(REFERENCE_ENDINGS):
-        return False
-    return norm.endswith(CREDENTIAL_WORDS)
+from fleet.core.secrets import MIN_LENGTH, credential_in, is_credential_field
 
 
 def _credential_literal(key: str) -> str:
@@ -112,7 +66,7 @@ def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], st
     # path list, copied only for a finding, and no per-node generators (40% faster).
     if isinstance(value, dict):
         pair = _pair_name(value)
-        if pair is not None and _is_credential_field(pair) and value["value"].strip():
+        if pair is not None and is_credential_field(pair) and value["value"].strip():
             out.append(([*path, "value"], _credential_literal(pair)))
         for key, item in value.items():
             name = str(key)
@@ -122,7 +76,7 @@ def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], st
                     out.append((path[:], f"a key holds a {problem}"))
                     name = "<redacted key>"  # never shown, even in the path of a finding
             if isinstance(item, str):
-                if _is_credential_field(name) and item.strip():
+                if is_credential_field(name) and item.strip():
                     out.append(([*path, name], _credential_literal(name)))
                 elif len(item) >= _SHORTEST:
                     problem = _credential_in(item)

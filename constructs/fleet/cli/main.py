@@ -24,7 +24,7 @@ from fleet.cli.status import add_parser as _add_status
 from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
-from fleet.core.secrets import redact
+from fleet.core.redact import redact
 from fleet.core.words import plural
 
 if TYPE_CHECKING:  # the pipeline is imported by the commands that run it (cdk8s is slow)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.checks.registry import BUILTIN_CHECKS, CheckContext, run_checks
+from fleet.core import redact
 from fleet.core.config import FleetConfig
 from fleet.core.manifest import Manifest
 
@@ -38,12 +39,5 @@ def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-HIDDEN = "a value that looks like a credential (not shown)"
-
-
-def shown(value: Any, field: str = "value") -> str:
-    """``repr(value)`` for a message, unless it holds credential material (by its content,
-    or because ``field`` is named like a credential): then :data:`HIDDEN`."""
-    if isinstance(value, str | Mapping | list) and credential_paths({field or "value": value}):
-        return HIDDEN
-    return repr(value)
+# One rule for what a message may quote, for every error and report line of the tool.
+HIDDEN, shown = redact.HIDDEN, redact.shown

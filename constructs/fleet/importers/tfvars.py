@@ -36,7 +36,7 @@ from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.options import Option, options_of
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.importers.hcl import line_of, parse
-from fleet.importers.secrets import shown
+from fleet.importers.secrets import credential_paths, shown
 
 TFVARS_NAME = "terraform.tfvars"
 
@@ -541,13 +541,25 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
     """One tfvars file as an :class:`ImportedCluster`; all its problems in one raise."""
     source = str(path)
     values, lines = read_tfvars(path)
-    errors: list[DefinitionError] = []
 
     def at(key: str) -> str:
         return f"{source}:{lines[key]}" if key in lines else source
 
+    # What the import writes holds no credential: refused here, at its tfvars line and field
+    # (never later, at a generated line); the value is never shown.
+    modelled = {*CLUSTER_KEYS, *CONNECTION_KEYS, *(o.terraform for o in cluster_options())}
+    errors = [
+        DefinitionError(
+            f"holds credential material ({what}); the import writes nothing",
+            where=at(place.split(".")[0]),
+            field=place,
+        )
+        for place, what in credential_paths({k: v for k, v in values.items() if k in modelled})
+    ]
+    refused = {e.field.split(".")[0] for e in errors}
+
     def get(key: str, convert: Any, **kwargs: Any) -> Any:
-        if key not in values:
+        if key not in values or key in refused:
             return None
         try:
             return convert(values[key], where=at(key), field=key, **kwargs)
