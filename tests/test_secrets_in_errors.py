@@ -373,7 +373,7 @@ NAMED = st.one_of(
 """Secrets of no recognisable form: only the name of their field says what they are."""
 CREDENTIAL_NAMES = ("registry-password", "os_password", "api_token", "client_secret")
 
-CI = settings(
+PROPERTY = settings(
     max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -421,7 +421,7 @@ def tfvars_case(draw: st.DrawFn) -> tuple[str, Callable[[str], str], tuple[str, 
     return kind, lambda t: t.replace("labels = {\n", f"labels = {{\n  {label[0]},\n"), label[1]
 
 
-@CI
+@PROPERTY
 @given(case=tfvars_case())
 def test_no_secret_of_a_tfvars_file_is_echoed_or_written(
     synthesised: Path, case: tuple[str, Callable[[str], str], tuple[str, ...]]
@@ -466,7 +466,7 @@ def state_case(
     return place, edit, needles
 
 
-@CI
+@PROPERTY
 @given(case=state_case())
 def test_no_secret_of_a_state_is_echoed_or_written(
     synthesised: Path,
@@ -522,7 +522,7 @@ def hcl_case(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
     return kind, text, needles
 
 
-@CI
+@PROPERTY
 @given(case=hcl_case())
 def test_no_secret_of_a_source_configuration_is_echoed_or_written(
     synthesised: Path, case: tuple[str, str, tuple[str, ...]]
@@ -585,7 +585,7 @@ def declaration_case(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
     return kind, source, needles
 
 
-@CI
+@PROPERTY
 @given(case=declaration_case())
 def test_no_secret_of_a_declaration_is_echoed_or_written(
     synthesised: Path, case: tuple[str, str, tuple[str, ...]]

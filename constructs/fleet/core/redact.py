@@ -47,12 +47,11 @@ _SECRET_WORDS = (
     "apikey",
     "privatekey",
     "accesskey",
-    "auth",
 )
 """Normalised (lower case, no ``-``/``_``/``.``) pieces of a name whose values a message never
 quotes. Wider than what the secret guard refuses (``secretName`` is a reference there): a
 message loses little by not quoting a Secret's name, and leaks a password by quoting one."""
-_SECRET_ENDINGS = ("key", "keys", "pwd", "pass")
+_SECRET_ENDINGS = ("key", "keys", "pwd", "pass", "auth")
 
 
 def is_secret_name(name: str) -> bool:

@@ -23,6 +23,7 @@ from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.secrets import credential_in
 from fleet.core.values import location_root
 from fleet.importers.codegen import (
     GENERATED_PREFIX,
@@ -785,6 +786,16 @@ def _project_decl(
                     field="project_name",
                 )
             )
+        errors.extend(  # a new project would declare them: at the tfvars line, not shown
+            DefinitionError(
+                f"holds credential material ({found.split(';')[0]}); the new project "
+                f"{connection.provider_config_name!r} would declare it: the import writes nothing",
+                where=decl.cluster.where(key),
+                field=key,
+            )
+            for attribute, _, key in _DETAILS
+            if (found := credential_in(str(getattr(connection, attribute) or "")))
+        )
         return ProjectDecl(variable=variable, connection=connection), []
     project, how = match
     lacking: list[tuple[str, str]] = []

@@ -545,21 +545,10 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
     def at(key: str) -> str:
         return f"{source}:{lines[key]}" if key in lines else source
 
-    # What the import writes holds no credential: refused here, at its tfvars line and field
-    # (never later, at a generated line); the value is never shown.
-    modelled = {*CLUSTER_KEYS, *CONNECTION_KEYS, *(o.terraform for o in cluster_options())}
-    errors = [
-        DefinitionError(
-            f"holds credential material ({what}); the import writes nothing",
-            where=at(place.split(".")[0]),
-            field=place,
-        )
-        for place, what in credential_paths({k: v for k, v in values.items() if k in modelled})
-    ]
-    refused = {e.field.split(".")[0] for e in errors}
+    errors: list[DefinitionError] = []
 
     def get(key: str, convert: Any, **kwargs: Any) -> Any:
-        if key not in values or key in refused:
+        if key not in values:
             return None
         try:
             return convert(values[key], where=at(key), field=key, **kwargs)
@@ -639,6 +628,20 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
                 "min_node_count": bounds[0],
                 "max_node_count": bounds[1],
             }
+    # What the cluster writes holds no credential: refused at its tfvars line and field, never
+    # at a generated line (the project's values: plan.py, which knows if it writes them).
+    cluster_keys = {*CLUSTER_KEYS, *(o.terraform for o in cluster_options())}
+    errored = {e.field.split(".")[0] for e in errors}
+    errors += [
+        DefinitionError(
+            f"holds credential material ({what}); the import writes nothing",
+            where=at(place.split(".")[0]),
+            field=place,
+        )
+        for place, what in credential_paths(
+            {k: v for k, v in values.items() if k in cluster_keys and k not in errored}
+        )
+    ]
     if errors or name is None or template is None or connection is None:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
     return ImportedCluster(
