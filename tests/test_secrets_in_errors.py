@@ -374,7 +374,7 @@ NAMED = st.one_of(
 CREDENTIAL_NAMES = ("registry-password", "os_password", "api_token", "client_secret")
 
 PROPERTY = settings(
-    max_examples=12,
+    max_examples=3,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -388,14 +388,13 @@ def _hcl(text: str) -> str:
 TFVARS_STRINGS = ("auth_url", "keypair", "project_id", "region_name", "flavor", "interface")
 
 
+TFVARS_PLACES = (*TFVARS_STRINGS, "label-value", "label-named", "label-key", "label-number")
+TFVARS_PLACES += ("unmapped",)
+
+
 @st.composite
-def tfvars_case(draw: st.DrawFn) -> tuple[str, Callable[[str], str], tuple[str, ...]]:
+def tfvars_case(draw: st.DrawFn, kind: str) -> tuple[str, Callable[[str], str], tuple[str, ...]]:
     """(what, an edit of the tfvars text, needles)."""
-    kind = draw(
-        st.sampled_from(
-            [*TFVARS_STRINGS, "label-value", "label-named", "label-key", "label-number", "unmapped"]
-        )
-    )
     formed, named = draw(FORMED), draw(NAMED)
     name = draw(st.sampled_from(CREDENTIAL_NAMES))
     if kind in TFVARS_STRINGS:
@@ -421,12 +420,13 @@ def tfvars_case(draw: st.DrawFn) -> tuple[str, Callable[[str], str], tuple[str, 
     return kind, lambda t: t.replace("labels = {\n", f"labels = {{\n  {label[0]},\n"), label[1]
 
 
+@pytest.mark.parametrize("place", TFVARS_PLACES)
 @PROPERTY
-@given(case=tfvars_case())
+@given(data=st.data())
 def test_no_secret_of_a_tfvars_file_is_echoed_or_written(
-    synthesised: Path, case: tuple[str, Callable[[str], str], tuple[str, ...]]
+    synthesised: Path, place: str, data: st.DataObject
 ) -> None:
-    kind, edit, needles = case
+    kind, edit, needles = data.draw(tfvars_case(place))
     with project_copy(synthesised) as (root, inputs):
         (inputs / "terraform.tfvars").write_text(tfvars_text(edit))
         result = run(root, "import", "tfvars", str(inputs))
@@ -440,13 +440,17 @@ CLUSTER_STRINGS = ("name", "keypair", "flavor", "master_flavor", "fixed_network"
 TEMPLATE_STRINGS = ("name", "image", "dns_nameserver", "external_network_id", "http_proxy")
 
 
+STATE_PLACES = (
+    *(f"cluster.{a}" for a in CLUSTER_STRINGS),
+    *(f"template.{a}" for a in TEMPLATE_STRINGS),
+    *(f"{o}.{k}" for o in ("cluster", "template") for k in ("value", "named", "key")),
+)
+
+
 @st.composite
 def state_case(
-    draw: st.DrawFn,
+    draw: st.DrawFn, place: str
 ) -> tuple[str, Callable[[dict[str, Any], dict[str, Any]], None], tuple[str, ...]]:
-    places = [f"cluster.{a}" for a in CLUSTER_STRINGS] + [f"template.{a}" for a in TEMPLATE_STRINGS]
-    places += [f"{o}.{k}" for o in ("cluster", "template") for k in ("value", "named", "key")]
-    place = draw(st.sampled_from(places))
     formed, named = draw(FORMED), draw(NAMED)
     name = draw(st.sampled_from(CREDENTIAL_NAMES))
     owner, what = place.split(".")
@@ -466,13 +470,13 @@ def state_case(
     return place, edit, needles
 
 
+@pytest.mark.parametrize("where", STATE_PLACES)
 @PROPERTY
-@given(case=state_case())
+@given(data=st.data())
 def test_no_secret_of_a_state_is_echoed_or_written(
-    synthesised: Path,
-    case: tuple[str, Callable[[dict[str, Any], dict[str, Any]], None], tuple[str, ...]],
+    synthesised: Path, where: str, data: st.DataObject
 ) -> None:
-    place, edit, needles = case
+    place, edit, needles = data.draw(state_case(where))
     with project_copy(synthesised) as (root, inputs):
         state = edited_state(inputs / "s.tfstate", edit)
         result = run(root, "import", "tfstate", "--state", f"dev={state}")
@@ -480,23 +484,13 @@ def test_no_secret_of_a_state_is_echoed_or_written(
     assert "Traceback" not in result.err
 
 
+HCL_PLACES = ("password", "token", "single-quoted", "auth_url", "user_name", "tenant_name")
+HCL_PLACES += ("label-named", "keypair")
+
+
 @st.composite
-def hcl_case(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
+def hcl_case(draw: st.DrawFn, kind: str) -> tuple[str, str, tuple[str, ...]]:
     formed, named = draw(FORMED), draw(NAMED)
-    kind = draw(
-        st.sampled_from(
-            [
-                "password",
-                "token",
-                "single-quoted",
-                "auth_url",
-                "user_name",
-                "tenant_name",
-                "label-named",
-                "keypair",
-            ]
-        )
-    )
     provider = {
         "password": f'  password = "{_hcl(named.value)}"',
         "token": f'  token = "{_hcl(named.value)}"',
@@ -522,12 +516,13 @@ def hcl_case(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
     return kind, text, needles
 
 
+@pytest.mark.parametrize("place", HCL_PLACES)
 @PROPERTY
-@given(case=hcl_case())
+@given(data=st.data())
 def test_no_secret_of_a_source_configuration_is_echoed_or_written(
-    synthesised: Path, case: tuple[str, str, tuple[str, ...]]
+    synthesised: Path, place: str, data: st.DataObject
 ) -> None:
-    kind, text, needles = case
+    kind, text, needles = data.draw(hcl_case(place))
     with project_copy(synthesised) as (root, inputs):
         (inputs / "main.tf").write_text(text)
         argv = ["import", "tfstate", "--state", f"dev={PPOULIOT}", "--source", str(inputs)]
@@ -536,25 +531,15 @@ def test_no_secret_of_a_source_configuration_is_echoed_or_written(
     assert "Traceback" not in result.err
 
 
+DECLARATION_PLACES = ("keypair", "flavor", "label-value", "label-named", "label-key")
+DECLARATION_PLACES += ("label-number", "auth_url", "project_name")
+
+
 @st.composite
-def declaration_case(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
+def declaration_case(draw: st.DrawFn, kind: str) -> tuple[str, str, tuple[str, ...]]:
     formed, named = draw(FORMED), draw(NAMED)
     name = draw(st.sampled_from(CREDENTIAL_NAMES))
     number = draw(st.integers(10**9, 10**15))
-    kind = draw(
-        st.sampled_from(
-            [
-                "keypair",
-                "flavor",
-                "label-value",
-                "label-named",
-                "label-key",
-                "label-number",
-                "auth_url",
-                "project_name",
-            ]
-        )
-    )
     cluster = {"keypair": repr("k"), "flavor": repr("m2.large"), "labels": "{}"}
     project = {"project_name": repr("ZZ TEAM"), "auth_url": repr("https://k.example.org/v3")}
     needles = formed.needles
@@ -585,12 +570,13 @@ def declaration_case(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
     return kind, source, needles
 
 
+@pytest.mark.parametrize("place", DECLARATION_PLACES)
 @PROPERTY
-@given(case=declaration_case())
+@given(data=st.data())
 def test_no_secret_of_a_declaration_is_echoed_or_written(
-    synthesised: Path, case: tuple[str, str, tuple[str, ...]]
+    synthesised: Path, place: str, data: st.DataObject
 ) -> None:
-    kind, source, needles = case
+    kind, source, needles = data.draw(declaration_case(place))
     with project_copy(synthesised) as (root, _):
         (root / "clusters" / "zz.py").write_text(source)
         before = tree_hash(root / "dist")

@@ -157,13 +157,18 @@ def _expected(names: set[str]) -> str:
     return " or ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def _position(value: object) -> int:
+    """A line or column lark gives (``'?'`` for a token without one, -1 at the end)."""
+    return value if isinstance(value, int) and value > 0 else 0
+
+
 def parser_error(error: Exception) -> tuple[int, str]:
     """A parser's exception as ``(line, message)``: the column, what kind of token it found
     (``string text``, not the text) and what the grammar expected there (``line`` is 0 when
     unknown). Reads lark's ``UnexpectedInput`` attributes (``line``, ``column``,
-    ``token.type``, ``expected``, ``allowed``, ``char``) without importing lark."""
-    line = int(getattr(error, "line", 0) or 0)
-    column = int(getattr(error, "column", 0) or 0)
+    ``token.type``, ``expected``, ``allowed``, ``char``: lark-parser/lark 1.3.1
+    ``lark/exceptions.py``) without importing lark; their ``str()`` quotes the token's text."""
+    line, column = _position(getattr(error, "line", 0)), _position(getattr(error, "column", 0))
     where = f"column {column}: " if column > 0 else ""
     token = getattr(error, "token", None)
     expected = getattr(error, "expected", None) or getattr(error, "allowed", None)
