@@ -24,9 +24,11 @@ FLOORS = {
     "importers": 5,
     "cli": 6,
     "testing": 6,
+    "plugin": 6,
     "scaffold": 6,
 }
-"""core <- platform <- clouds <- checks/argocd <- pipeline/views <- importers <- cli."""
+"""core <- platform <- clouds <- checks/argocd <- pipeline/views <- importers <- cli, and the
+public faces over everything: ``testing`` (tests) and ``plugin`` (the extension API)."""
 
 FACADE = PACKAGE / "__init__.py"
 """``fleet/__init__.py`` only re-exports the public API (every cloud's constructs too)."""

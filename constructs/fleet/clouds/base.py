@@ -7,6 +7,8 @@ packages) works with it and never needs to know the cloud.
 
 from __future__ import annotations
 
+import importlib
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -22,7 +24,7 @@ from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.changes import ChangeRule
-from fleet.platform.plugins import Plugin, plugins
+from fleet.platform.plugins import Plugin, PluginSet, imported_plugins
 from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
 
@@ -74,12 +76,38 @@ class CloudPlugin(Plugin):
     ``ignore_differences``)."""
 
 
-def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
-    """Every cluster class that names a plug-in, with it (the cluster classes among
-    :func:`fleet.platform.plugins.plugins`, in its order)."""
+BUILTIN_CLUSTERS = (
+    "fleet.clouds.magnum.cluster:MagnumCluster",
+    "fleet.clouds.oci.cluster:OciManagedCluster",
+)
+"""The cluster classes of the clouds the tool ships (``module:class``), imported on demand."""
+
+
+def builtin_clusters() -> tuple[type[FleetCluster], ...]:
+    """The classes of :data:`BUILTIN_CLUSTERS` (importing their modules)."""
+    out = []
+    for path in BUILTIN_CLUSTERS:
+        module, _, name = path.partition(":")
+        out.append(getattr(importlib.import_module(module), name))
+    return tuple(out)
+
+
+def guard_plugins() -> PluginSet:
+    """What ``fleet diff``'s guards know while they do not get the fleet's plug-ins: every
+    declaration class imported, the built-in clouds' always (so that removing the last
+    cluster of a cloud is still guarded); walked afresh on each call."""
+    builtin_clusters()
+    return imported_plugins()
+
+
+def cloud_plugins(plugins: PluginSet | None = None) -> list[tuple[type[FleetCluster], CloudPlugin]]:
+    """The cluster classes among ``plugins`` (a fleet's: ``Platform.of(fleet).plugins``),
+    with their plug-ins, in its order. ``None``: :func:`guard_plugins` (``fleet diff``'s
+    guards only)."""
+    found = guard_plugins() if plugins is None else plugins
     return [
         (cls, plugin)
-        for cls, plugin in plugins()
+        for cls, plugin in found.plugins
         if issubclass(cls, FleetCluster) and isinstance(plugin, CloudPlugin)
     ]
 
@@ -102,12 +130,14 @@ class DeclaredField:
     """The kind of the object it renders into."""
 
 
-def declared_fields() -> dict[tuple[str, tuple[str, ...]], DeclaredField]:
+def declared_fields(
+    plugins: PluginSet | None = None,
+) -> dict[tuple[str, tuple[str, ...]], DeclaredField]:
     """(kind, render path) -> the option that renders there, over every cloud's cluster
-    class and the value types its options hold: which argument of a declaration a field of
-    a rendered object comes from (for ``fleet diff``'s messages)."""
+    class in ``plugins`` and the value types its options hold: which argument of a
+    declaration a field of a rendered object comes from (for ``fleet diff``'s messages)."""
     out: dict[tuple[str, tuple[str, ...]], DeclaredField] = {}
-    for cluster, _ in cloud_plugins():
+    for cluster, _ in cloud_plugins(plugins):
         for table in (cluster, *value_types_in(cluster)):
             for o in rendered(table):
                 kind = o.rendered_kind(table)
@@ -350,6 +380,13 @@ class FleetCluster(FleetConstruct):
     def __post_init__(self) -> None:
         """The names per environment and the lifecycle fields, checked."""
         super().__post_init__()
+        if not isinstance(getattr(type(self), "plugin", None), CloudPlugin):
+            raise DefinitionError(
+                f"{type(self).__name__} names no CloudPlugin: a cluster class says what it "
+                "contributes to the platform (plugin: ClassVar[CloudPlugin] = CloudPlugin(...))",
+                where=self.context,
+                field="plugin",
+            )
         self._cloud_names: dict[str, str] = {}
         self._object_names: dict[str, str] = {}
         for env in self.environments:
@@ -461,21 +498,21 @@ class FleetCluster(FleetConstruct):
         this cluster's environments (once every ``define()`` has run)."""
         self.fleet.catalog(_ObjectNames).check(self)
 
+    @abstractmethod
     def kubernetes_version(self, environment: str) -> str:
         """The Kubernetes version the cluster runs in ``environment`` (``v1.30.1``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def region(self, environment: str) -> str:
         """The cloud region (Magnum: the OpenStack region; OKE: the OCI region)."""
-        raise NotImplementedError
 
     def template_name(self, environment: str) -> str | None:
         """The Magnum template, or None where the cloud has no templates."""
         return None
 
+    @abstractmethod
     def account(self, environment: str) -> str:
         """The OpenStack project or OCI compartment the cluster is billed to."""
-        raise NotImplementedError
 
     def account_label(self, environment: str) -> str:
         """:meth:`account` as a narrow table shows it (the plug-in's ``short_account``)."""
@@ -483,17 +520,17 @@ class FleetCluster(FleetConstruct):
         shorten = type(self).plugin.short_account
         return shorten(account) if shorten is not None else account
 
+    @abstractmethod
     def node_pools(self, environment: str) -> list[NodePoolSummary]:
         """The node pools (Magnum node groups, OKE node pools) in ``environment``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
         """Where the cluster's kubeconfig appears once the cluster exists."""
-        raise NotImplementedError
 
+    @abstractmethod
     def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
         """(apiVersion, kind, namespace, name) of the object that writes the kubeconfig."""
-        raise NotImplementedError
 
     def protection_annotations(self) -> dict[str, str]:
         """The sync-options annotation every cluster-bearing object carries."""

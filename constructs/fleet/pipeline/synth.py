@@ -126,7 +126,7 @@ def _environment(
     check_unique(rendered)
     store = synth_cache.SynthCache(settings.config.root, environment, active=settings.use_cache)
     checks = Checks.of(fleet).all if settings.validate else ()
-    context = CheckContext(settings.config, settings.crds_dir, Checks.of(fleet).schemaless)
+    context = CheckContext.of(fleet, settings.crds_dir)
     verdict = verdict_key(checks, context) if settings.validate and store.active else ""
     per_object = [c for c in checks if c.scope == "object"]
     problems: dict[str, list[Problem]] = {c.name: [] for c in checks}
