@@ -6,11 +6,13 @@ import hashlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-"""The repository: its tool, docs and CI examples. Its ``clusters/`` and ``dist/`` are the
-user's fleet: only the generic invariants (tests/test_fleet_invariants.py) look at them."""
+"""The repository: its tool, docs and CI examples. Its ``clusters/`` (a symlink to
+:data:`HYBRID`'s, the example's one source) and ``dist/`` are the user's fleet: only the
+generic invariants (tests/test_fleet_invariants.py) look at them."""
 FIXTURE_FLEETS = REPO / "tests" / "fixtures" / "fleets"
 HYBRID = FIXTURE_FLEETS / "hybrid"
-"""The tool's own fixture fleet (Magnum and OKE, retirements, ArgoCD), without a dist/."""
+"""The tool's own fixture fleet (Magnum and OKE, retirements, ArgoCD), without a dist/; its
+``clusters/`` is also the repository's example (``clusters`` links to it)."""
 
 
 def tree_hash(folder: Path) -> dict[str, str]:

@@ -1,1 +1,0 @@
-"""The fleet's declarations: every module here is discovered by ``fleet synth``."""
