@@ -40,9 +40,10 @@ PROTECT = layout.PROTECT
 # components the bootstrap installs for it (as values: fleet.platform.component), how ArgoCD
 # must apply and diff its objects, the reference rules the checks apply to its objects, the
 # kinds whose deletion would cut clusters off, and what ``fleet diff`` must refuse to change.
-# Each FleetCluster subclass names its plug-in (``plugin: ClassVar[CloudPlugin]``);
-# consumers (the bootstrap, checks/references.py, checks/waves.py, the diff guards,
-# views/graph/) read :func:`cloud_plugins` and never name a cloud.
+# Each FleetCluster subclass names its plug-in (``plugin: ClassVar[CloudPlugin]``); a fleet's
+# are those of its declarations' classes (``Platform.of(fleet).plugins``), and consumers (the
+# bootstrap, checks/references.py, checks/waves.py, the diff guards) read them through
+# :func:`cloud_plugins` and never name a cloud.
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -324,6 +325,10 @@ class Lifecycle(TypedDict, total=False):
 
 class FleetCluster(FleetConstruct):
     """A Kubernetes cluster of the fleet, placed in one or more environments.
+
+    An abstract base: a cloud's class implements the methods marked abstract (what the
+    fleet calls: render, version, region, account, node pools, kubeconfig) and names its
+    :class:`CloudPlugin`; a class that does not cannot be declared.
 
     ``name`` may differ per environment (a :class:`PerEnv`, or a string with an
     ``{env}`` placeholder such as ``"k8s-ais-batch-{env}-multi-v25"``); it names every
