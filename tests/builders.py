@@ -21,8 +21,8 @@ from fleet import (
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.render import check_unique, render_environment
-from fleet.platform.cluster_api import KUBEADM_CONTROL_PLANE
 from fleet.platform.component import PlatformComponent
+from fleet.platform.kubeadm import KUBEADM_CONTROL_PLANE
 from fleet.platform.plugins import PluginSet
 
 CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")

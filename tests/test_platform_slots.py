@@ -28,12 +28,12 @@ from fleet.core.manifest import Manifest
 from fleet.pipeline import yaml_fast
 from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.platform.changes import Change
-from fleet.platform.cluster_api import (
+from fleet.platform.component import ChartInstall, DirectoryInstall, PlatformComponent
+from fleet.platform.kubeadm import (
     KUBEADM_CHANGE_RULES,
     KUBEADM_CONTROL_PLANE,
     judge_control_plane_version,
 )
-from fleet.platform.component import ChartInstall, DirectoryInstall, PlatformComponent
 from fleet.platform.plugins import Platform, Plugin, PluginSet
 
 KYVERNO = PlatformComponent(

@@ -48,9 +48,6 @@ from fleet.platform.cluster_api import (
     CLUSTER_API_OPERATOR,
     CONTROLPLANE_GROUP,
     INFRASTRUCTURE_GROUP,
-    KUBEADM_BOOTSTRAP,
-    KUBEADM_CHANGE_RULES,
-    KUBEADM_CONTROL_PLANE,
     ProviderOptions,
     infrastructure_provider,
     operator_health,
@@ -68,6 +65,7 @@ from fleet.platform.component import (
     Preinstalled,
 )
 from fleet.platform.crossplane import CROSSPLANE, CrossplaneProvider
+from fleet.platform.kubeadm import KUBEADM_BOOTSTRAP, KUBEADM_CHANGE_RULES, KUBEADM_CONTROL_PLANE
 from fleet.platform.plugins import Platform, Plugin, PluginSet
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules
