@@ -584,13 +584,38 @@ def test_fleet_diff_refuses_a_skipped_minor_version(
 def test_fleet_diff_guards_its_cluster_bearing_objects(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = (repo / "clusters" / "capo_clusters.py").read_text()
-    # The cluster's definition goes, but the module still declares the cloud's class.
-    (repo / "clusters" / "capo_clusters.py").write_text(
-        source.split("def define")[0] + "def define(fleet: Fleet) -> None:\n    CapoCluster\n"
+    """Removing a CAPO cluster while the fleet still declares another: every object of its
+    class's ``bearing_kinds`` and its registration are refused, grouped as one cluster."""
+    module = repo / "clusters" / "capo_clusters.py"
+    source = module.read_text()
+    second = (
+        source.split("def define(fleet: Fleet) -> None:\n")[1]
+        .replace('"batch"', '"other"')
+        .replace("capo-batch-{env}", "capo-other-{env}")
     )
+    module.write_text(source + second)
+    assert main(["--root", str(repo), "synth", "--no-cache"]) == 0
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "--quiet", "-m", "a second cluster")
+    module.write_text(source.replace('"batch"', '"other"').replace("capo-batch-", "capo-other-"))
     code, out = _diff(repo, capsys)
     assert code == 1, out
     assert (
         "error: clusters/capo_clusters.py: 1 cluster removed (6 objects in dev): capo-batch-dev;"
+    ) in out
+
+
+def test_fleet_diff_guards_the_last_cluster_of_the_cloud(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The head fleet declares no CAPO cluster any more, so ``fleet diff`` knows CAPO's
+    plug-in no longer (it knows the head fleet's and the built-in clouds'): the Cluster API
+    ``Cluster`` (a built-in cloud's protected kind) and the ArgoCD registration still refuse
+    the change; CAPO's own kinds are not counted."""
+    module = repo / "clusters" / "capo_clusters.py"
+    module.write_text(module.read_text().split("def define")[0] + "def define(fleet): ...\n")
+    code, out = _diff(repo, capsys)
+    assert code == 1, out
+    assert (
+        "error: clusters/capo_clusters.py: 1 cluster removed (2 objects in dev): capo-batch-dev;"
     ) in out

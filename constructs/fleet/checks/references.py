@@ -143,11 +143,9 @@ def _tables_of(plugins: PluginSet) -> Tables:
 def tables(plugins: PluginSet | None = None) -> Tables:
     """The rules in force for a fleet's ``plugins``: :data:`PLATFORM_RULES`, every platform
     component's (once each) and every cloud plug-in's; made once per fleet
-    (:meth:`~fleet.platform.plugins.PluginSet.memo`). ``None``: those of every class
-    imported and the built-in clouds' (``fleet diff``'s guards only), built afresh."""
-    if plugins is None:
-        return _tables_of(guard_plugins())
-    return plugins.memo(_tables_of)
+    (:meth:`~fleet.platform.plugins.PluginSet.memo`). ``None``: those of the built-in
+    clouds (:func:`~fleet.clouds.base.guard_plugins` of no fleet)."""
+    return (plugins or guard_plugins()).memo(_tables_of)
 
 
 class _Environment:

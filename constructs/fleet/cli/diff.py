@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fleet.checks.change_rules import change_rule_guard
+from fleet.checks.change_rules import change_rule_guard, change_rules
 from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.checks.crds import index_cache_dir, load_crds, resolve_crds_dir
 from fleet.checks.deletion import (
@@ -49,7 +49,7 @@ from fleet.checks.immutable import (
     immutable_fields,
     immutable_guard,
 )
-from fleet.clouds.base import FleetCluster
+from fleet.clouds.base import FleetCluster, guard_plugins
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.manifest import Identity
@@ -346,20 +346,21 @@ def _guards(
     head: Synth,
     base: tuple[Path, str],
 ) -> list[Finding]:
-    kinds = cluster_bearing_kinds()
+    plugins = guard_plugins(head.plugins)  # the head fleet's and the built-in clouds'
+    kinds = cluster_bearing_kinds(plugins)
     removes_bearing = any(
         is_cluster_bearing(ref, kinds) for env in diff.environments for ref in env.removed
     )
     # Loading the fleet again costs a second import of every definition: only when needed.
     retired = retired_objects(config, head) if removes_bearing else {}
-    unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
-    judged = deletions(diff, retired=retired, kinds=kinds, unused=unused)
+    unused = unused_objects(diff, base_files, plugins) if removes_bearing else frozenset()
+    judged = deletions(diff, retired=retired, kinds=kinds, unused=unused, plugins=plugins)
     # One finding per definition module (each object in its details), not one per object.
     sources = definition_sources(*base, config, head) if judged else None
-    findings = grouped_by_source(judged, sources)
-    findings += force_new_guard(diff) + external_name_guard(diff)
-    findings += create_only_guard(diff, base_files, head.files, declared_create_only())
-    findings += change_rule_guard(diff, base_files, head.files)
+    findings = grouped_by_source(judged, sources, plugins)
+    findings += force_new_guard(diff, plugins=plugins) + external_name_guard(diff)
+    findings += create_only_guard(diff, base_files, head.files, declared_create_only(plugins))
+    findings += change_rule_guard(diff, base_files, head.files, rules=change_rules(plugins))
     if crds_dir is None:
         findings.append(
             Finding(
@@ -373,7 +374,7 @@ def _guards(
     elif any(env.changed for env in diff.environments):
         index = load_crds(crds_dir, cache_dir=index_cache_dir())
         immutable = immutable_fields(index)
-        findings += immutable_guard(diff, immutable=immutable, strict=args.strict)
+        findings += immutable_guard(diff, immutable=immutable, strict=args.strict, plugins=plugins)
     order = {"error": 0, "warning": 1, "note": 2}
     return sorted(findings, key=lambda f: order[f.level])
 

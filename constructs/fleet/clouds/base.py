@@ -24,7 +24,7 @@ from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.changes import ChangeRule
-from fleet.platform.plugins import Plugin, PluginSet, imported_plugins
+from fleet.platform.plugins import Plugin, PluginSet
 from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
 
@@ -93,18 +93,19 @@ def builtin_clusters() -> tuple[type[FleetCluster], ...]:
     return tuple(out)
 
 
-def guard_plugins() -> PluginSet:
-    """What ``fleet diff``'s guards know while they do not get the fleet's plug-ins: every
-    declaration class imported, the built-in clouds' always (so that removing the last
-    cluster of a cloud is still guarded); walked afresh on each call."""
-    builtin_clusters()
-    return imported_plugins()
+def guard_plugins(plugins: PluginSet | None = None) -> PluginSet:
+    """What ``fleet diff``'s guards know: the plug-ins of the head fleet (``plugins``, a
+    :class:`~fleet.pipeline.synth.Synth`'s) and always the built-in clouds', so that a
+    change that removes the last cluster of a built-in cloud is still guarded. Never what
+    else the process imported."""
+    fleet = plugins or PluginSet()
+    return PluginSet.of([*builtin_clusters(), *(cls for cls, _ in fleet.plugins)], fleet.fleet_wide)
 
 
 def cloud_plugins(plugins: PluginSet | None = None) -> list[tuple[type[FleetCluster], CloudPlugin]]:
     """The cluster classes among ``plugins`` (a fleet's: ``Platform.of(fleet).plugins``),
-    with their plug-ins, in its order. ``None``: :func:`guard_plugins` (``fleet diff``'s
-    guards only)."""
+    with their plug-ins, in its order. ``None``: those of the built-in clouds
+    (:func:`guard_plugins` of no fleet)."""
     found = guard_plugins() if plugins is None else plugins
     return [
         (cls, plugin)

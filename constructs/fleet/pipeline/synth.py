@@ -31,6 +31,7 @@ from fleet.pipeline.progress import Progress
 from fleet.pipeline.render import check_unique, render_environment
 from fleet.pipeline.writer import TEMP_PREFIX, Staging, diff_tree, write_environment
 from fleet.pipeline.yaml_fast import fast_to_yaml
+from fleet.platform.plugins import Platform, PluginSet
 
 JOBS_VAR = "FLEET_JOBS"
 PARALLEL_SOURCE_BYTES = 256 * 1024
@@ -61,6 +62,9 @@ class Synth:
     changed_files: int | None = None
     """With ``synthesize(..., write=True)``: files created, replaced or deleted in ``dist/``
     (0: it held the rendered bytes already); None when nothing was written."""
+    plugins: PluginSet = field(default_factory=PluginSet)
+    """The rendered fleet's plug-ins (``Platform.of(fleet).plugins``): what ``fleet diff``'s
+    guards know about its clouds."""
 
     @property
     def object_count(self) -> int:
@@ -274,7 +278,7 @@ def _render_parallel(
     jobs: int,
     progress: Progress,
     stage: Stage | None,
-    loaded: Callable[[], None],
+    loaded: Callable[[Fleet], None],
 ) -> Iterator[_Rendered]:
     """The first environments in this process, the others in ``jobs - 1`` workers.
 
@@ -302,11 +306,12 @@ def _render_serial(
     envs: list[str],
     progress: Progress,
     stage: Stage | None,
-    loaded: Callable[[], None],
+    loaded: Callable[[Fleet], None],
 ) -> Iterator[_Rendered]:
-    """Load the declarations (then call ``loaded``) and render ``envs`` in this process."""
+    """Load the declarations (then call ``loaded`` with them) and render ``envs`` in this
+    process."""
     fleet = load_fleet(settings.config)
-    loaded()
+    loaded(fleet)
     progress.advance("loaded the declarations")
     for env in envs:
         yield _environment(fleet, env, settings, stage)
@@ -372,10 +377,16 @@ def synthesize(
         location_root(config.root),
     ):
         sink = stage if staging is not None else None
+        plugins: list[PluginSet] = []
+
+        def loaded(fleet: Fleet) -> None:
+            plugins.append(Platform.of(fleet).plugins)
+            gc_pause.start()
+
         if workers > 1:
-            stream = _render_parallel(settings, envs, workers, progress, sink, gc_pause.start)
+            stream = _render_parallel(settings, envs, workers, progress, sink, loaded)
         else:
-            stream = _render_serial(settings, envs, progress, sink, gc_pause.start)
+            stream = _render_serial(settings, envs, progress, sink, loaded)
         done: dict[str, _Rendered] = {}
         for result in stream:
             done[result.environment] = result
@@ -392,6 +403,7 @@ def synthesize(
             files={r.environment: r.files for r in ordered},
             crds_dir=crds_dir,
             cache_hits=sum(r.cache_hits for r in ordered),
+            plugins=plugins[0],
         )
         if staging is not None:
             synth = dataclasses.replace(

@@ -189,21 +189,3 @@ class Platform:
         if self._fleet.node.locked:
             cache.plugins = found
         return found
-
-
-def imported_plugins() -> PluginSet:
-    """Every declaration class the process has imported, walked afresh on each call (no
-    cache): only for ``fleet diff``'s guards, which do not yet get the fleet's
-    :class:`PluginSet`. Everything else reads :attr:`Platform.plugins`."""
-    from fleet.core.declaration import FleetConstruct
-
-    found: list[type] = []
-    pending: list[type] = [FleetConstruct]
-    seen: set[type] = set()
-    while pending:
-        cls = pending.pop()
-        if cls not in seen:
-            seen.add(cls)
-            found.append(cls)
-            pending.extend(cls.__subclasses__())
-    return PluginSet.of(found)
