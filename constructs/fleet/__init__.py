@@ -27,14 +27,11 @@ from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scop
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 
 if TYPE_CHECKING:
-    from fleet.clouds.magnum.cluster import (
-        DeletionPolicy,
-        MagnumCluster,
-        ManagementPolicy,
-        NodeGroup,
-        ResolvedMagnum,
-    )
+    from fleet.clouds.magnum.cluster import MagnumCluster
+    from fleet.clouds.magnum.policies import DeletionPolicy, ManagementPolicy
+    from fleet.clouds.magnum.pool import NodeGroup
     from fleet.clouds.magnum.project import OpenStackProject
+    from fleet.clouds.magnum.resolved import ResolvedMagnum
     from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
     from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
     from fleet.clouds.oci.credentials import CapociCredentials
@@ -43,11 +40,11 @@ if TYPE_CHECKING:
     from fleet.clouds.oci.pool import FaultDomain, OkeNodePool
 
 _CLOUDS: dict[str, str] = {
-    "DeletionPolicy": "fleet.clouds.magnum.cluster",
+    "DeletionPolicy": "fleet.clouds.magnum.policies",
     "MagnumCluster": "fleet.clouds.magnum.cluster",
-    "ManagementPolicy": "fleet.clouds.magnum.cluster",
-    "NodeGroup": "fleet.clouds.magnum.cluster",
-    "ResolvedMagnum": "fleet.clouds.magnum.cluster",
+    "ManagementPolicy": "fleet.clouds.magnum.policies",
+    "NodeGroup": "fleet.clouds.magnum.pool",
+    "ResolvedMagnum": "fleet.clouds.magnum.resolved",
     "OpenStackProject": "fleet.clouds.magnum.project",
     "ClusterTemplate": "fleet.clouds.magnum.template",
     "TemplateCatalog": "fleet.clouds.magnum.template",

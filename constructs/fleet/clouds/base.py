@@ -93,13 +93,15 @@ def builtin_clusters() -> tuple[type[FleetCluster], ...]:
     return tuple(out)
 
 
-def guard_plugins(plugins: PluginSet | None = None) -> PluginSet:
-    """What ``fleet diff``'s guards know: the plug-ins of the head fleet (``plugins``, a
-    :class:`~fleet.pipeline.synth.Synth`'s) and always the built-in clouds', so that a
-    change that removes the last cluster of a built-in cloud is still guarded. Never what
-    else the process imported."""
-    fleet = plugins or PluginSet()
-    return PluginSet.of([*builtin_clusters(), *(cls for cls, _ in fleet.plugins)], fleet.fleet_wide)
+def guard_plugins(*fleets: PluginSet) -> PluginSet:
+    """What ``fleet diff``'s guards know: the plug-ins of the fleets compared (the head's, a
+    :class:`~fleet.pipeline.synth.Synth`'s; the base's too when it was loaded) and always the
+    built-in clouds', so that a change that removes the last cluster of a built-in cloud is
+    still guarded. Never what else the process imported."""
+    return PluginSet.of(
+        [*builtin_clusters(), *(cls for found in fleets for cls, _ in found.plugins)],
+        tuple(dict.fromkeys(c for found in fleets for c in found.fleet_wide)),
+    )
 
 
 def cloud_plugins(plugins: PluginSet | None = None) -> list[tuple[type[FleetCluster], CloudPlugin]]:
