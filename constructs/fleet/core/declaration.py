@@ -52,18 +52,15 @@ _MEMBERS = "_fleet_members"
 
 def _methods(cls: type) -> dict[str, type]:
     """Name -> the class defining it, for every method and property ``cls`` has (its own
-    and its bases'), dunders left out; kept on the class."""
-    found = cls.__dict__.get(_MEMBERS)
-    if found is None:
-        found = {}
-        for klass in reversed(cls.__mro__):
-            for name, value in vars(klass).items():
-                if isinstance(value, _METHODS) and not name.startswith("__"):
-                    found[name] = klass
-                elif name in found and not isinstance(value, _METHODS):
-                    del found[name]
-        setattr(cls, _MEMBERS, found)
-    return cast(dict[str, type], found)
+    and its bases'), dunders left out."""
+    found: dict[str, type] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, _METHODS) and not name.startswith("__"):
+                found[name] = klass
+            elif name in found and not isinstance(value, _METHODS):
+                del found[name]
+    return found
 
 
 def _hidden(cls: type, name: str) -> tuple[type, Any] | None:
@@ -154,6 +151,8 @@ class _Sealed(ABCMeta):
         if init is None or getattr(init, "_fleet_generic", False):
             declare_fields(cls)
         _refuse_hiding(cls, namespace)
+        # What an instance attribute must not hide, looked up on every assignment.
+        cls._fleet_members = _methods(cls)
 
     def __call__(cls: type[_T], *args: Any, **kwargs: Any) -> _T:
         missing = sorted(getattr(cls, "__abstractmethods__", ()))
@@ -217,6 +216,8 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
     environments_required: ClassVar[bool] = False
     """True: ``environments`` must be given unless the scope narrows them (clusters)."""
     _sealed: ClassVar[bool] = False
+    _fleet_members: ClassVar[dict[str, type]] = {}
+    """Name -> the class defining it, of every method and property (set per class)."""
 
     if not TYPE_CHECKING:
 
@@ -257,7 +258,7 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
     def __setattr__(self, name: str, value: object) -> None:
         if self._sealed and not name.startswith("_"):
             self._refuse(name)
-        owner = _methods(type(self)).get(name)
+        owner = type(self)._fleet_members.get(name)
         if owner is not None:
             raise DefinitionError(
                 f"{type(self).__name__}: attribute {name!r} would hide {owner.__name__}."
