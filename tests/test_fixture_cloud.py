@@ -619,3 +619,27 @@ def test_fleet_diff_guards_the_last_cluster_of_the_cloud(
     assert (
         "error: clusters/capo_clusters.py: 1 cluster removed (2 objects in dev): capo-batch-dev;"
     ) in out
+
+
+def test_a_version_other_than_its_pinned_crds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ArgoCd(versions=)`` that deploys another CAPO than the one whose CRDs the
+    component pins in its own ``crds.lock.yaml``: its objects would be validated against
+    schemas the deployed release does not serve (as for the tool's pinned components)."""
+    root = _project(tmp_path / "project")
+    (root / "clusters" / "platform.py").write_text(
+        PLATFORM.replace(
+            'key="t"),',
+            'key="t"),\n        versions={"cluster-api-provider-openstack": "v0.15.0"},',
+        )
+    )
+    monkeypatch.setenv("FLEET_CACHE_DIR", str(tmp_path / "cache"))
+    capsys.readouterr()
+    assert main(["--root", str(root), "synth", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "versions[cluster-api-provider-openstack]: 'v0.15.0' deploys "
+        "cluster-api-provider-openstack v0.15.0, but the CRDs its objects are validated "
+        f"against are of v0.14.7 (the crds.lock.yaml beside {CAPO / 'crds'})"
+    ) in err, err

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.argocd.argo_cd import ArgoCd
-from fleet.checks.crds import unvalidated_versions
+from fleet.checks.crds import plugin_crds, unvalidated_versions
 from fleet.checks.problem import InvalidObjects, Problem
 from fleet.checks.registry import CheckContext, Checks, collect, run_checks, verdict_key
 from fleet.checks.schema import available_crds_dir
@@ -98,17 +98,23 @@ class _Rendered:
 
 def _deploys_what_is_validated(fleet: Fleet, environment: str, crds_dir: Path | None) -> None:
     """Refuse an ``ArgoCd(versions=...)`` that deploys another release of a component than
-    the one whose CRDs ``crds_dir`` holds: its objects would be checked against schemas the
-    deployed release does not serve (issue 21: validate against the deployed versions)."""
+    the one whose CRDs ``crds_dir`` (or a plug-in's own pinned folder) holds: its objects
+    would be checked against schemas the deployed release does not serve (issue 21:
+    validate against the deployed versions)."""
     if crds_dir is None:
         return
+    folders = (crds_dir, *plugin_crds(Platform.of(fleet).plugins))
     for argocd in fleet.declarations():
         if not isinstance(argocd, ArgoCd) or environment not in argocd.environments:
             continue
-        for name, version, release in unvalidated_versions(argocd.versions, crds_dir):
+        for folder, (name, version, release) in (
+            (where, found)
+            for where in folders
+            for found in unvalidated_versions(argocd.versions, where)
+        ):
             raise DefinitionError(
                 f"{version!r} deploys {name} {version}, but the CRDs its objects are "
-                f"validated against are of {release} (the crds.lock.yaml beside {crds_dir}): "
+                f"validated against are of {release} (the crds.lock.yaml beside {folder}): "
                 f"deploy {release}, or vendor the CRDs of {version} in a crds/ folder beside a "
                 "crds.lock.yaml of your own (`fleet crds pull --lock`) and set FLEET_CRDS_DIR",
                 where=argocd.context,
