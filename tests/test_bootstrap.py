@@ -65,7 +65,7 @@ from fleet.argocd.bootstrap import (
     PROVIDER_ARGOCD_POLICY,
     WAVE_CLUSTERS,
 )
-from fleet.checks.crds import PACKAGED_LOCK, read_crd_file
+from fleet.checks.crds import read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.registry import CheckContext, Checks, check_environments
 from fleet.checks.schema import validate_manifests
@@ -157,18 +157,26 @@ def test_an_operator_provider_without_health_orders_nothing(fleet: Fleet) -> Non
     assert any("cluster.x-k8s.io/Cluster" in p and "cluster-api," in p for p in problems)
 
 
-def _lock() -> list[dict[str, str]]:
-    return yaml.safe_load(PACKAGED_LOCK.read_text())["crds"]
+def _locks() -> list[tuple[Path, dict[str, str]]]:
+    """(the CRD folder, an entry of the lock beside it) of the package's pinned CRDs and of
+    every tool component that carries its own (the kubeadm providers' ``crds`` slot)."""
+    folders = dict.fromkeys([crds_dir(), *(c.crds for c in tool_components() if c.crds)])
+    return [
+        (folder, entry)
+        for folder in folders
+        for entry in yaml.safe_load((folder.parent / "crds.lock.yaml").read_text())["crds"]
+    ]
 
 
 def test_owned_crds_of_the_pinned_components_are_the_lock() -> None:
-    """What the components say they own equals crds.lock.yaml (component = the folder a CRD
-    is pinned under; group and kind read from the pinned file); only cert-manager's CRDs
-    are not pinned (cert-manager v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
+    """What the components say they own equals the locks (crds.lock.yaml, and the lock of a
+    component's own ``crds`` folder; component = the folder a CRD is pinned under; group and
+    kind read from the pinned file); only cert-manager's CRDs are not pinned (cert-manager
+    v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
     pinned: dict[str, set[tuple[str, str]]] = {}
-    for entry in _lock():
+    for folder, entry in _locks():
         component = entry["path"].split("/", 1)[0]
-        candidates = (crds_dir() / f"{entry['path']}.gz", crds_dir() / entry["path"])
+        candidates = (folder / f"{entry['path']}.gz", folder / entry["path"])
         crd = yaml.safe_load(read_crd_file(next(p for p in candidates if p.exists())))
         pinned.setdefault(component, set()).add(
             (crd["spec"]["group"], crd["spec"]["names"]["kind"])
@@ -176,6 +184,13 @@ def test_owned_crds_of_the_pinned_components_are_the_lock() -> None:
     builtin = tool_components()
     assert {c.name: set(c.owns) for c in builtin if c.crds_pinned and c.owns} == pinned
     assert [c.name for c in builtin if not c.crds_pinned] == ["cert-manager"]
+    # A component's own folder holds its CRDs only; the package's holds no one's own.
+    for c in builtin:
+        if c.crds is not None:
+            assert {e["path"].split("/", 1)[0] for f, e in _locks() if f == c.crds} == {
+                "cluster-api-kubeadm-bootstrap",
+                "cluster-api-kubeadm-control-plane",
+            }
 
 
 # --- item 8: one failing cluster holds up nobody else -----------------------------------------

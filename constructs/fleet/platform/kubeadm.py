@@ -5,14 +5,16 @@ A cloud on Cluster API that builds its machines with kubeadm lists
 :data:`KUBEADM_BOOTSTRAP` among its components and :data:`KUBEADM_CHANGE_RULES` among its
 change rules: their operator health, the ``KubeadmControlPlane`` health and references, the
 core's ``MachineDeployment`` (:data:`fleet.platform.cluster_api.CLUSTER_API`) and their
-pinned CRDs (``cluster-api-kubeadm-bootstrap/``, ``cluster-api-kubeadm-control-plane/``,
-from cluster-api v1.12.11) come with them: no file of the tool is edited for such a cloud.
+pinned CRDs come with them: no file of the tool is edited for such a cloud. The CRDs (from
+cluster-api v1.12.11) are in a folder of their own, :data:`KUBEADM_CRDS`, which the
+components carry in their ``crds`` slot: a fleet that uses no kubeadm never loads them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from fleet.platform.changes import Change, ChangeRule, Verdict, dig
 from fleet.platform.cluster_api import (
@@ -26,6 +28,10 @@ from fleet.platform.cluster_api import (
 from fleet.platform.component import HealthCheck, PlatformComponent
 from fleet.platform.references import ReferenceRules
 
+KUBEADM_CRDS = Path(__file__).resolve().parent.parent / "data" / "kubeadm" / "crds"
+"""The kubeadm providers' pinned CRDs: a ``crds/`` folder beside its ``crds.lock.yaml``
+(in the package's data, shipped in the wheel)."""
+
 KUBEADM_BOOTSTRAP = PlatformComponent(
     name="cluster-api-kubeadm-bootstrap",
     version=CLUSTER_API.version,
@@ -38,6 +44,7 @@ KUBEADM_BOOTSTRAP = PlatformComponent(
     ),
     owns_groups=False,
     health_checks=(operator_health("BootstrapProvider"),),
+    crds=KUBEADM_CRDS,
 )
 """Cluster API's kubeadm bootstrap provider (a ``BootstrapProvider`` named ``kubeadm``,
 clusterctl's name: cluster-api v1.12.11 ``cmd/clusterctl/client/config/providers_client.go``
@@ -84,6 +91,7 @@ KUBEADM_CONTROL_PLANE = PlatformComponent(
             )
         }
     ),
+    crds=KUBEADM_CRDS,
 )
 """Cluster API's kubeadm control-plane provider (a ``ControlPlaneProvider`` named
 ``kubeadm``: ``KubeadmControlPlaneProviderName``; namespace
