@@ -165,7 +165,7 @@ def _references(manifests: Sequence[Manifest], context: CheckContext) -> list[Pr
 
 
 def _waves(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
-    return check_waves(manifests, context.plugins)
+    return check_waves(manifests, context.plugins, context.config.dist)
 
 
 def _secret_guard(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:

@@ -28,9 +28,8 @@ from fleet.core.values import location_root
 from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
-from fleet.pipeline.render import check_unique, render_environment
+from fleet.pipeline.render import check_unique, object_yaml, render_environment
 from fleet.pipeline.writer import TEMP_PREFIX, Staging, diff_tree, write_environment
-from fleet.pipeline.yaml_fast import fast_to_yaml
 from fleet.platform.plugins import Platform, PluginSet
 
 JOBS_VAR = "FLEET_JOBS"
@@ -107,19 +106,27 @@ def _deploys_what_is_validated(fleet: Fleet, environment: str, crds_dir: Path | 
     for argocd in fleet.declarations():
         if not isinstance(argocd, ArgoCd) or environment not in argocd.environments:
             continue
-        for folder, (name, version, release) in (
-            (where, found)
-            for where in folders
-            for found in unvalidated_versions(argocd.versions, where)
-        ):
-            raise DefinitionError(
-                f"{version!r} deploys {name} {version}, but the CRDs its objects are "
-                f"validated against are of {release} (the crds.lock.yaml beside {folder}): "
-                f"deploy {release}, or vendor the CRDs of {version} in a crds/ folder beside a "
-                "crds.lock.yaml of your own (`fleet crds pull --lock`) and set FLEET_CRDS_DIR",
-                where=argocd.context,
-                field=f"versions[{name}]",
-            )
+        for folder in folders:
+            for name, version, release in unvalidated_versions(argocd.versions, folder):
+                if not release:
+                    raise DefinitionError(
+                        f"{version!r} deploys {name} {version}, but no crds.lock.yaml beside "
+                        f"{folder} pins the release its CRDs are of, so its objects cannot be "
+                        f"validated against what is deployed: vendor the CRDs of {version} in "
+                        "a crds/ folder beside a crds.lock.yaml of your own (`fleet crds pull "
+                        "--lock`) and set FLEET_CRDS_DIR to it",
+                        where=argocd.context,
+                        field=f"versions[{name}]",
+                    )
+                raise DefinitionError(
+                    f"{version!r} deploys {name} {version}, but the CRDs its objects are "
+                    f"validated against are of {release} (the crds.lock.yaml beside {folder}): "
+                    f"deploy {release}, or vendor the CRDs of {version} in a crds/ folder "
+                    "beside a crds.lock.yaml of your own (`fleet crds pull --lock`) and set "
+                    "FLEET_CRDS_DIR",
+                    where=argocd.context,
+                    field=f"versions[{name}]",
+                )
 
 
 def _environment(
@@ -149,7 +156,7 @@ def _environment(
         for m in batch:
             key = synth_cache.object_key(m.body) if store.active else b""
             entry = store.get(key) if store.active else None
-            data, passed = entry if entry is not None else (fast_to_yaml(m.body), "")
+            data, passed = entry if entry is not None else (object_yaml(m), "")
             files[m.relpath] = data
             entries.append((key, data, passed))
             if settings.validate and (not verdict or passed != verdict):
