@@ -1,0 +1,1 @@
+"""The fleet's declarations: every module here is discovered by ``fleet synth``."""
