@@ -131,11 +131,22 @@ _MARKER = re.compile(
             "ASIA",
             "xox[abprs]-",
             "AIza",
-            "(?i:passw|secret|token|credential|api[-_]?key|private[-_]?key|access[-_]?key)",
+            "(?i:passw)",
         )
     )
 )
 """Substrings without which a string holds none of the above (a cheap first test)."""
+_ASSIGNED = re.compile(
+    r"(?i:passw\w*|secret|token|credentials|api[-_]?key|private[-_]?key|access[-_]?key)="
+)
+"""The end of a ``NAME=`` whose NAME may be named like a credential (the same cheap test for
+:data:`CREDENTIAL_ASSIGNMENT`)."""
+
+
+def _marked(text: str) -> bool:
+    return bool(_MARKER.search(text)) or ("=" in text and bool(_ASSIGNED.search(text)))
+
+
 MIN_LENGTH = 16
 """Shorter strings hold none of the above (an AWS key id, the shortest, has 20 characters)."""
 
@@ -155,7 +166,9 @@ def credential_in(value: str) -> str | None:
     instead), or None."""
     if "://" in value and "@" in value and URL_CREDENTIALS.search(value):
         return URL_MESSAGE
-    if len(value) < MIN_LENGTH or not _MARKER.search(value):
+    if len(value) < MIN_LENGTH or not (
+        _MARKER.search(value) or ("=" in value and _ASSIGNED.search(value))
+    ):
         return None
     for text, how in ((value, ""), (_decoded(value), "base64-encoded ")):
         if not text:
@@ -215,15 +228,16 @@ def redact(text: str) -> str:
     messages that quote what the user wrote (an error never prints a secret).
 
     Formats that cannot be anything else (a key block, a token, a URL's password) go
-    wherever they are; ``password=...`` and kubeconfig entries only inside a quoted value
+    wherever they are; ``password: ...`` and kubeconfig entries only inside a quoted value
     (``'...'``, as messages quote what they reject), so that a message about a field named
-    ``password`` or ``token`` keeps its words."""
+    ``password`` or ``token`` keeps its words; ``NAME=value`` with NAME named like a
+    credential anywhere (a label key in a field path: ``labels.registry-token=<redacted>``)."""
     if "@" in text:
         text = URL_CREDENTIALS.sub(
             lambda m: m.group(0).split("://", 1)[0] + "://" + _REDACTED + "@", text
         )
         text = _USERINFO.sub(_REDACTED + "@", text)
-    if not _MARKER.search(text):
+    if not _marked(text):
         return text
     text = _PEM_BLOCK.sub(_REDACTED, text)
     for _, pattern in TOKENS:
