@@ -45,6 +45,7 @@ from fleet.argocd.bootstrap import (
     WAVE_PROVIDERS,
 )
 from fleet.checks.schema import validate_manifests
+from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
 from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
@@ -808,10 +809,15 @@ def test_argocd_cm_keys(fleet: Fleet) -> None:
         network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
     )
     data = find(rendered(fleet), "ConfigMap", "argocd-cm").body["data"]
-    for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool"):
-        assert data[f"resource.customizations.health.infrastructure.cluster.x-k8s.io_{kind}"] == (
-            READY_HEALTH
-        )
+    infra = "infrastructure.cluster.x-k8s.io"
+    assert data[f"resource.customizations.health.{infra}_OCIManagedCluster"] == READY_HEALTH
+    for kind, lua in (
+        ("OCIManagedControlPlane", CONTROL_PLANE_HEALTH),
+        ("OCIManagedMachinePool", POOL_HEALTH),
+    ):
+        assert data[f"resource.customizations.health.{infra}_{kind}"] == lua
+        # they read timestamps (fleet.platform.health_lua): string.match needs the libraries
+        assert data[f"resource.customizations.useOpenLibs.{infra}_{kind}"] == "true"
     key = "resource.customizations.health.infrastructure.cluster.x-k8s.io_OCIClusterIdentity"
     assert data[key] == IDENTITY_HEALTH
 

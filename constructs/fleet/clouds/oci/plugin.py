@@ -24,6 +24,7 @@ from __future__ import annotations
 from fleet.clouds.base import CloudPlugin, FleetCluster
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
+from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
 from fleet.core.errors import DefinitionError
 from fleet.platform.cluster_api import (
     CAPI_GROUP,
@@ -39,9 +40,11 @@ INFRA_GROUP = INFRASTRUCTURE_GROUP
 IDENTITY = (INFRA_GROUP, "OCIClusterIdentity")
 
 READY_HEALTH = ready_health(
-    "Cluster API provider objects (CAPOCI's OCIManaged*): healthy when Ready."
+    "Cluster API provider objects (CAPOCI's OCIManagedCluster): healthy when Ready."
 )
-"""Health of the OCIManaged* kinds (the Cluster API v1beta1 contract's ``Ready``)."""
+"""Health of ``OCIManagedCluster`` (the Cluster API v1beta1 contract's ``Ready``); the
+control plane and the node pools have checks of their own
+(:mod:`fleet.clouds.oci.health`)."""
 
 IDENTITY_HEALTH = """\
 -- OCIClusterIdentity has no Ready state of its own: healthy unless a condition failed.
@@ -121,10 +124,9 @@ CAPOCI = infrastructure_provider(
         )
     ),
     health_checks=(
-        *(
-            HealthCheck(INFRA_GROUP, kind, READY_HEALTH)
-            for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool")
-        ),
+        HealthCheck(INFRA_GROUP, "OCIManagedCluster", READY_HEALTH),
+        HealthCheck(INFRA_GROUP, "OCIManagedControlPlane", CONTROL_PLANE_HEALTH, open_libs=True),
+        HealthCheck(INFRA_GROUP, "OCIManagedMachinePool", POOL_HEALTH, open_libs=True),
         HealthCheck(*IDENTITY, IDENTITY_HEALTH),
     ),
     feature_gates={"MachinePool": True},
