@@ -33,6 +33,7 @@ from fleet.core.options import option, value_type
 from fleet.core.refs import Ref
 from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
+from fleet.platform.management import ManagementCluster
 
 __all__ = [
     "ApiEndpoint",
@@ -63,6 +64,7 @@ __all__ = [
     "JsonPatch",
     "Lifecycle",
     "MagnumCluster",
+    "ManagementCluster",
     "ManagementPolicy",
     "Manifest",
     "Node",

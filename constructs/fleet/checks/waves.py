@@ -69,18 +69,33 @@ def _wave(body: Mapping[str, Any]) -> int:
         return 0
 
 
+def _synced_folder(m: Manifest) -> str | None:
+    """The folder of ``dist/<env>/`` an Application syncs (None: none of its environment)."""
+    path = str(((m.body.get("spec") or {}).get("source") or {}).get("path") or "")
+    parts = path.split("/", 2)
+    if len(parts) == 3 and parts[1] == m.environment and parts[2] != layout.BOOTSTRAP:
+        return parts[2]
+    return None
+
+
 def root_waves(manifests: Sequence[Manifest]) -> dict[str, int] | None:
     """Folder -> the root wave of the Application that syncs it (``bootstrap`` -> None
-    entries are per object); None when the environment has no root Application."""
+    entries are per object); None when the environment has no root Application. A folder
+    an Application of another folder syncs (a cluster's workload objects, synced by an
+    Application in the cluster's folder) comes in that folder's root wave."""
     apps = [m for m in manifests if m.folder == layout.BOOTSTRAP and m.kind == "Application"]
     if not apps:
         return None
     out: dict[str, int] = {}
     for m in apps:
-        path = str(((m.body.get("spec") or {}).get("source") or {}).get("path") or "")
-        parts = path.split("/", 2)
-        if len(parts) == 3 and parts[1] == m.environment and parts[2] != layout.BOOTSTRAP:
-            out[parts[2]] = _wave(m.body)
+        folder = _synced_folder(m)
+        if folder is not None:
+            out[folder] = _wave(m.body)
+    for m in manifests:
+        if m.kind == "Application" and m.folder in out:
+            folder = _synced_folder(m)
+            if folder is not None and folder not in out:
+                out[folder] = out[m.folder]
     return out
 
 
