@@ -134,7 +134,7 @@ def test_29_oke_autoscale(tmp_path: Path) -> None:
     assert MANAGED_BY not in annotations
     assert "replicas" not in web["spec"]
     assert not [k for k in annotations if k.startswith(CAPACITY)]  # it never is empty
-    deployment = find(out, "Deployment", "cluster-autoscaler")
+    deployment = find(out, "Deployment", "cluster-autoscaler-oke-dev")
     assert deployment.folder == "clusters/oke-dev/autoscaler"
     (container,) = deployment.body["spec"]["template"]["spec"]["containers"]
     assert "--cloud-provider=clusterapi" in container["args"]
@@ -309,7 +309,7 @@ def test_the_workload_kubeconfig_holds_no_secret(manifests: list[Manifest]) -> N
     every minute, where an inline ``token`` (as in CAPOCI's ``<cluster>-kubeconfig``) is
     read once."""
     config = yaml.safe_load(
-        find(manifests, "ConfigMap", "cluster-autoscaler-management-kubeconfig").body["data"][
+        find(manifests, "ConfigMap", "cluster-autoscaler-oke-dev-kubeconfig").body["data"][
             "kubeconfig"
         ]
     )
@@ -353,6 +353,21 @@ def test_waves_registration_needs_the_api_server_not_the_nodes(manifests: list[M
     assert app["spec"]["destination"] == {"name": "oke-dev"}
     assert app["spec"]["source"]["path"] == "dist/dev/clusters/oke-dev/autoscaler"
     assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+
+
+def test_two_autoscaled_clusters_in_one_environment(tmp_path: Path) -> None:
+    """Object identities are unique per environment: each cluster's workload objects carry
+    its name (they go to different clusters, but live in one ``dist/<env>/``)."""
+    fleet = autoscaled_fleet(tmp_path)
+    first = next(c for c in fleet.declarations() if isinstance(c, OciManagedCluster))
+    oke(fleet, id="other", name="oke2-{env}", identity=first.identity)
+    out = synth(fleet).all(env="dev")
+    assert {m.name for m in out if m.kind == "Deployment"} == {
+        "cluster-autoscaler-oke-dev",
+        "cluster-autoscaler-oke2-dev",
+    }
+    folders = {m.folder for m in out if m.kind == "Deployment"}
+    assert folders == {"clusters/oke-dev/autoscaler", "clusters/oke2-dev/autoscaler"}
 
 
 def test_a_paused_cluster_has_one_wave(tmp_path: Path) -> None:
@@ -555,7 +570,7 @@ def test_an_egress_inside_the_allowed_ranges_passes(tmp_path: Path) -> None:
     )
     oke(fleet, network=network)
     argocd(fleet)
-    assert find(rendered(fleet), "Deployment", "cluster-autoscaler")
+    assert find(rendered(fleet), "Deployment", "cluster-autoscaler-oke-dev")
 
 
 # --- fleet ls ---------------------------------------------------------------------------------

@@ -82,9 +82,10 @@ NAMESPACE = "kube-system"
 """Where it runs in the workload cluster: its default ``--namespace`` (status ConfigMap,
 leader-election Lease)."""
 NAME = "cluster-autoscaler"
-TOKEN_SECRET = "cluster-autoscaler-management"
-"""The Secret the PushSecret writes in the workload cluster (keys ``token``, ``ca.crt``)."""
-KUBECONFIG = "cluster-autoscaler-management-kubeconfig"
+"""The prefix of the workload cluster's objects: ``cluster-autoscaler-<cluster>``. The
+cluster's name keeps them apart from another cluster's in the same ``dist/<env>/`` (object
+identities are unique per environment), and from the management-cluster objects
+(``<cluster>-autoscaler``)."""
 CONFIG_PATH = "/etc/fleet/management"
 CREDENTIALS_PATH = "/etc/fleet/management-credentials"
 READ = ["get", "list", "watch"]
@@ -102,11 +103,18 @@ def release_for(version: str) -> Release | None:
 
 
 def names(cluster: str) -> dict[str, str]:
-    """The management-cluster objects' names for cluster object name ``cluster``."""
+    """The objects' names for cluster object name ``cluster``: in the management cluster
+    (``account``, ``token``, ``store``) and in the workload cluster (``workload``, its
+    ``kubeconfig`` ConfigMap and the pushed ``credentials`` Secret, keys ``token`` and
+    ``ca.crt``)."""
+    workload = f"{NAME}-{cluster}"
     return {
         "account": f"{cluster}-autoscaler",
         "token": f"{cluster}-autoscaler-token",
         "store": f"{cluster}-workload",
+        "workload": workload,
+        "kubeconfig": f"{workload}-kubeconfig",
+        "credentials": f"{workload}-management",
     }
 
 
@@ -205,7 +213,7 @@ def management_objects(
                 "data": [
                     {
                         "match": {
-                            "remoteRef": {"property": key, "remoteKey": TOKEN_SECRET},
+                            "remoteRef": {"property": key, "remoteKey": n["credentials"]},
                             "secretKey": key,
                         }
                     }
@@ -312,11 +320,13 @@ def workload_objects(
     cluster: str, namespace: str, api_server: str, release: Release
 ) -> list[dict[str, Any]]:
     """The autoscaler in the workload cluster: service account, RBAC, the management
-    kubeconfig (a ConfigMap) and the Deployment."""
-    labels = {"app.kubernetes.io/name": NAME}
-    meta = {"labels": labels, "name": NAME, "namespace": NAMESPACE}
+    kubeconfig (a ConfigMap) and the Deployment, all named ``cluster-autoscaler-<cluster>``."""
+    n = names(cluster)
+    name = n["workload"]
+    labels = {"app.kubernetes.io/instance": name, "app.kubernetes.io/name": NAME}
+    meta = {"labels": labels, "name": name, "namespace": NAMESPACE}
     rbac = "rbac.authorization.k8s.io"
-    subject = [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]
+    subject = [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
     container: dict[str, Any] = {
         "args": args(cluster, namespace),
         "command": ["/cluster-autoscaler"],
@@ -333,49 +343,45 @@ def workload_objects(
             {"mountPath": CREDENTIALS_PATH, "name": "management-credentials", "readOnly": True},
         ],
     }
+    local_rules = [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "verbs": ["create", "delete", "get", "update"],
+        },
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["create", "get", "update"],
+        },
+    ]
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
         {
             "apiVersion": f"{rbac}/v1",
             "kind": "ClusterRole",
-            "metadata": {"labels": labels, "name": NAME},
+            "metadata": {"labels": labels, "name": name},
             "rules": WORKLOAD_RULES,
         },
         {
             "apiVersion": f"{rbac}/v1",
             "kind": "ClusterRoleBinding",
-            "metadata": {"labels": labels, "name": NAME},
-            "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": NAME},
+            "metadata": {"labels": labels, "name": name},
+            "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": name},
             "subjects": subject,
         },
-        {
-            "apiVersion": f"{rbac}/v1",
-            "kind": "Role",
-            "metadata": meta,
-            "rules": [
-                {
-                    "apiGroups": [""],
-                    "resources": ["configmaps"],
-                    "verbs": ["create", "delete", "get", "update"],
-                },
-                {
-                    "apiGroups": ["coordination.k8s.io"],
-                    "resources": ["leases"],
-                    "verbs": ["create", "get", "update"],
-                },
-            ],
-        },
+        {"apiVersion": f"{rbac}/v1", "kind": "Role", "metadata": meta, "rules": local_rules},
         {
             "apiVersion": f"{rbac}/v1",
             "kind": "RoleBinding",
             "metadata": meta,
-            "roleRef": {"apiGroup": rbac, "kind": "Role", "name": NAME},
+            "roleRef": {"apiGroup": rbac, "kind": "Role", "name": name},
             "subjects": subject,
         },
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {**meta, "name": KUBECONFIG},
+            "metadata": {**meta, "name": n["kubeconfig"]},
             "data": {"kubeconfig": kubeconfig(api_server)},
         },
         {
@@ -400,13 +406,13 @@ def workload_objects(
                             "runAsUser": 65534,
                             "seccompProfile": {"type": "RuntimeDefault"},
                         },
-                        "serviceAccountName": NAME,
+                        "serviceAccountName": name,
                         "terminationGracePeriodSeconds": 10,
                         "volumes": [
-                            {"configMap": {"name": KUBECONFIG}, "name": "management"},
+                            {"configMap": {"name": n["kubeconfig"]}, "name": "management"},
                             {
                                 "name": "management-credentials",
-                                "secret": {"secretName": TOKEN_SECRET},
+                                "secret": {"secretName": n["credentials"]},
                             },
                         ],
                     },
