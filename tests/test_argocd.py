@@ -708,8 +708,8 @@ def test_applications_over_clusters_keep_their_resources(example: Synth) -> None
             if m.kind != "Application" or "/clusters/" not in str(m.body["spec"]["source"]):
                 continue
             if _syncs_a_workload_cluster(m):
-                # in its cluster's folder, after the registration (its own wave 2)
-                assert m.folder.startswith("clusters/") and _wave(m) == 2, m.name
+                # in its cluster's folder, with the registration (its own wave 1)
+                assert m.folder.startswith("clusters/") and _wave(m) == 1, m.name
                 workload += 1
                 continue
             assert "finalizers" not in m.body["metadata"]

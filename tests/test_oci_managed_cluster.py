@@ -579,7 +579,7 @@ def test_fleet_wide_code_treats_both_clouds_alike() -> None:
     assert rows["oke-sso-audit-prod"] == (
         "oke",
         "v1.30.1",
-        [("system", 3, None), ("batch-arm", 4, None)],
+        [("system", 3, None), ("batch-arm", None, 6)],
         "value",
     )
     audit = next(c for c in fleet.declarations() if c.construct_id == "sso-audit-oke")

@@ -287,11 +287,15 @@ class ArgoCd(FleetConstruct):
     def _workload_applications(self, cluster: FleetCluster, environment: str) -> list[Manifest]:
         """An Application per folder of objects that go into ``cluster`` itself
         (:meth:`~fleet.FleetCluster.workload_folders`), to the registered cluster, in the
-        wave after the registration (its own: a paused cluster's Application has one)."""
+        registration's wave (none where the cluster is paused: its Application has one).
+        Not in a later wave: that wave would wait for the node pools too, and ArgoCD's
+        MachinePool check reads a pool that waits for capacity Progressing without a bound
+        (argo-cd v3.5.1 ``resource_customizations/cluster.x-k8s.io/MachinePool/
+        health.lua``); ArgoCD retries the Application until the registration exists."""
         out: list[Manifest] = []
         name = cluster.object_name(environment)
         for folder in cluster.workload_folders(environment):
-            wave = None if cluster.is_paused(environment) else REGISTRATION_WAVE + 1
+            wave = None if cluster.is_paused(environment) else REGISTRATION_WAVE
             body = bs.application(
                 name=f"fleet-{environment}-cluster-{name}-{folder.rsplit('/', 1)[-1]}",
                 namespace=self.namespace,

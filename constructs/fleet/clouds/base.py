@@ -505,7 +505,7 @@ class FleetCluster(FleetConstruct):
     def workload_folders(self, environment: str) -> tuple[str, ...]:
         """Folders of ``dist/<environment>/`` whose objects go into the cluster itself, not
         into the management cluster (an OKE cluster's autoscaler). Each is synced by an
-        Application to the registered cluster, after the registration (the ArgoCd renders
+        Application to the registered cluster, in the registration's wave (the ArgoCd renders
         it); () when there are none."""
         return ()
 

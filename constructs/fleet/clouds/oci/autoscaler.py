@@ -23,10 +23,12 @@ manager per reconcile; ``runtime/esutils/k8s_rest_config.go``
 CAPOCI's refreshed token is used each time.
 
 Waves inside the cluster's Application: the service account, its Role, binding and token
-Secret with the cluster's objects (wave 0: they need nothing); the SecretStore and PushSecret
-with the registration and the node pools (wave 1: they need the API server); the
-Application that syncs the workload objects after them (wave 2: it needs the registration,
-the token in the workload cluster and a node to run on).
+Secret with the cluster's objects (wave 0: they need nothing); the SecretStore, the
+PushSecret and the Application that syncs the workload objects with the registration and
+the node pools (wave 1: they need the API server). Not later: a later wave would wait for
+every pool, and ArgoCD reads a pool that waits for capacity Progressing for as long as it
+waits. ArgoCD retries the Application until the registration exists, and the Deployment's
+pod starts once the token is there and a node can take it.
 
 Scale-down is off (``--scale-down-enabled=false``): the autoscaler deletes a node by
 annotating its Machine and lowering ``replicas`` (``clusterapi_nodegroup.go`` ``DeleteNodes``),

@@ -156,6 +156,27 @@ def judge_pool_size(change: Change) -> Sequence[Verdict]:
     return ()
 
 
+VERSION_SOURCE = (
+    "kubernetes-sigs/cluster-api v1.12.11 config/crd/bases/cluster.x-k8s.io_clusters.yaml, "
+    "cluster.x-k8s.io_machinepools.yaml (v1beta1 served, v1beta2 stored; conversion webhook)"
+)
+
+
+def judge_api_version(change: Change) -> Sequence[Verdict]:
+    """A Cluster API object moved between v1beta1 and v1beta2: the same stored object."""
+    old, new = change.old.get("apiVersion"), change.new.get("apiVersion")
+    if old == new:
+        return ()
+    return (
+        (
+            "note",
+            f"{old} -> {new}: the same object at another served version (Cluster API "
+            "stores v1beta2 and converts; references name apiGroup instead of apiVersion and "
+            "namespace); nothing changes on the cluster",
+        ),
+    )
+
+
 OKE_CHANGE_RULES = (
     ChangeRule(
         groups=(INFRASTRUCTURE_GROUP,),
@@ -170,6 +191,13 @@ OKE_CHANGE_RULES = (
         paths=(("metadata", "annotations"), ("spec", "replicas")),
         judge=judge_pool_size,
         source=POOL_SOURCE,
+    ),
+    ChangeRule(
+        groups=(CAPI_GROUP,),
+        kinds=("Cluster", "MachinePool"),
+        paths=(("apiVersion",),),
+        judge=judge_api_version,
+        source=VERSION_SOURCE,
     ),
 )
 """What ``fleet diff`` judges when an OKE control plane changes."""
