@@ -6,7 +6,6 @@ rendered by the base's code in a subprocess, as in a real pull request.
 
 from __future__ import annotations
 
-import argparse
 import io
 import shutil
 import subprocess
@@ -20,9 +19,8 @@ from crd_samples import crds_dir
 from support import REPO
 
 from fleet.checks import crds as crds_module
-from fleet.cli.diff import _crds_dir
 from fleet.cli.main import main
-from fleet.core.config import FleetConfig
+from fleet.pipeline.diff import crds_dir_for
 
 MAGNUM = "containerinfra.openstack.crossplane.io"
 
@@ -342,10 +340,9 @@ def test_missing_crds_skip_the_immutable_guard_unless_strict(
 ) -> None:
     monkeypatch.delenv("FLEET_CRDS_DIR", raising=False)
     monkeypatch.setattr(crds_module, "PACKAGED_CRDS", tmp_path / "stripped")  # no package data
-    config = FleetConfig(root=tmp_path)
-    assert _crds_dir(argparse.Namespace(crds=None, strict=False), config) is None
+    assert crds_dir_for(None, strict=False) is None
     with pytest.raises(Exception, match="does not exist; run `fleet crds pull`"):
-        _crds_dir(argparse.Namespace(crds=None, strict=True), config)
+        crds_dir_for(None, strict=True)
 
 
 # --- a fleet that installs the tool: the base's committed dist/ ----------------------------------
@@ -379,7 +376,7 @@ def test_the_base_is_its_committed_dist_without_a_render(
     def no_render(*args: object, **kwargs: object) -> None:
         raise AssertionError("the base has a dist/: nothing to render")
 
-    monkeypatch.setattr("fleet.cli.diff.render_base", no_render)
+    monkeypatch.setattr("fleet.pipeline.diff.render_base", no_render)
     code, out, err = diff(root)
     assert (code, err) == (0, ""), out
     assert "(merge-base with main; its committed dist/)" in out

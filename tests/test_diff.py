@@ -19,7 +19,9 @@ from crd_samples import (
 from syrupy.assertion import SnapshotAssertion
 
 from fleet.checks.crds import load_crds
-from fleet.checks.deletion import (
+from fleet.clouds.magnum.plugin import FORCE_NEW_DATA, MAGNUM_FORCE_NEW
+from fleet.core.manifest import Manifest
+from fleet.guards.deletion import (
     GROUP_RETIRE_HINT,
     REMOVED_DEFINITIONS,
     RETIRE_HINT,
@@ -32,7 +34,7 @@ from fleet.checks.deletion import (
     is_cluster_bearing,
     unused_objects,
 )
-from fleet.checks.diff import (
+from fleet.guards.diff import (
     ABSENT,
     FieldChange,
     Files,
@@ -44,10 +46,8 @@ from fleet.checks.diff import (
     format_field_path,
     parse_files,
 )
-from fleet.checks.force_new import UPJET_REFUSAL, external_name_guard, force_new_guard
-from fleet.checks.immutable import ImmutableField, immutable_fields, immutable_guard
-from fleet.clouds.magnum.plugin import FORCE_NEW_DATA, MAGNUM_FORCE_NEW
-from fleet.core.manifest import Manifest
+from fleet.guards.force_new import UPJET_REFUSAL, external_name_guard, force_new_guard
+from fleet.guards.immutable import ImmutableField, immutable_fields, immutable_guard
 from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.diff_report import ReportSection, render_markdown, render_text
 

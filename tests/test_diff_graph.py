@@ -6,12 +6,15 @@ from pathlib import Path
 
 from test_cli_diff import definition, diff, make_repo, write_project
 
-from fleet.cli.diff import EXTRA_SECTIONS
+from fleet.cli.diff import SECTIONS
 from fleet.cli.graph import MAX_DRAWN_OBJECTS, diff_section
 
 
-def test_registered_once() -> None:
-    assert EXTRA_SECTIONS.count(diff_section) == 1
+def test_the_section_is_listed_once_and_nothing_is_appended_on_import() -> None:
+    """The diff report's sections are an explicit tuple: importing ``fleet graph`` adds
+    nothing to process-wide state (#30)."""
+    assert SECTIONS.count(diff_section) == 1
+    assert isinstance(SECTIONS, tuple)
 
 
 def test_markdown_report_draws_changed_and_removed_objects(tmp_path: Path) -> None:

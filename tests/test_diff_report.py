@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from fleet.checks.diff import ABSENT, FieldChange, compare_files
+from fleet.guards.diff import ABSENT, FieldChange, compare_files
 from fleet.views.diff_report import is_text_block, render_markdown, render_text
 
 LUA = """hs = {}

@@ -17,10 +17,10 @@ import yaml
 
 from fleet import FleetConfig
 from fleet.checks.crds import resolve_crds_dir
-from fleet.checks.deletion import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.checks.problem import InvalidObjects
 from fleet.cli.main import drift_report
 from fleet.clouds.base import FleetCluster
+from fleet.guards.deletion import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import Synth, drift, synthesize
 

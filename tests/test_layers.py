@@ -19,14 +19,18 @@ FLOORS = {
     "clouds": 2,
     "checks": 3,
     "argocd": 3,
-    "pipeline": 4,
-    "views": 4,
-    "importers": 5,
-    "cli": 6,
-    "testing": 6,
-    "scaffold": 6,
+    "guards": 4,
+    "pipeline": 5,
+    "views": 5,
+    "importers": 6,
+    "cli": 7,
+    "testing": 7,
+    "scaffold": 7,
 }
-"""core <- platform <- clouds <- checks/argocd <- pipeline/views <- importers <- cli."""
+"""core <- platform <- clouds <- checks/argocd <- guards <- pipeline/views <- importers <- cli.
+
+The diff guards sit above the object checks: they reuse the checks' reference rules and CRD
+index, and neither checks nor argocd knows a change."""
 
 FACADE = PACKAGE / "__init__.py"
 """``fleet/__init__.py`` only re-exports the public API (every cloud's constructs too)."""
@@ -140,3 +144,21 @@ def test_no_module_outside_clouds_and_importers_names_a_cloud() -> None:
         for line, token in cloud_names_in_code(path.read_text())
     ]
     assert found == []
+
+
+MAX_LINES = 800
+"""No module of the package over 800 lines (the developers' guide; aim for fewer than 500)."""
+NOT_YET_SPLIT = ("importers",)
+"""Top folders not held to :data:`MAX_LINES` yet: ``importers/`` is being moved under
+``clouds/magnum/`` and split by another change of #30; the coordinator removes this
+exception once it lands."""
+
+
+def test_no_module_is_over_800_lines() -> None:
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        lines = len(path.read_text().splitlines())
+        if rel.parts[0] not in NOT_YET_SPLIT and lines > MAX_LINES:
+            too_long.append(f"{rel}: {lines} lines")
+    assert too_long == []

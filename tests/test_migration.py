@@ -556,7 +556,7 @@ def test_tfvars_options_are_converted_and_verified(
 def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
     """A ClusterV1 names its template by UUID and keeps the name in an annotation: verify
     wants the state's UUID in clusterTemplateId and the tfvars name in the annotation."""
-    from fleet.clouds.magnum.cluster import TEMPLATE_NAME
+    from fleet.clouds.magnum.render import TEMPLATE_NAME
     from fleet.importers.plan import write_files
     from fleet.importers.verify import check_cluster
     from fleet.pipeline.discovery import load_fleet

@@ -1101,8 +1101,8 @@ def _files(tmp_path: Path, **overrides: Any) -> dict[str, dict[str, bytes]]:
 
 
 def _force_new(tmp_path: Path, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    from fleet.checks.diff import compare_files
-    from fleet.checks.immutable import create_only_guard, declared_create_only
+    from fleet.guards.diff import compare_files
+    from fleet.guards.immutable import create_only_guard, declared_create_only
 
     base, head = _files(tmp_path, **before), _files(tmp_path, **after)
     diff = compare_files(base, head)

@@ -26,9 +26,9 @@ from fleet import (
     per_env,
     testing,
 )
-from fleet.checks.change_rules import change_rule_guard
-from fleet.checks.deletion import deletions, unused_objects
-from fleet.checks.diff import Finding, compare_files
+from fleet.guards.change_rules import change_rule_guard
+from fleet.guards.deletion import deletions, unused_objects
+from fleet.guards.diff import Finding, compare_files
 from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.graph import fleet_graph, to_mermaid
 from fleet.views.inventory import inventory

@@ -26,9 +26,9 @@ from fleet import (
     OpenStackProject,
     SecretKeyRef,
 )
-from fleet.checks.deletion import deletion_guard, unused_objects
-from fleet.checks.diff import compare_files
-from fleet.cli.diff import retired_objects
+from fleet.guards.deletion import deletion_guard, unused_objects
+from fleet.guards.diff import compare_files
+from fleet.pipeline.diff import retired_objects
 from fleet.pipeline.render import render_environment
 from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.graph import fleet_graph, to_mermaid

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from crd_samples import crds_dir
@@ -19,7 +20,7 @@ from fleet import (
 from fleet.checks.problem import InvalidObjects
 
 
-def build(tmp_path: Path) -> Fleet:
+def build(tmp_path: Path, **overrides: Any) -> Fleet:
     app = testing.fleet(environments=["dev", "prod"], root=tmp_path)
     TemplateCatalog.of(app).add(
         ClusterTemplate(
@@ -39,7 +40,7 @@ def build(tmp_path: Path) -> Fleet:
         template="tpl-t",
         flavor="m2.small",
         keypair="k",
-        node_count=2,
+        **{"node_count": 2, **overrides},
     )
     return app
 
@@ -85,3 +86,35 @@ def test_validate_runs_the_schema_checks(tmp_path: Path, monkeypatch: pytest.Mon
     assert testing.synth(app).get("ClusterV1", "web-dev", env="dev")  # not validated
     with pytest.raises(InvalidObjects, match="nodeCount"):
         testing.synth(app, validate=True)
+
+
+def test_diff_of_an_edit_shows_the_changed_field_and_passes(tmp_path: Path) -> None:
+    out = testing.diff(build(tmp_path / "a"), build(tmp_path / "b", node_count=3))
+    assert out.errors == []
+    assert [env.environment for env in out.diff.environments] == ["dev", "prod"]
+    [change] = out.diff.environments[0].changed
+    assert change.after.label() == "ClusterV1 web-dev"
+    report = out.report()
+    assert "  ~ ClusterV1 web-dev" in report
+    assert "nodeCount: 2 -> 3" in report
+
+
+def test_diff_refuses_removing_a_cluster_and_lets_a_retired_one_go(tmp_path: Path) -> None:
+    """The deletion guard of ``fleet diff`` through ``fleet.testing``: a cluster whose
+    definition is gone fails (exit 1); the same objects removed by ``retired=True`` pass."""
+    before = testing.synth(build(tmp_path / "a"))
+    gone = testing.fleet(environments=["dev", "prod"], root=tmp_path / "b")
+    OpenStackProject(gone, "proj", project_name="P")
+    clusters, provider_config = testing.diff(before, gone).errors
+    assert clusters.startswith("error: removed definitions: 2 clusters removed (2 objects in ")
+    assert "web-dev, web-prod; ArgoCD would prune them" in clusters
+    # the project renders only where a cluster uses it: its ProviderConfig goes too
+    assert provider_config.startswith("error: removed definitions: ProviderConfig proj removed")
+    retired = testing.diff(before, build(tmp_path / "c", retired=True))
+    assert retired.errors == []
+    assert [len(env.removed) for env in retired.diff.environments] == [1, 1]
+
+
+def test_diff_in_one_environment_only(tmp_path: Path) -> None:
+    out = testing.diff(build(tmp_path / "a"), build(tmp_path / "b", node_count=3), ["prod"])
+    assert [env.environment for env in out.diff.environments] == ["prod"]

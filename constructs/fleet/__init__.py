@@ -9,14 +9,11 @@ from fleet.argocd.registration import ArgoRegistration
 from fleet.checks.problem import Problem
 from fleet.checks.registry import Check, CheckContext, Checks
 from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
-from fleet.clouds.magnum.cluster import (
-    DeletionPolicy,
-    MagnumCluster,
-    ManagementPolicy,
-    NodeGroup,
-    ResolvedMagnum,
-)
+from fleet.clouds.magnum.cluster import MagnumCluster
+from fleet.clouds.magnum.policies import DeletionPolicy, ManagementPolicy
+from fleet.clouds.magnum.pool import NodeGroup
 from fleet.clouds.magnum.project import OpenStackProject
+from fleet.clouds.magnum.resolved import ResolvedMagnum
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
 from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
 from fleet.clouds.oci.credentials import CapociCredentials

@@ -12,6 +12,13 @@ Example::
 ``synth`` runs what ``fleet synth`` runs before writing (the phases, the render, the
 one-identity check; with ``validate=True`` the schema, reference and secret checks too)
 and returns the objects in memory: nothing is written.
+
+``diff`` says what ``fleet diff`` would say of a change from one fleet to another (the same
+declarations before and after an edit)::
+
+    before, after = build(testing.fleet()), build(testing.fleet(), node_count=3)
+    out = testing.diff(before, after)
+    assert out.errors == []
 """
 
 from __future__ import annotations
@@ -19,14 +26,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleet.core.config import DEFAULT_ENVIRONMENTS, FleetConfig
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
 from fleet.core.tree import did_you_mean
 
-__all__ = ["SynthOutput", "fleet", "synth"]
+if TYPE_CHECKING:
+    from fleet.guards.diff import Finding, FleetDiff
+
+__all__ = ["DiffOutput", "SynthOutput", "diff", "fleet", "synth"]
 
 
 def fleet(
@@ -123,3 +133,55 @@ def synth(
         if problems:
             raise InvalidObjects(problems, objects=sum(len(ms) for ms in out.values()))
     return SynthOutput(out)
+
+
+@dataclass(frozen=True)
+class DiffOutput:
+    """What ``fleet diff`` found between two renders: the objects added, removed and
+    changed per environment (``diff``) and every guard's findings, errors first."""
+
+    diff: FleetDiff
+    findings: list[Finding]
+
+    @property
+    def errors(self) -> list[str]:
+        """The findings that fail ``fleet diff`` (exit 1), one line each."""
+        return [f.line() for f in self.findings if f.level == "error"]
+
+    def report(self, *, title: str = "Base -> head.", verbose: bool = False) -> str:
+        """The text report ``fleet diff`` prints (``verbose``: each object of a grouped
+        finding too)."""
+        from fleet.views.diff_report import render_text
+
+        return render_text(self.diff, self.findings, title=title, verbose=verbose)
+
+
+def diff(
+    base: Fleet | SynthOutput,
+    head: Fleet,
+    environments: Sequence[str] | None = None,
+    *,
+    strict: bool = False,
+    crds_dir: Path | None = None,
+) -> DiffOutput:
+    """What ``fleet diff`` says of the change from ``base`` (a fleet, or its
+    :func:`synth`) to ``head``, in ``environments`` (all of ``head``'s when None): both
+    rendered in memory, compared object by object as ``dist/`` files, and judged by every
+    guard (deletions, ForceNew, immutable and create-only fields, external names, the
+    plug-ins' change rules). ``crds_dir`` is the immutable-field guard's CRD folder
+    (default: the configured or packaged one); with ``strict`` a field a CRD calls
+    immutable fails. Raises what :func:`synth` raises for either fleet.
+    """
+    from fleet.pipeline.diff import diff_renders
+
+    envs = list(environments or head.environment_names)
+    before = base if isinstance(base, SynthOutput) else synth(base, envs)
+    after = synth(head, envs)
+    found, findings = diff_renders(
+        {env: before.manifests.get(env, []) for env in envs},
+        after.manifests,
+        head,
+        crds=crds_dir,
+        strict=strict,
+    )
+    return DiffOutput(found, findings)

@@ -25,17 +25,13 @@ from fleet.argocd.registration import (
     check_labels,
     registration_body,
 )
+from fleet.core.arguments import checked_arguments
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import PACKAGES
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope, name_from_id
-from fleet.core.validators import (
-    check_dns_label,
-    check_dns_subdomain,
-    check_version_pin,
-    checked_arguments,
-)
+from fleet.core.validators import check_dns_label, check_dns_subdomain, check_version_pin
 
 DEFAULT_SYNC_OPTIONS = ("CreateNamespace=true",)
 """Sync options of a package's Applications from a Git path."""

@@ -247,7 +247,7 @@ def shared_object_refs(m: Manifest) -> list[Identity]:
     """The shared objects ``m`` needs to be reconciled: its ProviderConfig, its identity.
 
     What :func:`provider_config_ref` and :func:`identity_ref` name; the deletion guard lets
-    such an object go only when nothing uses it (:func:`fleet.checks.deletion.unused_objects`).
+    such an object go only when nothing uses it (:func:`fleet.guards.deletion.unused_objects`).
     """
     return [t for t in (provider_config_ref(m), identity_ref(m)) if t is not None]
 

@@ -6,10 +6,10 @@ import argparse
 import posixpath
 import sys
 
-from fleet.cli.diff import EXTRA_SECTIONS, DiffContext
 from fleet.core.config import FleetConfig
 from fleet.core.manifest import Manifest
 from fleet.core.words import plural
+from fleet.pipeline.diff import DiffContext
 from fleet.views.diff_report import ReportSection
 from fleet.views.graph import (
     FORMATS,
@@ -111,7 +111,3 @@ def diff_section(context: DiffContext) -> ReportSection | None:
     # the head first: an object on both sides is placed where it is now
     body = touched_subgraph([*head, *base], changed, dist=context.config.dist)
     return ReportSection(title, body)
-
-
-if diff_section not in EXTRA_SECTIONS:
-    EXTRA_SECTIONS.append(diff_section)

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar, cast, datacl
 
 import jsonpatch
 
+from fleet.core.arguments import CheckedArguments
 from fleet.core.errors import DefinitionError, FleetError
 from fleet.core.manifest import Manifest
 from fleet.core.options import argument_table, declare_fields, option
 from fleet.core.tree import Scope, TreeConstruct, attach, did_you_mean, narrow_environments
-from fleet.core.validators import CheckedArguments
 from fleet.core.values import JsonPatch, argument_location, caller_location, relocate
 
 if TYPE_CHECKING:

@@ -71,7 +71,7 @@ class Fleet(TreeConstruct):
         """While True, retired clusters and node pools render as if they were not retired.
 
         ``fleet diff`` sets it for a second render: what only that render holds is what
-        retirement took away (see :func:`fleet.cli.diff.retired_objects`)."""
+        retirement took away (see :func:`fleet.pipeline.diff.retired_in`)."""
 
     @property
     def app(self) -> cdk8s.App:

@@ -38,9 +38,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar, Union, dataclass_transform, overload
 
+from fleet.core.arguments import ArgumentChecks, checked_arguments
 from fleet.core.errors import DefinitionError
+from fleet.core.hints import Check, per_env_values
 from fleet.core.tree import did_you_mean
-from fleet.core.validators import ArgumentChecks, Check, checked_arguments, per_env_values
 from fleet.core.values import PerEnv, argument_location
 
 T = TypeVar("T")

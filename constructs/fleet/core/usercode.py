@@ -20,7 +20,7 @@ from types import CodeType
 from typing import Any, TypeVar
 
 from fleet.core.errors import DefinitionError, FleetError
-from fleet.core.validators import shown_value
+from fleet.core.hints import shown_value
 from fleet.core.values import is_user_file, location_of
 
 T = TypeVar("T")

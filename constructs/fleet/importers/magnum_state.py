@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.clouds.magnum.cluster import AUTOSCALER_LABEL, autoscaler_on
+from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, autoscaler_on
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors

@@ -17,14 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.magnum.cluster import (
-    AUTOSCALER_LABEL,
-    BOUND_LABELS,
-    MagnumCluster,
-    NodeGroup,
-    autoscaler_on,
-    create_only_fields,
-)
+from fleet.clouds.magnum.cluster import MagnumCluster
+from fleet.clouds.magnum.create_only import create_only_fields
+from fleet.clouds.magnum.pool import NodeGroup
+from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, BOUND_LABELS, autoscaler_on
 from fleet.clouds.magnum.template import attribute_keywords
 from fleet.core.names import MAX_LABEL, is_dns_label, object_name_from
 from fleet.core.options import Option, options_of

@@ -16,11 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fleet.clouds.magnum.cluster import (
-    BOUND_LABELS,
-    MagnumCluster,
-    NodeGroup,
-)
+from fleet.clouds.magnum.cluster import MagnumCluster
+from fleet.clouds.magnum.pool import NodeGroup
+from fleet.clouds.magnum.resolved import BOUND_LABELS
 from fleet.clouds.magnum.template import ClusterTemplate, attribute_keywords
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors

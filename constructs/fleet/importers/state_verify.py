@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.clouds.magnum.cluster import EXTERNAL_NAME
+from fleet.clouds.magnum.render import EXTERNAL_NAME
 from fleet.core.manifest import Manifest
 from fleet.importers.magnum_state import (
     AUTOSCALED,

@@ -29,13 +29,9 @@ from hcl2.rules.base import AttributeRule, BlockRule
 from hcl2.rules.containers import ObjectRule
 from hcl2.utils import SerializationOptions
 
-from fleet.clouds.magnum.cluster import (
-    AUTOSCALER_LABEL,
-    BOUND_LABELS,
-    MagnumCluster,
-    NodeGroup,
-    autoscaler_on,
-)
+from fleet.clouds.magnum.cluster import MagnumCluster
+from fleet.clouds.magnum.pool import NodeGroup
+from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, BOUND_LABELS, autoscaler_on
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.options import Option, options_of
 from fleet.core.validators import check_dns_label, check_dns_subdomain

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fleet.clouds.magnum.cluster import EXTERNAL_NAME, TEMPLATE_NAME, MagnumCluster
+from fleet.clouds.magnum.cluster import MagnumCluster
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX
+from fleet.clouds.magnum.render import EXTERNAL_NAME, TEMPLATE_NAME
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError

@@ -1,6 +1,6 @@
 """What a controller does with a change to an object that already exists, as rules a cloud
 plug-in declares (``CloudPlugin.change_rules``) and ``fleet diff`` applies
-(:mod:`fleet.checks.change_rules`).
+(:mod:`fleet.guards.change_rules`).
 
 A rule names the kinds (and fields) it is about and judges one changed object: it sees the
 object on both sides and can look up other objects of the same environment on either side

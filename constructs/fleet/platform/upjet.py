@@ -1,6 +1,6 @@
 """What an upjet-generated Crossplane provider refuses to update: its Terraform provider's
 ForceNew arguments, as data a cloud plug-in carries (``CloudPlugin.force_new``) and
-``fleet diff`` reads (:mod:`fleet.checks.force_new`).
+``fleet diff`` reads (:mod:`fleet.guards.force_new`).
 
 Upjet never replaces a resource: a change to a ForceNew argument makes it refuse the whole
 update (upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go``, ``Update``), and the object

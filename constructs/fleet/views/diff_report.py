@@ -1,4 +1,4 @@
-"""Shows a :class:`~fleet.checks.diff.FleetDiff` as text (terminal, CI log) or Markdown
+"""Shows a :class:`~fleet.guards.diff.FleetDiff` as text (terminal, CI log) or Markdown
 (MR/PR comment).
 
 The Markdown is a summary table per environment, the guards' verdicts, then per
@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fleet.checks.diff import (
+from fleet.core.words import plural
+from fleet.guards.diff import (
     ABSENT,
     EnvironmentDiff,
     FieldChange,
@@ -27,7 +28,6 @@ from fleet.checks.diff import (
     ObjectChange,
     show,
 )
-from fleet.core.words import plural
 
 MARKDOWN_BUDGET = 60_000
 """Characters of per-object detail in Markdown; GitHub caps a comment at 65,536."""

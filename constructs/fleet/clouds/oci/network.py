@@ -15,13 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.clouds.oci.validators import check_ocid
+from fleet.core.arguments import checked_arguments
 from fleet.core.errors import DefinitionError
-from fleet.core.validators import (
-    check_choice,
-    check_cidr,
-    check_dns_label,
-    checked_arguments,
-)
+from fleet.core.validators import check_choice, check_cidr, check_dns_label
 from fleet.core.values import caller_location
 
 CONTROL_PLANE_ENDPOINT = "control-plane-endpoint"

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fleet.checks.diff import (
+from fleet.clouds.base import cloud_plugins, declared_fields
+from fleet.guards.diff import (
     ABSENT,
     FieldChange,
     Finding,
@@ -18,7 +19,6 @@ from fleet.checks.diff import (
     shown,
     subject,
 )
-from fleet.clouds.base import cloud_plugins, declared_fields
 from fleet.platform.upjet import ForceNewRules, ForceNewTable
 
 EXTERNAL_NAME = "crossplane.io/external-name"

@@ -2,11 +2,11 @@
 
 Pure: the input is two trees ``{env: {relpath: body}}`` of parsed YAML, the output a
 :class:`FleetDiff`. What a change may not do is decided by the guards, one module per
-concern, each returning :class:`Finding` s: :mod:`fleet.checks.deletion` (cluster-bearing
-objects removed), :mod:`fleet.checks.force_new` (what a cloud's provider refuses to update,
-from its plug-in's data; external names), :mod:`fleet.checks.immutable` (fields a CRD calls
+concern, each returning :class:`Finding` s: :mod:`fleet.guards.deletion` (cluster-bearing
+objects removed), :mod:`fleet.guards.force_new` (what a cloud's provider refuses to update,
+from its plug-in's data; external names), :mod:`fleet.guards.immutable` (fields a CRD calls
 immutable, and the create-only fields cluster classes declare). Rendering the trees (git
-worktree, synth) is ``fleet.cli.diff``'s job; showing them is ``fleet.views.diff_report``'s.
+worktree, synth) is ``fleet.pipeline.diff``'s job; showing them is ``fleet.views.diff_report``'s.
 
 Objects are matched by identity (group, kind, namespace, name), not by file: that is how
 ArgoCD and the API server see them, so a moved file is a change while a renamed object is

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fleet.checks.diff import Files, Finding, FleetDiff, ObjectChange, load_yaml, subject
 from fleet.clouds.base import cloud_plugins
+from fleet.guards.diff import Files, Finding, FleetDiff, ObjectChange, load_yaml, subject
 from fleet.platform.changes import Body, Change, ChangeRule
 
 

@@ -16,7 +16,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from fleet.checks.diff import Files, Finding, FleetDiff, ObjectRef, parse_files, subject
 from fleet.checks.references import (
     PROVIDER_CONFIG_KINDS,
     is_use_known,
@@ -28,6 +27,7 @@ from fleet.core import layout
 from fleet.core.manifest import Identity, Manifest
 from fleet.core.names import object_name_from
 from fleet.core.words import plural
+from fleet.guards.diff import Files, Finding, FleetDiff, ObjectRef, parse_files, subject
 
 KindPattern = tuple[str, str]
 """(group, kind) as ``fnmatch`` patterns."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleet.checks.crds import CrdIndex
-from fleet.checks.diff import (
+from fleet.clouds.base import CreateOnlyField, cloud_plugins
+from fleet.guards.diff import (
     FieldPath,
     Files,
     Finding,
@@ -23,7 +24,6 @@ from fleet.checks.diff import (
     show,
     subject,
 )
-from fleet.clouds.base import CreateOnlyField, cloud_plugins
 from fleet.platform.upjet import Level
 
 IMMUTABLE_MARKER = re.compile(r"changing this creates a new\s*([A-Za-z-]*)", re.IGNORECASE)
@@ -94,7 +94,7 @@ def immutable_guard(
     """A warning (an error when ``strict``) per changed object and immutable field.
 
     Kinds a cloud plug-in's ForceNew table knows are left to
-    :func:`fleet.checks.force_new.force_new_guard`, which fails them by default (their CRD
+    :func:`fleet.guards.force_new.force_new_guard`, which fails them by default (their CRD
     descriptions miss most ForceNew fields).
     """
     level: Level = "error" if strict else "warning"
