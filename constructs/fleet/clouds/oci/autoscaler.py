@@ -40,6 +40,7 @@ own choosing, while the node the autoscaler drained stays tainted and empty.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,7 +91,7 @@ identities are unique per environment), and from the management-cluster objects
 (``<cluster>-autoscaler``)."""
 CONFIG_PATH = "/etc/fleet/management"
 CREDENTIALS_PATH = "/etc/fleet/management-credentials"
-READ = ["get", "list", "watch"]
+READ = ("get", "list", "watch")
 
 
 def release_for(version: str) -> Release | None:
@@ -146,7 +147,7 @@ def management_objects(
         {
             "apiGroups": ["cluster.x-k8s.io"],
             "resources": ["machinedeployments", "machinepools", "machines", "machinesets"],
-            "verbs": READ,
+            "verbs": list(READ),
         },
         {
             "apiGroups": ["cluster.x-k8s.io"],
@@ -157,7 +158,7 @@ def management_objects(
         {
             "apiGroups": ["infrastructure.cluster.x-k8s.io"],
             "resources": ["ocimanagedmachinepools"],
-            "verbs": READ,
+            "verbs": list(READ),
         },
     ]
     return [
@@ -283,7 +284,7 @@ WORKLOAD_RULES: list[dict[str, Any]] = [
             "replicationcontrollers",
             "services",
         ],
-        "verbs": READ,
+        "verbs": list(READ),
     },
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "update", "watch"]},
     {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
@@ -297,7 +298,7 @@ WORKLOAD_RULES: list[dict[str, Any]] = [
             "storageclasses",
             "volumeattachments",
         ],
-        "verbs": READ,
+        "verbs": list(READ),
     },
     {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list", "watch"]},
     {
@@ -309,7 +310,7 @@ WORKLOAD_RULES: list[dict[str, Any]] = [
     {
         "apiGroups": ["resource.k8s.io"],
         "resources": ["deviceclasses", "resourceclaims", "resourceslices"],
-        "verbs": READ,
+        "verbs": list(READ),
     },
 ]
 """The workload cluster's cluster-wide rules: the ``cluster-autoscaler-workload`` ClusterRole of
@@ -326,9 +327,16 @@ def workload_objects(
     n = names(cluster)
     name = n["workload"]
     labels = {"app.kubernetes.io/instance": name, "app.kubernetes.io/name": NAME}
-    meta = {"labels": labels, "name": name, "namespace": NAMESPACE}
+
+    def meta(object_name: str = name) -> dict[str, Any]:
+        # a fresh dict per object: a shared one would be one YAML node written twice
+        return {"labels": dict(labels), "name": object_name, "namespace": NAMESPACE}
+
     rbac = "rbac.authorization.k8s.io"
-    subject = [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
+
+    def subject() -> list[dict[str, str]]:
+        return [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]
+
     container: dict[str, Any] = {
         "args": args(cluster, namespace),
         "command": ["/cluster-autoscaler"],
@@ -358,46 +366,46 @@ def workload_objects(
         },
     ]
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta()},
         {
             "apiVersion": f"{rbac}/v1",
             "kind": "ClusterRole",
-            "metadata": {"labels": labels, "name": name},
-            "rules": WORKLOAD_RULES,
+            "metadata": {"labels": dict(labels), "name": name},
+            "rules": copy.deepcopy(WORKLOAD_RULES),
         },
         {
             "apiVersion": f"{rbac}/v1",
             "kind": "ClusterRoleBinding",
-            "metadata": {"labels": labels, "name": name},
+            "metadata": {"labels": dict(labels), "name": name},
             "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": name},
-            "subjects": subject,
+            "subjects": subject(),
         },
-        {"apiVersion": f"{rbac}/v1", "kind": "Role", "metadata": meta, "rules": local_rules},
+        {"apiVersion": f"{rbac}/v1", "kind": "Role", "metadata": meta(), "rules": local_rules},
         {
             "apiVersion": f"{rbac}/v1",
             "kind": "RoleBinding",
-            "metadata": meta,
+            "metadata": meta(),
             "roleRef": {"apiGroup": rbac, "kind": "Role", "name": name},
-            "subjects": subject,
+            "subjects": subject(),
         },
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {**meta, "name": n["kubeconfig"]},
+            "metadata": meta(n["kubeconfig"]),
             "data": {"kubeconfig": kubeconfig(api_server)},
         },
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": meta,
+            "metadata": meta(),
             "spec": {
                 "replicas": 1,
-                "selector": {"matchLabels": labels},
+                "selector": {"matchLabels": dict(labels)},
                 "template": {
                     "metadata": {
                         # Never evicted to make room: it is the one that adds the room.
                         "annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
-                        "labels": labels,
+                        "labels": dict(labels),
                     },
                     "spec": {
                         "containers": [container],
