@@ -610,3 +610,90 @@ def test_the_move_to_v1beta2_is_a_note(tmp_path: Path) -> None:
     ((level, message),) = judge_api_version(Change("dev", old, new, none, none))
     assert level == "note" and "nothing changes on the cluster" in message
     assert judge_api_version(Change("dev", new, new, none, none)) == ()
+
+
+# --- fleet diff, end to end ----------------------------------------------------------------
+
+
+def _oke_project(pool: str) -> str:
+    return f"""\
+from fleet import (ArgoCd, Fleet, ManagementCluster, OciClusterIdentity,
+                   OciManagedCluster, OkeNodePool, OkeVcn, SecretKeyRef)
+
+
+def define(fleet: Fleet) -> None:
+    ManagementCluster(fleet, "management", api_server="{API_SERVER}")
+    OciManagedCluster(
+        fleet, "oke", name="oke-{{env}}", environments=["dev"],
+        identity=OciClusterIdentity(fleet, "oci", principal_secret="oci-principal"),
+        compartment_id="ocid1.compartment.oc1..aaaaexample",
+        region="eu-frankfurt-1", kubernetes_version="v1.30.1",
+        availability_domains=["BKrI:EU-FRANKFURT-1-AD-1"],
+        node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaaexample",
+        network=OkeVcn(api_allowed_cidrs=["{EGRESS}"]),
+        node_pools=[
+            OkeNodePool(name="system", ocpus=1, memory_gb=8, node_count=1),
+            OkeNodePool(name="web", ocpus=1, memory_gb=8, {pool}),
+        ],
+    )
+    ArgoCd(fleet, "argocd", server_addr="argocd-server.argocd.svc:443",
+           credentials=SecretKeyRef(name="argocd-credentials",
+                                    namespace="crossplane-system", key="authToken"))
+"""
+
+
+def test_fleet_diff_notes_each_change_of_size(tmp_path: Path) -> None:
+    """``fleet diff`` on a repository whose ``main`` commits ``dist/``: fixed -> autoscaled,
+    a change of the bounds, and back to fixed, each with its note (or warning) on the
+    pool's MachinePool, and none of them an error (exit 0)."""
+    import subprocess
+
+    from crd_samples import crds_dir
+
+    from fleet.cli.main import main
+
+    root = tmp_path / "repo"
+    (root / "clusters").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.fleet]\nenvironments = ["dev"]\n')
+    (root / "clusters" / "__init__.py").write_text("")
+    source = root / "clusters" / "oke.py"
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+            check=True,
+            capture_output=True,
+        )
+
+    def commit(pool: str) -> None:
+        source.write_text(_oke_project(pool))
+        assert main(["--root", str(root), "synth"]) == 0
+        git("add", "-A")
+        git("commit", "--quiet", "-m", pool)
+
+    def diff(pool: str) -> str:
+        source.write_text(_oke_project(pool))
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["--root", str(root), "diff", "--crds", str(crds_dir())])
+        assert (code, err.getvalue()) == (0, ""), out.getvalue()
+        return out.getvalue()
+
+    where = "dev: MachinePool oke-clusters/oke-dev-web (cluster.x-k8s.io): "
+    git("init", "--quiet", "--initial-branch=main")
+    commit("node_count=3")
+    out = diff("min_node_count=1, max_node_count=5")
+    assert f"note: {where}fixed -> autoscaled (1..5)" in out, out
+    assert "keeps the pool's current size" in out
+    assert "spec.replicas: 3 -> (absent)" in out
+    assert "+ Deployment kube-system/cluster-autoscaler-oke-dev" in out
+    out = diff("min_node_count=1, max_node_count=2")
+    assert f"warning: {where}fixed -> autoscaled (1..2): the pool had 3 nodes" in out, out
+
+    commit("min_node_count=1, max_node_count=5")
+    out = diff("min_node_count=2, max_node_count=4")
+    assert f"note: {where}min_node_count 1 -> 2" in out, out
+    assert f"warning: {where}max_node_count 5 -> 4" in out, out
+    out = diff("node_count=2")
+    assert f"warning: {where}autoscaled (1..5) -> fixed (2)" in out, out
+    assert "error:" not in out
