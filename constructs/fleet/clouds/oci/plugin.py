@@ -153,7 +153,7 @@ OKE_STATUS = LiveStatus(
             LiveKind(
                 group=CAPI_GROUP,
                 kind=kind,
-                version="v1beta1",
+                version="v1beta2",
                 plural=f"{kind.lower()}s",
                 namespaced=True,
                 component="cluster-api",
@@ -181,9 +181,9 @@ OKE_STATUS = LiveStatus(
     version=VersionAt(group=INFRA_GROUP, kind="OCIManagedControlPlane", path=("status", "version")),
 )
 """What ``fleet status`` reads of an OKE cluster. The Cluster API ``Cluster`` and
-``MachinePool`` (read as the ``v1beta1`` the fleet renders) by their v1beta2 conditions in
-``status.v1beta2.conditions`` (cluster-api v1.12.11 ``api/core/v1beta1/cluster_types.go``
-``ClusterV1Beta2Status``, ``machinepool_types.go`` ``MachinePoolV1Beta2Status``); CAPOCI's
+``MachinePool`` (read as the ``v1beta2`` the fleet renders) by their v1beta2 conditions in
+``status.conditions`` (cluster-api v1.12.11 ``api/core/v1beta2/cluster_types.go``
+``ClusterStatus``, ``machinepool_types.go`` ``MachinePoolStatus``); CAPOCI's
 kinds by their v1beta1-contract conditions (CAPOCI v0.24.0 keeps
 ``clusterv1beta1.Conditions`` on its ``v1beta2`` kinds), where a failed node pool is
 ``NodePoolReady=False``, severity ``Error``, reason ``NodePoolProvisionFailed``, with an
