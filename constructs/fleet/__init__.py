@@ -10,16 +10,19 @@ from fleet.checks.problem import Problem
 from fleet.checks.registry import Check, CheckContext, Checks
 from fleet.clouds.base import FleetCluster, Lifecycle, NodePoolSummary
 from fleet.clouds.magnum.cluster import MagnumCluster
+from fleet.clouds.magnum.drivers import MagnumDriver, MagnumDriverName
 from fleet.clouds.magnum.policies import DeletionPolicy, ManagementPolicy
 from fleet.clouds.magnum.pool import NodeGroup
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.resolved import ResolvedMagnum
+from fleet.clouds.magnum.rollout import MagnumTarget
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
 from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
 from fleet.clouds.oci.credentials import CapociCredentials
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
 from fleet.clouds.oci.pool import FaultDomain, OkeNodePool
+from fleet.clouds.oci.rollout import OkeRelease, OkeTarget
 from fleet.core import nodejs  # noqa: F401  (must run before cdk8s is imported)
 from fleet.core.config import FleetConfig
 from fleet.core.declaration import FleetConstruct
@@ -30,6 +33,8 @@ from fleet.core.options import option, value_type
 from fleet.core.refs import Ref
 from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
+from fleet.upgrades.rings import Ring
+from fleet.upgrades.rollout import Rollout, UpgradeTarget
 
 __all__ = [
     "ApiEndpoint",
@@ -60,6 +65,9 @@ __all__ = [
     "JsonPatch",
     "Lifecycle",
     "MagnumCluster",
+    "MagnumDriver",
+    "MagnumDriverName",
+    "MagnumTarget",
     "ManagementPolicy",
     "Manifest",
     "Node",
@@ -70,7 +78,9 @@ __all__ = [
     "OkeExistingVcn",
     "OkeNodePool",
     "OkeNsg",
+    "OkeRelease",
     "OkeSubnet",
+    "OkeTarget",
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
@@ -78,10 +88,13 @@ __all__ = [
     "Ref",
     "ResolvedMagnum",
     "ResolvedOke",
+    "Ring",
+    "Rollout",
     "Scope",
     "SecretKeyRef",
     "TemplateCatalog",
     "TreeConstruct",
+    "UpgradeTarget",
     "option",
     "per_env",
     "value_type",

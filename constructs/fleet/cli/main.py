@@ -20,6 +20,7 @@ from fleet.cli.graph import add_parser as _add_graph
 from fleet.cli.imports import add_parser as _add_import
 from fleet.cli.init import add_parser as _add_init
 from fleet.cli.ls import add_parser as _add_ls
+from fleet.cli.upgrade import add_parser as _add_upgrade
 from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
@@ -116,6 +117,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ign
     _add_ls,
     _add_graph,
     _add_diff,
+    _add_upgrade,
     _add_import,
     _add_validate,
     _add_init,

@@ -24,6 +24,7 @@ from __future__ import annotations
 from fleet.clouds.base import CloudPlugin, FleetCluster
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
+from fleet.clouds.oci.upgrades import OKE_VERSION_RULES
 from fleet.core.errors import DefinitionError
 from fleet.platform.cluster_api import (
     CAPI_GROUP,
@@ -163,6 +164,6 @@ OKE_PLUGIN = CloudPlugin(
     short_account=short_ocid,
     application_sync_options=("ServerSideApply=true",),
     application_compare_options=("ServerSideDiff=true",),
-    change_rules=OKE_CHANGE_RULES,
+    change_rules=(*OKE_CHANGE_RULES, *OKE_VERSION_RULES),
 )
 """The OKE plug-in (``OciManagedCluster.plugin``)."""
