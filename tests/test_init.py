@@ -1,11 +1,21 @@
 """``fleet init``: a new fleet repository that passes its own synth, lint and tests, pins a
-release of the tool a CI runner can install, and starts its own git history."""
+release of the tool a CI runner can install, locks it, and starts its own git history.
+
+``uv lock`` needs the tool's release on an index or a web server, which this checkout has
+not published: most tests here replace the lock step by :func:`_lock_offline` (it writes no
+``uv.lock``). The lock itself is made for real by the tests that ask for ``real_lock`` here
+(the failures: no such release, a source out of reach) and by tests/test_package.py (the
+built wheel served on a loopback index: ``uv.lock``, then the new repository's own
+``make setup``, ``make synth`` and ``make test``).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import tomllib
@@ -16,8 +26,18 @@ from support import REPO, tree_hash
 
 from fleet.cli import init as init_module
 from fleet.cli.distribution import DIST_NAME, installed_version
-from fleet.cli.init import requirement_from, running_requirement, scaffold_files
+from fleet.cli.init import index_from, requirement_from, running_requirement, scaffold_files
 from fleet.cli.main import main
+from fleet.cli.tool_lock import (
+    MAKE_HELP,
+    PUBLIC_INDEX,
+    TOOL_FAILURE,
+    TWO_WAYS,
+    LockedTool,
+    check_url,
+    failure,
+    uv_environment,
+)
 from fleet.core.errors import FleetError
 
 RUFF = Path(sys.executable).with_name("ruff")
@@ -29,11 +49,36 @@ def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
 
 
+LOCKS: list[tuple[Path, str, str | None]] = []
+"""What :func:`_lock_offline` was asked to lock: (folder, requirement, index URL)."""
+
+
+def _lock_offline(target: Path, requirement: str, index_url: str | None) -> LockedTool:
+    """Stands in for ``uv lock`` where a test is not about the lock (see the module's text)."""
+    LOCKS.append((target, requirement, index_url))
+    return LockedTool(installed_version() or "", index_url or PUBLIC_INDEX, None, 1)
+
+
+@pytest.fixture(autouse=True)
+def _no_network_lock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if "real_lock" not in request.fixturenames:
+        monkeypatch.setattr(init_module, "lock_project", _lock_offline)
+
+
+@pytest.fixture
+def real_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test runs ``uv lock`` for real (no retries: a refused connection fails at once)."""
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``fleet init`` into a new folder, with no other argument."""
     target = tmp_path_factory.mktemp("init") / "our-fleet"
-    assert main(["init", str(target)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(init_module, "lock_project", _lock_offline)
+        assert main(["init", str(target)]) == 0
+    assert (target, f"{DIST_NAME}=={installed_version()}", None) in LOCKS
     return target
 
 
@@ -44,9 +89,10 @@ def test_the_project_pins_the_installed_release(project: Path) -> None:
     dev = data["project"]["optional-dependencies"]["dev"]
     ours = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert set(dev) <= set(ours["project"]["optional-dependencies"]["dev"])  # same pins
-    # what builds the project is pinned too, as this repository pins it (`make setup` is
-    # `pip install .`: an unpinned backend would be the newest setuptools on every CI run)
-    assert data["build-system"]["requires"] == ours["build-system"]["requires"]
+    # nothing of the repository itself is built or installed (no build backend to pin): uv
+    # installs the lock's distributions only
+    assert data["tool"]["uv"] == {"package": False}
+    assert "build-system" not in data
     assert data["tool"]["fleet"]["environments"] == ["dev", "test", "prod"]
     for path in project.rglob("*"):
         if path.is_file() and ".git" not in path.parts:
@@ -190,10 +236,11 @@ def test_the_scaffold_node_tooling_is_the_repositorys_and_locked(project: Path) 
             assert any(c in lock["packages"] for c in candidates), (path, name)
 
 
-def test_the_ci_pipelines_install_the_pin_and_no_node(project: Path) -> None:
-    """CI runs `make setup`, which installs the project (its one dependency: the pin)."""
+def test_the_ci_pipelines_install_the_lock_and_no_node(project: Path) -> None:
+    """CI runs `make setup`, which installs exactly uv.lock (the pin and all under it)."""
     makefile = (project / "Makefile").read_text()
-    assert "$(BIN)/python -m pip install --quiet '.[dev]'" in makefile
+    assert "$(UV) lock --check --offline" in makefile
+    assert "$(UV) sync --locked --extra dev" in makefile
     assert "\nsetup: $(PY_STAMP)\n" in makefile  # Python only: npm is `make node`
     assert "fmt: setup\n\t$(BIN)/ruff format .\n\t$(BIN)/ruff check --fix .\n" in makefile
     for ci in (project / ".gitlab-ci.yml", scaffold_files("github")[".github/workflows/fleet.yml"]):
@@ -330,3 +377,212 @@ def test_init_without_a_folder_starts_the_current_one(
     assert (tmp_path / "pyproject.toml").is_file() and (tmp_path / ".git").is_dir()
     out = capsys.readouterr().out
     assert "\nnext: copy clusters/_example.py to a module of your own" in out, out
+
+
+def test_init_with_an_index_url_takes_the_tool_from_there_only(tmp_path: Path) -> None:
+    """An explicit uv index, and the tool pinned to it: uv asks that index for the tool only,
+    and no other index for it (dependency confusion: another index's upload of the name is
+    never taken)."""
+    url = "https://pkgs.example.org/api/pypi/fleet/simple/"
+    target = tmp_path / "ours"
+    assert main(["init", str(target), "--index-url", url, "--ci", "none"]) == 0
+    data = tomllib.loads((target / "pyproject.toml").read_text())
+    assert data["tool"]["uv"]["index"] == [{"name": "fleet", "url": url, "explicit": True}]
+    assert data["tool"]["uv"]["sources"] == {DIST_NAME: {"index": "fleet"}}
+    assert data["project"]["dependencies"] == [f"{DIST_NAME}=={installed_version()}"]
+    assert LOCKS[-1] == (target, f"{DIST_NAME}=={installed_version()}", url)
+
+
+def test_urls_a_ci_runner_can_use() -> None:
+    """https anywhere; plain http only on the loopback (an index the CI job starts itself);
+    never a credential in the URL (it would be committed in pyproject.toml and uv.lock)."""
+    for good in (
+        "https://pkgs.example.org/simple/",
+        "http://127.0.0.1:3141/root/fleet/+simple/",
+        "http://localhost:8080/simple",
+        "http://[::1]:8080/simple",
+    ):
+        assert check_url("--index-url", good) == good
+    for bad in ("http://pkgs.example.org/simple/", "file:///srv/simple", "/srv/simple", "ftp://x"):
+        with pytest.raises(FleetError, match="give an https:// URL"):
+            check_url("--index-url", bad)
+    with pytest.raises(FleetError) as caught:
+        check_url("--index-url", "https://ci:hunter2-FAKE@pkgs.example.org/simple/")
+    assert "hunter2" not in str(caught.value)
+    assert "UV_INDEX_FLEET_USERNAME and UV_INDEX_FLEET_PASSWORD" in str(caught.value)
+    with pytest.raises(FleetError, match="give an https:// URL"):
+        requirement_from("http://pkgs.example.org/fleet_as_code-0.2.0-py3-none-any.whl")
+    wheel = "http://127.0.0.1:8080/fleet_as_code-0.2.0-py3-none-any.whl"
+    assert requirement_from(wheel) == f"{DIST_NAME} @ {wheel}"
+    with pytest.raises(FleetError, match="--index-url is for a version pin"):
+        index_from("https://pkgs.example.org/simple/", f"{DIST_NAME} @ {wheel}")
+    assert index_from(None, f"{DIST_NAME}==0.2.0") is None
+
+
+def test_init_says_the_two_ways_when_the_release_is_not_on_the_index(
+    real_lock: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default pin, on the public index, where this release is not published: ``uv lock``
+    fails, and the first (only) line says what the repository needs and the two ways to give
+    it, instead of uv's resolver prose. Nothing is left behind. (Asks the public index.)"""
+    target = tmp_path / "ours"
+    assert main(["init", str(target), "--ci", "none"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: cannot lock {DIST_NAME}=={installed_version()} from {PUBLIC_INDEX} "
+        f"(no {DIST_NAME} there): the new repository needs that release where its CI can "
+        f"download it; {TWO_WAYS}\n"
+    )
+    assert "`fleet init --index-url URL`" in err and "`fleet init --tool-source https://" in err
+    assert not target.exists()
+
+
+def test_init_says_the_two_ways_when_the_wheel_is_out_of_reach(
+    real_lock: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    wheel = f"http://127.0.0.1:{port}/fleet_as_code-0.1.0-py3-none-any.whl"
+    (tmp_path / "ours" / ".git").mkdir(parents=True)
+    assert main(["init", str(tmp_path / "ours"), "--tool-source", wheel]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot lock {wheel} (Connection refused")
+    assert err.endswith(f"download it; {TWO_WAYS}\n") and err.count("\n") == 1
+    assert [p.name for p in (tmp_path / "ours").iterdir()] == [".git"]
+
+
+UV_SAYS = {
+    "Because fleet-as-code was not found in the package registry and your project depends "
+    "on fleet-as-code==0.1.0, we can conclude that your project's requirements are "
+    "unsatisfiable.": True,
+    "  cause: Because there is no version of fleet-as-code==0.2.0 and your project depends on "
+    "fleet-as-code==0.2.0, we can conclude that your project's requirements are "
+    "unsatisfiable.": True,
+    "error: Failed to download `fleet-as-code==0.1.0`": True,
+    "error: Failed to download `fleet-as-code @ "
+    "https://pkgs.example.org/fleet_as_code-0.2.0-py3-none-any.whl`": True,
+    "  cause: Failed to fetch: http://127.0.0.1:8799/simple/fleet-as-code/": True,
+    "error: Failed to download `jsii==1.142.0`": False,
+    "hint: `jsii` (v1.142.0) was included because `fleet-as-code` (v0.1.0) depends on `jsii`": (
+        False
+    ),
+}
+"""What uv 0.13.9 printed here when it could not have the tool (True) or a dependency of it
+(False): an index without it, without that version, a download refused, an index down."""
+
+
+def test_the_makefile_says_the_two_ways_first_when_uv_cannot_have_the_tool(
+    project: Path, tmp_path: Path
+) -> None:
+    """The new repository's ``make setup`` and ``make lock`` put the same advice before uv's
+    own message when uv's words are about the tool; the pattern is grep's (POSIX ERE) and
+    Python's alike, and the advice survives Make and the shell's quoting."""
+
+    def show(variable: str) -> str:
+        rule = f"show: ; @echo '$({variable})'"
+        result = run("make", "--no-print-directory", "--eval", rule, "show", cwd=project)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.removesuffix("\n")
+
+    assert show("TOOL_HELP") == f"error: {MAKE_HELP}"
+    assert show("TOOL_FAILURE") == TOOL_FAILURE
+    for line, about_the_tool in UV_SAYS.items():
+        (tmp_path / "uv.err").write_text(line + "\n")
+        grep = run("grep", "-q", "-E", TOOL_FAILURE, "uv.err", cwd=tmp_path)
+        assert (grep.returncode == 0) is about_the_tool, line
+        assert bool(re.search(TOOL_FAILURE, line)) is about_the_tool, line
+
+
+def test_a_team_index_set_for_pip_is_the_one_uv_uses(project: Path) -> None:
+    """PIP_INDEX_URL / PIP_EXTRA_INDEX_URL reach uv as UV_DEFAULT_INDEX / UV_INDEX, in the
+    Makefile as in ``fleet init``'s own lock, unless the uv variables are set."""
+    rule = 'show: ; @echo "$$UV_DEFAULT_INDEX|$$UV_INDEX"'
+    for env in (
+        {"PIP_INDEX_URL": "https://mirror.example.org/simple"},
+        {"PIP_EXTRA_INDEX_URL": "https://a.example.org/simple https://b.example.org/simple"},
+        {"PIP_INDEX_URL": "https://mirror.example.org/simple", "UV_DEFAULT_INDEX": "https://u"},
+        {},
+    ):
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+        result = subprocess.run(
+            ["make", "--no-print-directory", "--eval", rule, "show"],
+            cwd=project,
+            env={**base, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        ours = uv_environment({**base, **env})
+        expected = f"{ours.get('UV_DEFAULT_INDEX', '')}|{ours.get('UV_INDEX', '')}"
+        assert result.stdout.strip() == expected, env
+    assert uv_environment({"PIP_INDEX_URL": "https://m"})["UV_DEFAULT_INDEX"] == "https://m"
+    assert "VIRTUAL_ENV" not in uv_environment({"VIRTUAL_ENV": "/somewhere/.venv"})
+
+
+def test_renovate_proposes_bumps_of_the_tool_and_of_the_lock(project: Path) -> None:
+    """Renovate's pep621 manager moves the pin and runs ``uv lock --upgrade-package``; its
+    lock-file maintenance runs ``uv lock --upgrade`` (renovatebot/renovate,
+    lib/modules/manager/pep621/processors/uv.ts): merge requests that CI checks like any."""
+    config = json.loads((project / "renovate.json").read_text())
+    assert "pep621" in config["enabledManagers"]
+    assert config["lockFileMaintenance"]["enabled"] is True
+    (tool,) = [r for r in config["packageRules"] if r.get("matchPackageNames") == [DIST_NAME]]
+    assert tool["automerge"] is False
+
+
+def test_a_lock_failure_of_another_distribution_is_uvs_reason() -> None:
+    """Not the tool (a dependency's download failed): uv's reason, not the two ways."""
+    stderr = (
+        "error: Failed to download `jsii==1.142.0`\n"
+        "  cause: Failed to fetch: https://files.pythonhosted.org/packages/jsii-1.142.0.whl\n"
+        "  cause: Connection reset by peer (os error 104)\n"
+        "hint: `jsii` (v1.142.0) was included because `fleet-as-code` (v0.1.0) depends on "
+        "`jsii`\n"
+    )
+    error = failure(stderr, f"{DIST_NAME}==0.1.0", None)
+    assert (
+        str(error)
+        == "uv lock failed in the new repository: Connection reset by peer (os error 104)"
+    )
+
+
+def test_a_tool_installed_from_a_wheel_url_pins_that_url_and_its_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The wheel ``fleet init`` runs from, when installed from an https URL (PEP 610
+    ``archive_info``): pinned by that URL, and a lock of another file there is refused."""
+    wheel = "https://pkgs.example.org/fleet/fleet_as_code-0.1.0-py3-none-any.whl"
+    recorded = {"url": wheel, "archive_info": {"hashes": {"sha256": "a" * 64}}}
+    monkeypatch.setattr(init_module, "direct_url", lambda: recorded)
+    assert running_requirement() == f"{DIST_NAME} @ {wheel}"
+    assert init_module.running_wheel_sha256(f"{DIST_NAME} @ {wheel}") == "a" * 64
+    assert init_module.running_wheel_sha256(f"{DIST_NAME}==0.1.0") is None
+
+    def lock_of(sha256: str) -> object:
+        return lambda target, requirement, index_url: LockedTool("0.1.0", wheel, sha256, 40)
+
+    monkeypatch.setattr(init_module, "lock_project", lock_of("a" * 64))
+    assert main(["init", str(tmp_path / "same"), "--ci", "none"]) == 0
+    assert f"sha256:{'a' * 64}" in capsys.readouterr().out
+    monkeypatch.setattr(init_module, "lock_project", lock_of("b" * 64))
+    assert main(["init", str(tmp_path / "swapped"), "--ci", "none"]) == 2
+    err = capsys.readouterr().err
+    assert f"the wheel there now (sha256:{'b' * 64}) is not the one this fleet" in err
+    assert not (tmp_path / "swapped").exists()
+
+
+def test_a_lock_that_never_answers_is_one_line(
+    real_lock: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from fleet.cli import tool_lock
+
+    monkeypatch.setattr(tool_lock, "TIMEOUT_SECONDS", 0.001)
+    assert main(["init", str(tmp_path / "ours"), "--ci", "none"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: uv lock found no answer in 0 minutes: is the package index")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "ours").exists()

@@ -563,7 +563,7 @@ def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
 
     config = FleetConfig.load(example_project)
     result = plan_import(config, ImportOptions(paths=[EDH], states=[EDH_STATE]))
-    write_files(result.files)
+    write_files(result.files, config)
     decl = next(d for d in result.clusters if d.cluster.name == "k8s-edh-search-prod-v25")
     cluster = next(
         d

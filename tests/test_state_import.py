@@ -11,6 +11,7 @@ rendered objects are what the fleet renders with the written modules.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -29,6 +30,8 @@ from support import HYBRID, REPO, tree_hash
 from fleet import ClusterTemplate, FleetConfig
 from fleet.cli.main import main
 from fleet.core.manifest import Manifest
+from fleet.importers.codegen import DECLARATION_CALLS
+from fleet.importers.generated import SHAPE, check_generated
 from fleet.importers.hcl import read_configuration
 from fleet.importers.state_plan import StateOptions, StatePlan, plan_state_import
 
@@ -219,6 +222,22 @@ def test_one_declaration_per_expected_cluster(fixture: str, hybrid_copy: Path) -
     found = sorted(sorted(m.cluster.environment for m in d.members) for d in plan.declarations)
     wanted = sorted(sorted(c["environments"]) for c in expected(fixture)["clusters"])
     assert found == wanted
+
+
+def test_the_allow_list_of_generated_code_is_what_these_imports_call(hybrid_copy: Path) -> None:
+    """#26: the classes the check of generated modules allows (one list for both imports)
+    are those the seven real imports call, no more (``fleet.declaration`` look-ups, the
+    other allowed call, are the tfvars import's reused projects: test_migration.py)."""
+    called: set[str] = set()
+    for fixture in FIXTURES:
+        for path, text in imported(fixture, hybrid_copy).files.items():
+            check_generated({path: text}, "clusters")
+            called |= {
+                node.func.id
+                for node in ast.walk(ast.parse(text))
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            }
+    assert called == SHAPE.calls == DECLARATION_CALLS
 
 
 @pytest.mark.parametrize("fixture", FIXTURES)

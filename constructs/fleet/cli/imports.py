@@ -40,7 +40,7 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
     )
     for line in plan.report:
         print(f"report: {redact(line)}")
-    for path in write_files(plan.files):
+    for path in write_files(plan.files, config):
         print(f"wrote {_shown(path)}")
     clusters = sum(len(d.members) for d in plan.declarations)
     print(
@@ -90,7 +90,7 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
             return EXIT_CHECK
     for line in result.report:
         print(f"report: {redact(line)}")
-    for path in write_files(result.files):
+    for path in write_files(result.files, config):
         print(f"wrote {_shown(path)}")
     checked = " and verified" if args.verify else ""
     declared = sum(len(d) for d in result.declarations.values())

@@ -6,11 +6,15 @@ passes its own ``make synth`` and ``make test`` from the first commit, and runs
 ``git init -b main`` unless the folder is already inside a git repository.
 
 The new ``pyproject.toml`` depends on a release of the tool a CI runner can install: by
-default the version installed here (``fleet-as-code==X.Y.Z``, from the package index), or,
-when pip recorded a VCS install (PEP 610), that repository at the installed commit
-(``fleet-as-code @ git+https://...@<commit>``). ``--tool-source`` sets another; a path or a
-``file://`` URL is refused, since only this machine could install it. The pinned CRDs ship
-inside the package, so the new repository holds none.
+default the version installed here (``fleet-as-code==X.Y.Z``, from the package index, or from
+a team's own index with ``--index-url``), or, when pip recorded a VCS install (PEP 610), that
+repository at the installed commit (``fleet-as-code @ git+https://...@<commit>``).
+``--tool-source`` sets another (a version, a wheel URL, a git URL); a path or a ``file://`` URL
+is refused, since only this machine could install it. ``uv lock`` then pins that release and
+everything under it, each with its sha256, in the new ``uv.lock``
+(:mod:`fleet.cli.tool_lock`); when the release cannot be had, ``fleet init`` stops there and
+says the two ways to give it. A ``renovate.json`` proposes bumps of the tool and of the lock.
+The pinned CRDs ship inside the package, so the new repository holds none.
 """
 
 from __future__ import annotations
@@ -28,6 +32,15 @@ from fleet.cli.distribution import (
     direct_url,
     installed_version,
 )
+from fleet.cli.tool_lock import (
+    LOCK_FILE,
+    MAKE_HELP,
+    TOOL_FAILURE,
+    check_url,
+    index_table,
+    lock_project,
+    toml_string,
+)
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.secrets import credential_in, redact
@@ -43,20 +56,21 @@ CI_FILES = {
 }
 DEV_TOOLS = ("mypy", "pytest", "ruff", "syrupy", "types-pyyaml")
 """The tool's pinned dev dependencies a fleet repository needs too."""
-BUILD_BACKEND = "setuptools"
-"""What builds the project (``make setup`` installs it): pinned as the tool's dev extra pins it."""
 DEFAULT_REPO_URL = "https://git.example.org/platform/fleet.git"
 ALLOWED_EXISTING = {".git"}
-REMOTE_SCHEMES = ("https://", "git+https://", "git+ssh://")
-"""Where a CI runner can install the tool from (besides a version on the package index)."""
+REMOTE_SCHEMES = ("https://", "http://", "git+https://", "git+ssh://")
+"""Where a CI runner can install the tool from (besides a version on the package index);
+``http://`` on a loopback host only (:func:`fleet.cli.tool_lock.check_url`)."""
 _VERSION = re.compile(r"\d+(\.\d+)*([.-]?\w+)*")
 
 
 def running_requirement() -> str:
     """The requirement that installs the running tool again, wherever CI runs.
 
-    A VCS install over the network (pip's ``direct_url.json``) pins that repository at
-    the installed commit; anything else (a wheel, an index, an editable checkout) pins the
+    A VCS install over the network (PEP 610 ``direct_url.json``) pins that repository at
+    the installed commit, and a wheel installed from an ``https://`` URL that URL (its
+    sha256, which the installer recorded, is then checked against the lock's:
+    :func:`running_wheel_sha256`); anything else (an index, an editable checkout) pins the
     installed version on the package index.
     """
     version = installed_version()
@@ -70,15 +84,43 @@ def running_requirement() -> str:
     vcs = recorded.get("vcs_info")
     if isinstance(vcs, dict) and url.startswith(("https://", "ssh://")):
         return f"{DIST_NAME} @ {vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}"
+    if isinstance(recorded.get("archive_info"), dict) and url.startswith("https://"):
+        return f"{DIST_NAME} @ {url}"
     return f"{DIST_NAME}=={version}"
+
+
+def running_wheel_sha256(requirement: str) -> str | None:
+    """The sha256 the installer recorded for the running tool's wheel (PEP 610
+    ``archive_info``) when ``requirement`` pins that wheel's URL; else None."""
+    recorded = direct_url() or {}
+    archive = recorded.get("archive_info")
+    if not isinstance(archive, dict) or requirement != f"{DIST_NAME} @ {recorded.get('url')}":
+        return None
+    hashes = archive.get("hashes")
+    if isinstance(hashes, dict) and hashes.get("sha256"):
+        return str(hashes["sha256"])
+    legacy = str(archive.get("hash", ""))
+    return legacy.removeprefix("sha256=") if legacy.startswith("sha256=") else None
+
+
+def check_locked_wheel(requirement: str, locked_sha256: str | None) -> None:
+    """Raises FleetError when the lock holds another file than the wheel running here,
+    downloaded from the same URL (replaced on the server, or swapped on the way)."""
+    running = running_wheel_sha256(requirement)
+    if running and locked_sha256 and running != locked_sha256:
+        raise FleetError(
+            f"{requirement}: the wheel there now (sha256:{locked_sha256}) is not the one this "
+            f"fleet was installed from (sha256:{running}); a released wheel never changes: "
+            "ask who publishes it, and pin the release you trust"
+        )
 
 
 def requirement_from(value: str) -> str:
     """``--tool-source``: ``X.Y.Z``, ``fleet-as-code==X.Y.Z``, a ``git+https://...@<rev>``
-    (or ``https://``) URL, or ``fleet-as-code @ <such a URL>``; a requirement line.
+    URL, a wheel's ``https://`` URL, or ``fleet-as-code @ <such a URL>``; a requirement line.
 
     Raises FleetError for what a CI runner could not install: a path, a ``file://`` URL,
-    a git URL without a revision.
+    a git URL without a revision, plain ``http://`` off the loopback, a URL with credentials.
     """
     value = value.strip()
     if _VERSION.fullmatch(value):
@@ -94,7 +136,23 @@ def requirement_from(value: str) -> str:
         )
     if url.startswith("git+") and not re.search(r"@[^/@]+$", url.split("://", 1)[1]):
         raise FleetError(f"--tool-source {value}: pin a tag or commit (...git@<tag>)")
+    if url.startswith(("https://", "http://")):
+        check_url("--tool-source", url)
     return f"{DIST_NAME} @ {url}"
+
+
+def index_from(value: str | None, requirement: str) -> str | None:
+    """``--index-url``: the team index the version pin ``requirement`` is taken from, or
+    None. Raises FleetError for a URL a CI runner could not use, or with a URL pin (which
+    names its own source)."""
+    if value is None:
+        return None
+    if " @ " in requirement:
+        raise FleetError(
+            f"--index-url {value}: the tool is pinned by URL ({requirement}), which names its "
+            "own source; --index-url is for a version pin (X.Y.Z)"
+        )
+    return check_url("--index-url", value.strip())
 
 
 def _dev_pins() -> dict[str, str]:
@@ -109,11 +167,6 @@ def dev_requirements() -> list[str]:
     """The tool's own pins (its ``dev`` extra) of :data:`DEV_TOOLS`."""
     pins = _dev_pins()
     return [pins.get(name, name) for name in DEV_TOOLS]
-
-
-def build_requirement() -> str:
-    """The project's ``[build-system] requires``: the tool's pin of :data:`BUILD_BACKEND`."""
-    return _dev_pins().get(BUILD_BACKEND, BUILD_BACKEND)
 
 
 def project_name(folder: Path) -> str:
@@ -156,19 +209,28 @@ def _check_target(target: Path) -> None:
 
 
 def init_project(
-    target: Path, requirement: str, *, ci: str = "gitlab", repo_url: str = DEFAULT_REPO_URL
+    target: Path,
+    requirement: str,
+    *,
+    ci: str = "gitlab",
+    repo_url: str = DEFAULT_REPO_URL,
+    index_url: str | None = None,
 ) -> list[Path]:
-    """Write a new fleet repository into ``target`` (missing or empty); the files written.
+    """Write a new fleet repository into ``target`` (missing or empty); the files written
+    (all but ``uv.lock``, which :func:`fleet.cli.tool_lock.lock_project` writes).
 
-    ``requirement`` is the project's dependency on the tool (:func:`running_requirement`).
-    Raises FleetError, writing nothing, when ``target`` is not empty.
+    ``requirement`` is the project's dependency on the tool (:func:`running_requirement`),
+    taken from ``index_url`` only when given. Raises FleetError, writing nothing, when
+    ``target`` is not empty.
     """
     _check_target(target)
     values = {
         "name": project_name(target.resolve()),
-        "tool_requirement": requirement,
+        "tool_requirement": toml_string(requirement),
+        "tool_index": index_table(index_url),
+        "tool_help": MAKE_HELP,
+        "tool_failure": TOOL_FAILURE,
         "dev_requirements": "\n".join(f'    "{r}",' for r in dev_requirements()),
-        "build_requirement": build_requirement(),
         "repo_url": repo_url,
     }
     written: list[Path] = []
@@ -216,13 +278,19 @@ def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
 
     target = Path(args.dir)
     requirement = requirement_from(args.tool_source) if args.tool_source else running_requirement()
+    index_url = index_from(args.index_url, requirement)
     problem = credential_in(args.repo_url)
     if problem:
         raise FleetError(f"--repo-url {redact(args.repo_url)}: {problem}")
     _check_target(target)
     existed = target.exists()
     try:
-        written = init_project(target, requirement, ci=args.ci, repo_url=args.repo_url)
+        written = init_project(
+            target, requirement, ci=args.ci, repo_url=args.repo_url, index_url=index_url
+        )
+        locked = lock_project(target, requirement, index_url)  # first: the tool must be had
+        check_locked_wheel(requirement, locked.sha256)
+        written.append(target / LOCK_FILE)
         new = FleetConfig.load(target)
         result = pipeline.synthesize(new, write=True)
     except OSError as e:  # a folder it cannot write in
@@ -237,6 +305,11 @@ def _run_init(args: argparse.Namespace, config: FleetConfig) -> int:
     count = plural(len(written), "file")
     print(f"wrote a fleet repository in {target} ({count}; {git})")
     print(f"  depends on {requirement}")
+    digest = f"sha256:{locked.sha256}" if locked.sha256 else "no sha256: its source serves none"
+    print(
+        f"  locked {DIST_NAME} {locked.version} from {locked.source} ({digest}) and "
+        f"{plural(locked.packages - 1, 'other distribution')} in {LOCK_FILE}"
+    )
     print(f"  rendered {plural(result.object_count, 'object')} into {new.dist}/")
     where = "" if target.resolve() == Path.cwd().resolve() else f"cd {target}, "
     print(
@@ -254,7 +327,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--tool-source",
         metavar="VERSION|URL",
         help=f"the tool release the project installs: X.Y.Z ({DIST_NAME}==X.Y.Z on the "
-        "package index) or git+https://...@<tag> (default: the version running now)",
+        "package index), a wheel's https:// URL, or git+https://...@<tag> (default: the "
+        "version running now)",
+    )
+    p.add_argument(
+        "--index-url",
+        metavar="URL",
+        help=f"the package index of your team that serves {DIST_NAME} (a PEP 503 simple "
+        "index, https://): the version pin is taken from there only (default: the public "
+        "index)",
     )
     p.add_argument(
         "--ci",

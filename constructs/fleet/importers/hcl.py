@@ -24,6 +24,7 @@ from hcl2.utils import SerializationOptions
 
 from fleet.core.errors import DefinitionError
 from fleet.importers.secrets import HIDDEN, shown
+from fleet.importers.terraform_names import check_name
 
 _OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=False)
 ALL = "all"
@@ -152,8 +153,18 @@ def _unquote(label: Any) -> str:
     return text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
 
 
+_NAMED = {
+    "resource": ("resource type", "resource name"),
+    "data": ("data source type", "data source name"),
+    "module": ("module name",),
+}
+"""The labels Terraform reads as names (refused unless they are: nothing else reads them)."""
+
+
 def _block(path: Path, block: BlockRule) -> Block:
     labels = [_unquote(label.serialize(_OPTIONS)) for label in block.labels]
+    for what, label in zip(_NAMED.get(labels[0], ()), labels[1:], strict=False):
+        check_name(label, what=what, where=f"{path}:{line_of(block)}", field=labels[0])
     arguments: dict[str, Any] = {}
     lines: dict[str, int] = {}
     ignored: tuple[str, ...] = ()

@@ -6,6 +6,7 @@ of each file, and the caller writes it (after ``--verify`` when asked).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import importlib
@@ -25,6 +26,7 @@ from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.values import location_root
 from fleet.importers.codegen import (
     GENERATED_PREFIX,
+    TEMPLATES_MODULE,
     ClusterDecl,
     Declaration,
     ProjectDecl,
@@ -34,6 +36,7 @@ from fleet.importers.codegen import (
     template_variable,
     templates_module,
 )
+from fleet.importers.generated import check_generated
 from fleet.importers.secrets import HIDDEN, shown
 from fleet.importers.shapes import describe
 from fleet.importers.template_derivation import (
@@ -52,9 +55,6 @@ from fleet.importers.tfvars import (
     module_name,
 )
 from fleet.pipeline.discovery import discover, helper_modules, load_fleet
-
-TEMPLATES_MODULE = "_imported_templates"
-"""The module ``--derive-templates`` writes in the declarations folder."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -542,12 +542,19 @@ def _our_modules(
 
 
 def generated_module(path: Path, title: str = "") -> bool:
-    """Whether ``path`` is a module an import wrote (of ``title``'s community, if given)."""
+    """Whether ``path`` is a module an import wrote (of ``title``'s community, if given):
+    its first line is a one-line docstring (read as the literal it is) that says so."""
     try:
         first = path.read_text(encoding="utf-8").split("\n", 1)[0]
     except (OSError, UnicodeDecodeError):
         return False
-    return first.startswith(f'"""{GENERATED_PREFIX}') and title in first
+    if not (first.startswith(f'"""{GENERATED_PREFIX}') and first.endswith('"""')):
+        return False
+    try:
+        about = ast.literal_eval(first)
+    except (SyntaxError, ValueError):
+        return False
+    return isinstance(about, str) and title in about
 
 
 _DETAILS = (
@@ -1012,8 +1019,11 @@ def relative(path: Path, config: FleetConfig) -> str:
         return str(path)
 
 
-def write_files(files: dict[Path, str]) -> list[Path]:
-    """Write each file atomically (a temporary file, then a rename); sorted paths."""
+def write_files(files: dict[Path, str], config: FleetConfig) -> list[Path]:
+    """Write each file atomically (a temporary file, then a rename); sorted paths. Every
+    module is checked first (:func:`check_generated`), so that none is written unless all
+    have the shape an import writes."""
+    check_generated(files, config.clusters_dir.name)
     for path, text in sorted(files.items()):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

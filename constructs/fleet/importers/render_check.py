@@ -19,7 +19,9 @@ from pathlib import Path
 from fleet.checks.problem import InvalidObjects, Problem
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.importers.generated import check_generated
 from fleet.importers.plan import project_modules
+from fleet.importers.source_check import GeneratedCodeError
 from fleet.pipeline.synth import Synth, synthesize
 
 _WHERE = re.compile(r"^(?P<file>.+?\.py):(?P<line>\d+)")
@@ -34,7 +36,10 @@ def render_with(
     config: FleetConfig, files: Mapping[Path, str], environments: Sequence[str]
 ) -> Synth:
     """Render ``environments`` of the project with ``files`` (absolute paths, most inside
-    the declarations folder) written in; raises as ``fleet synth`` does."""
+    the declarations folder) written in; raises as ``fleet synth`` does. Each module is
+    checked first (:func:`check_generated`): one that holds what no import writes is
+    refused before it is written anywhere or run."""
+    check_generated(files, config.clusters_dir.name)
     with tempfile.TemporaryDirectory(prefix="fleet-import-") as tmp:
         copy = dataclasses.replace(config, root=Path(tmp))
         if config.clusters_dir.is_dir():
@@ -64,6 +69,8 @@ def check_render(
     DefinitionErrors (each naming the input value, or the generated line)."""
     try:
         return render_with(config, files, environments)
+    except GeneratedCodeError:
+        raise
     except DefinitionErrors as e:
         raise DefinitionErrors([_definition(x, translate) for x in e.errors]) from None
     except DefinitionError as e:

@@ -15,20 +15,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fleet.importers.codegen import (
+    FLEET,
     GENERATED_STATE,
     INDENT,
-    Call,
-    Comprehension,
-    Raw,
-    Tuple,
-    Value,
     blocks,
     callees,
-    mark_long,
+    comment_lines,
     module,
-    py_str,
     statement,
     template_variable,
+)
+from fleet.importers.pysource import (
+    Call,
+    Comprehension,
+    Lookup,
+    Name,
+    NamePattern,
+    Tuple,
+    Value,
+    py_str,
 )
 
 MIN_REPEATED = 3
@@ -109,9 +114,9 @@ def _comprehension(members: list[dict[str, Value]]) -> Comprehension:
     element: list[tuple[str, Value]] = []
     for key, value in first.items():
         if key == "name" and name_pattern is not None:
-            element.append((key, Raw(name_pattern)))
+            element.append((key, name_pattern))
         elif key in varying:
-            element.append((key, Raw(_TARGET[key])))
+            element.append((key, Name(_TARGET[key])))
         else:
             element.append((key, value))
     rows = tuple(Tuple(tuple(m[k] for k in columns)) for m in members)
@@ -122,7 +127,7 @@ def _comprehension(members: list[dict[str, Value]]) -> Comprehension:
     )
 
 
-def _name_pattern(members: list[dict[str, Value]]) -> str | None:
+def _name_pattern(members: list[dict[str, Value]]) -> NamePattern | None:
     """``f"{zone}-cache"`` when every name is its zone with one prefix and suffix."""
     pairs = [(m.get("name"), m.get("availability_zone")) for m in members]
     if not all(isinstance(n, str) and isinstance(z, str) and z and z in n for n, z in pairs):
@@ -131,11 +136,7 @@ def _name_pattern(members: list[dict[str, Value]]) -> str | None:
     if len(splits) != 1:
         return None
     prefix, suffix = splits.pop()
-
-    def part(text: str) -> str:
-        return py_str(text)[1:-1].replace("{", "{{").replace("}", "}}")
-
-    return f'f"{part(prefix)}{{zone}}{part(suffix)}"'
+    return NamePattern(prefix=prefix, target=Name(_TARGET["availability_zone"]), suffix=suffix)
 
 
 # --- label constants ---------------------------------------------------------------------------
@@ -166,7 +167,7 @@ def _replace(value: Value, constants: Mapping[str, str]) -> Value:
     if isinstance(value, Mapping):
         name = constants.get(_key(dict(value)))
         if name is not None:
-            return Raw(name)
+            return Name(name)
         return {k: _replace(v, constants) for k, v in value.items()}
     if isinstance(value, Call):
         return Call(
@@ -249,10 +250,10 @@ def templates_module(templates: Sequence[TemplateDecl]) -> str:
     constants, constant_lines = label_constants(calls, {t.variable for t in ordered})
     statements = list(constant_lines)
     for template, (_, call) in zip(ordered, calls, strict=True):
-        lines = [mark_long(f"# {line}") for line in template.comment]
+        lines = comment_lines(template.comment)
         statements.append(lines + statement(_replace(call, constants), target=template.variable))
     return module(
-        docstring=f"{GENERATED_STATE} (templates): re-import to update.",
+        about=f"{GENERATED_STATE} (templates): re-import to update.",
         names={"fleet": ["ClusterTemplate"]},
         body=blocks(*statements),
     )
@@ -280,7 +281,7 @@ def cluster_module(
                 cluster.construct_id,
                 Call(
                     callee="MagnumCluster",
-                    positional=(Raw("fleet"), cluster.construct_id),
+                    positional=(FLEET, cluster.construct_id),
                     keywords=tuple(keywords),
                 ),
             )
@@ -297,10 +298,10 @@ def cluster_module(
     statements: list[list[str]] = []
     for project in sorted(projects, key=lambda p: p.variable):
         if project.call is None:
-            lookup = Raw(f"fleet.declaration({py_str(project.reused or '')}, OpenStackProject)")
+            lookup = Lookup(construct_id=project.reused or "", cls=Name("OpenStackProject"))
             statements.append(
                 [
-                    f"{INDENT}# Declared in {project.reused_from}.",
+                    *comment_lines([f"Declared in {project.reused_from}."], INDENT),
                     *statement(lookup, indent=INDENT, target=project.variable),
                 ]
             )
@@ -308,7 +309,7 @@ def cluster_module(
             statements.append(statement(project.call, indent=INDENT, target=project.variable))
     call_statements = []
     for cluster, (_, call) in zip(ordered, text_calls, strict=True):
-        lines = [mark_long(f"{INDENT}# {line}") for line in cluster.comment]
+        lines = comment_lines(cluster.comment, INDENT)
         call_statements.append(lines + statement(call, indent=INDENT))
     define = [
         "def define(fleet: Fleet) -> None:",
@@ -317,9 +318,7 @@ def cluster_module(
     ]
     body = [*blocks(*constant_lines), "", "", *define] if constant_lines else ["", *define]
     about = f" ({title})" if title else ""
-    text = module(
-        docstring=f"{GENERATED_STATE}{about}: re-import to update.", names=names, body=body
-    )
+    text = module(about=f"{GENERATED_STATE}{about}: re-import to update.", names=names, body=body)
     return Source(text=text, spans=_spans(text, [c.construct_id for c in ordered]))
 
 
@@ -328,13 +327,13 @@ def emptied_module(*, title: str, moved_to: Sequence[str]) -> str:
     (merged across environments): it declares nothing, so that no cluster is declared
     twice."""
     return module(
-        docstring=f"{GENERATED_STATE} ({title}): re-import to update.",
+        about=f"{GENERATED_STATE} ({title}): re-import to update.",
         names={"fleet": ["Fleet"]},
         body=[
             "",
             "def define(fleet: Fleet) -> None:",
             f'{INDENT}"""Nothing: its clusters are declared with other environments\' in:"""',
-            *(mark_long(f"{INDENT}# {path}") for path in moved_to),
+            *comment_lines(moved_to, INDENT),
         ],
     )
 

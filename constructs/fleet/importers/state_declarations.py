@@ -24,7 +24,6 @@ from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, BOUND_LABELS, autosca
 from fleet.clouds.magnum.template import attribute_keywords
 from fleet.core.names import MAX_LABEL, is_dns_label, object_name_from
 from fleet.core.options import Option, options_of
-from fleet.importers.codegen import Call, Raw, Value
 from fleet.importers.magnum_state import (
     AUTOSCALED,
     CREATE_ONLY,
@@ -34,6 +33,7 @@ from fleet.importers.magnum_state import (
     ImportedTemplate,
     StateCluster,
 )
+from fleet.importers.pysource import Call, Name, Value
 from fleet.importers.state_codegen import ClusterCall, ProjectCall, TemplateDecl
 from fleet.importers.tfvars import autoscaler_bounds
 
@@ -167,8 +167,8 @@ def cluster_keywords(
     keywords: dict[str, Value] = {
         "name": cluster.magnum_name,
         "environments": [cluster.environment],
-        "project": Raw(project.variable),
-        "template": Raw(template_variable_name),
+        "project": Name(project.variable),
+        "template": Name(template_variable_name),
     }
     origins = {"name": "name", "template": "cluster_template_id", "project": "project_id"}
     declared, required = _declared(cluster.values, MagnumCluster, promoted)
@@ -426,8 +426,8 @@ def earlier_comments(path: Path) -> dict[str, tuple[str, ...]]:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             above: list[str] = []
             number = node.lineno - 2
-            while number >= 0 and lines[number].startswith("# "):
-                above.insert(0, lines[number][2:].removesuffix("  # noqa: E501"))
+            while number >= 0 and (lines[number].startswith("# ") or lines[number] == "#"):
+                above.insert(0, lines[number][2:].removesuffix("  # noqa: E501").rstrip("\r"))
                 number -= 1
             found[node.targets[0].id] = tuple(above)
     return found

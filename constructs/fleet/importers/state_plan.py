@@ -26,9 +26,8 @@ from fleet.core.manifest import Manifest
 from fleet.core.names import object_name_from
 from fleet.core.options import options_of
 from fleet.importers.codegen import (
-    Call,
-    Raw,
-    Value,
+    FLEET,
+    TEMPLATES_MODULE,
     project_variable,
     template_variable,
 )
@@ -47,7 +46,6 @@ from fleet.importers.magnum_state import (
     resource_block,
 )
 from fleet.importers.plan import (
-    TEMPLATES_MODULE,
     Catalog,
     ExistingFleet,
     check_writable,
@@ -58,6 +56,7 @@ from fleet.importers.plan import (
     scan_fleet,
     uuid_values,
 )
+from fleet.importers.pysource import Call, Value
 from fleet.importers.render_check import check_render
 from fleet.importers.secrets import credential_paths, shown
 from fleet.importers.state_codegen import (
@@ -489,7 +488,7 @@ class _Planner:
                     construct_id = f"{construct_id}-project"
                 call = Call(
                     callee="OpenStackProject",
-                    positional=(Raw("fleet"), construct_id),
+                    positional=(FLEET, construct_id),
                     keywords=tuple(
                         (k, v)
                         for k, v in (

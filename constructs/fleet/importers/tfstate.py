@@ -9,7 +9,10 @@ state pull``; format version 4, ``internal/states/statefile/version4.go``:
 resources and data sources; every other resource (and every output) is counted, never
 read: a state holds secrets (kubeconfigs, keys, outputs not marked sensitive).
 
-Anything else is refused, saying what it is: a state of format version 1 to 3 (Terraform
+A name or address Terraform could never write (a line break in a resource's name, an
+attribute name no provider schema has) is refused when read, naming the file and showing
+the text escaped (:mod:`fleet.importers.terraform_names`). Anything else is refused, saying
+what it is: a state of format version 1 to 3 (Terraform
 0.11 or older; ``version3.go``), of a version newer than 4, ``terraform show -json``
 output of a newer ``format_version``, a plan (saved or shown), an empty state, an OpenTofu
 state encrypted at rest (opentofu/opentofu ``internal/encryption/base.go``: ``meta``,
@@ -28,6 +31,12 @@ from typing import Any
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.secrets import shown
+from fleet.importers.terraform_names import (
+    check_address,
+    check_attributes,
+    check_name,
+    shown_path,
+)
 from fleet.importers.tfvars import ImportedCluster
 
 CLUSTER = "openstack_containerinfra_cluster_v1"
@@ -198,13 +207,13 @@ class StateFile:
 
     @property
     def source(self) -> str:
-        """The path as given, for messages."""
-        return str(self.path)
+        """The path as given, for messages (escaped when it is not printable)."""
+        return shown_path(self.path)
 
 
 def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
     """One state file, or a DefinitionError naming it and what it is instead."""
-    source = str(path)
+    source = shown_path(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -331,12 +340,16 @@ def _check_version(document: Mapping[str, Any], source: str) -> None:
 
 
 def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateResource]:
-    for resource in resources:
+    for number, resource in enumerate(resources):
         if not isinstance(resource, dict):
             continue
         mode = "data" if resource.get("mode") == "data" else "managed"
         module = str(resource.get("module") or "")
         type_, name = str(resource.get("type")), str(resource.get("name"))
+        at = f"resources[{number}]"
+        check_name(type_, what="resource type", where=source, field=f"{at}.type")
+        check_name(name, what="resource name", where=source, field=f"{at}.name")
+        check_address(module, where=source, field=f"{at}.module")
         base = ".".join(
             part for part in (module, "data" if mode == "data" else "", f"{type_}.{name}") if part
         )
@@ -357,6 +370,7 @@ def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateR
                     "attributes_flat; run Terraform 0.12 or newer once on it)",
                     where=source,
                 )
+            check_attributes(attributes, where=f"{source} {address}")
             yield _check_types(
                 StateResource(
                     source=source,
@@ -444,16 +458,22 @@ def _marked(flags: Any) -> bool:
 
 
 def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterator[StateResource]:
+    module_address = str(module.get("address") or "")
+    check_address(module_address, where=source, field="module address")
     for resource in module.get("resources") or []:
         if not isinstance(resource, dict):
             continue
         address = str(resource.get("address"))
         type_ = str(resource.get("type"))
+        check_address(address, where=source, field="address")
+        check_name(type_, what="resource type", where=source, field=f"{address} type")
+        check_name(str(resource.get("name")), what="resource name", where=source, field=address)
         if type_ not in MAGNUM_TYPES:
             others.append(address)
             continue
         if resource.get("deposed_key") or not isinstance(resource.get("values"), dict):
             continue
+        check_attributes(resource["values"], where=f"{source} {address}")
         index = resource.get("index")
         flags = resource.get("sensitive_values")
         yield _check_types(
@@ -464,7 +484,7 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
                 attributes=resource["values"],
                 mode="data" if resource.get("mode") == "data" else "managed",
                 name=str(resource.get("name")),
-                module=str(module.get("address") or ""),
+                module=module_address,
                 index=index if isinstance(index, (int, str)) else None,
                 sensitive=frozenset(
                     k for k, v in (flags.items() if isinstance(flags, dict) else ()) if _marked(v)
