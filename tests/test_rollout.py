@@ -445,3 +445,24 @@ def test_a_failed_synth_leaves_the_state_as_it_was(
     with pytest.raises(DefinitionError, match="broken render"):
         promote(root, now=datetime.now(tz=UTC))
     assert not (root / "rollout.yaml").exists()
+
+
+def test_the_state_file_is_inside_the_repository(tmp_path: Path) -> None:
+    app = testing.fleet(environments=["dev"], root=tmp_path)
+    ring = Ring(name="all", environments=["dev"], soak=timedelta(0))
+    target = UpgradeTarget(
+        name="t",
+        clouds=[
+            OkeTarget(
+                releases={
+                    "eu-frankfurt-1": OkeRelease(
+                        kubernetes_version="v1.31.1",
+                        node_image_id="ocid1.image.oc1.eu-frankfurt-1.aaaa",
+                    )
+                }
+            )
+        ],
+    )
+    for state in ("/etc/rollout.yaml", "../rollout.yaml"):
+        with pytest.raises(DefinitionError, match="state: must be a path inside"):
+            Rollout(app, f"r{len(state)}", rings=[ring], targets=[target], state=state)

@@ -428,3 +428,22 @@ def test_the_guide_names_what_node_groups_can_express(tmp_path: Path) -> None:
     guide = (REPO / "docs" / "guide.md").read_text()
     assert "--nodegroup" in guide
     assert "NodegroupV1" in guide
+
+
+def test_declaring_the_driver_of_a_live_cluster_passes_fleet_diff() -> None:
+    """What the guide says of a merge request that only adds ``driver=``: the annotation,
+    the labels moving to ``spec.initProvider`` (notes), the management policies; no error."""
+    out = testing.diff(
+        one_cluster(template("t", "v1.30.4")),
+        one_cluster(template("t", "v1.30.4", driver="k8s_capi_helm_v1")),
+    )
+    assert out.errors == []
+    [change] = out.diff.environments[0].changed
+    paths = {".".join(map(str, c.path[:3])) for c in change.fields}
+    assert paths == {
+        "metadata.annotations.fleet.openstack/magnum-driver",
+        "spec.forProvider.labels",
+        "spec.initProvider.labels",
+        "spec.managementPolicies",
+    }
+    assert [f.level for f in out.findings] == ["note", "note"]

@@ -173,7 +173,15 @@ class Rollout(FleetConstruct):
         for ring in self.rings:
             for env in ring.environments:
                 self.fleet.config.check_environment(env, where=ring.context, field="environments")
-        self.state_path: Path = self.fleet.config.root / self.state
+        relative = Path(self.state)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise DefinitionError(
+                f"must be a path inside the fleet's repository (it is committed), got "
+                f"{self.state!r}",
+                where=ctx,
+                field="state",
+            )
+        self.state_path: Path = self.fleet.config.root / relative
         self.state_shown: str = self.state
         self.current: RolloutState = read_state(self.state_path, shown=self.state_shown)
         self._check_state()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -345,7 +346,7 @@ class ClusterTemplate:
                 out[terraform] = value
         return out
 
-    @property
+    @functools.cached_property
     def driver_decision(self) -> DriverDecision:
         """Which Magnum driver the template's clusters use, and how the fleet decided:
         ``driver=``, else the one driver registered for ``cluster_distro`` (with
