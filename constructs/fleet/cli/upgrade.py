@@ -18,20 +18,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from fleet.clouds.upgrades import PathMode
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.fleet import Fleet
+from fleet.core.secrets import redact
 from fleet.core.words import plural
 from fleet.upgrades.gate import Complete, PromotedAt, Promotion, Refusal, Unconverged, decide
 from fleet.upgrades.plan import RolloutPlan, StepStatus, plan, soak_text
+from fleet.upgrades.rings import Member
 from fleet.upgrades.rollout import Rollout, Step
 from fleet.upgrades.state import parse_state
+
+if TYPE_CHECKING:  # the status view is imported when the gate runs, not by `fleet synth`
+    from fleet.views.status import ClusterStatus
+    from fleet.views.status.read import ClientFactory
 
 EXIT_OK, EXIT_REFUSED = 0, 1
 MODES = {
@@ -216,16 +222,73 @@ def _write(
     return EXIT_OK
 
 
-def no_live_check(fleet: Fleet) -> Unconverged:
-    """The gate's convergence check: ``fleet status``'s verdict (:mod:`fleet.views.status`)."""
-    raise FleetError("fleet status is not available yet")
+def status_check(
+    clients: ClientFactory | None = None,
+) -> Callable[[Fleet], Unconverged]:
+    """The gate's convergence check: ``fleet status``'s verdict (:mod:`fleet.views.status`).
+
+    The members are read in one :func:`~fleet.views.status.read_status` call (one
+    :class:`~fleet.views.status.Selection` of exactly them); a member is converged when its
+    row is (:meth:`~fleet.views.status.ClusterStatus.converged`: ArgoCD synced the last
+    commit that changed its ``dist/<env>/`` and is healthy, every object is live and ready,
+    the live version is the declared one, which for a promoted ring is the target). A
+    member without a row (its environment could not be read) is not converged: the read
+    problem is the reason. ``clients`` as ``read_status`` takes it (default: kubeconfig).
+    """
+
+    def make(fleet: Fleet) -> Unconverged:
+        def unconverged(members: Sequence[Member]) -> list[tuple[Member, str]]:
+            if not members:
+                return []
+            from fleet.views.status import Selection, read_status
+
+            def key(m: Member) -> tuple[str, str]:
+                return (m.environment, m.cluster.object_name(m.environment))
+
+            wanted = {key(m) for m in members}
+            selection = Selection(
+                environments=tuple(sorted({m.environment for m in members})),
+                filters=(lambda c, env: (env, c.object_name(env)) in wanted,),
+            )
+            status = read_status(fleet, selection, clients=clients)
+            rows = {(r.environment, r.cluster): r for r in status.clusters}
+            problems = {e.environment: e.problems for e in status.environments}
+            out: list[tuple[Member, str]] = []
+            for m in members:
+                row = rows.get(key(m))
+                if row is None:
+                    why = "; ".join(problems.get(m.environment, ())) or "fleet status read no row"
+                    out.append((m, f"unknown: {redact(why)}"))
+                elif not row.converged():
+                    out.append((m, _why(row)))
+            return out
+
+        return unconverged
+
+    return make
+
+
+def _why(row: ClusterStatus) -> str:
+    """One line: the verdict, the versions, the first problem (as ``fleet status`` says)."""
+    from fleet.cli.status import describe
+
+    live = row.live_version or "?"
+    text = f"{row.verdict.value} (declared {row.declared_version}, live {live})"
+    if row.problem is not None:
+        text += f": {describe(row.problem)}"
+    elif row.unread:
+        text += f": not read: {row.unread[0]}"
+    return redact(text)
 
 
 def _promote(args: argparse.Namespace, config: FleetConfig) -> int:
+    from fleet.views.status import kube_clients
+
+    clients = kube_clients(config, context=args.context, kubeconfig=args.kubeconfig)
     return run_promote(
         config,
         now=datetime.now(tz=UTC),
-        unconverged=no_live_check,
+        unconverged=status_check(clients),
         dry_run=args.dry_run,
         out=sys.stdout,
         err=sys.stderr,
@@ -256,6 +319,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     promote_p.add_argument(
         "--dry-run", action="store_true", help="say what would be promoted; write nothing"
+    )
+    promote_p.add_argument(
+        "--context",
+        metavar="CTX",
+        help="the kubeconfig context for every environment the gate reads (instead of "
+        "[tool.fleet.contexts]; as fleet status)",
+    )
+    promote_p.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="PATH",
+        help="the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
     )
     promote_p.set_defaults(handler=_promote)
     for parser in (plan_p, promote_p):
