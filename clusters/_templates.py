@@ -67,14 +67,9 @@ _BASE_1_25_3 = {
 #   openstack coe cluster template show <name> -f value -c uuid
 # (or `fleet import tfstate`), once per region.
 
-# The 1.25 templates are of Magnum's Heat driver (Fedora CoreOS): their clusters upgrade
-# blue/green only (docs/guide.md, "Upgrade a Heat-driver Magnum cluster (blue/green)").
-HEAT = "k8s_fedora_coreos_v1"
-
 # Multi-AZ: nodes spread over availability zones by node groups.
 MULTI_1_25_3 = ClusterTemplate(
     name="kubernetes-1.25.3-3-multi",
-    driver=HEAT,
     kubernetes_version="v1.25.3",
     uuid={"cern": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d01"},  # example UUID
     base_labels=_BASE_1_25_3,
@@ -84,36 +79,9 @@ MULTI_1_25_3 = ClusterTemplate(
 # Single-AZ: all nodes in one zone, chosen with the optional availability_zone label.
 SINGLE_1_25_3 = ClusterTemplate(
     name="kubernetes-1.25.3-3",
-    driver=HEAT,
     kubernetes_version="v1.25.3",
     uuid={"cern": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d02"},  # example UUID
     base_labels=_BASE_1_25_3,
     optional_labels=["availability_zone"],
     changing_labels=["cephfs_csi_enabled", "manila_csi_enabled", "manila_enabled"],
-)
-
-# The Cluster API templates (openstack/magnum-capi-helm): a cluster moves from one to the next
-# in place, one minor version at a time, as the upgrade rollout promotes its ring
-# (clusters/rollout.py). The driver takes the Kubernetes version from the image's
-# kube_version property; kubernetes_version here says the same for the fleet.
-_CAPI_LABELS = {"monitoring_enabled": "true", "auto_healing_enabled": "true"}
-
-CAPI_1_30 = ClusterTemplate(
-    name="kubernetes-1.30.4-capi",
-    driver="k8s_capi_helm_v1",
-    kubernetes_version="v1.30.4",
-    image="ubuntu-jammy-kube-v1.30.4",
-    uuid={"cern": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d30"},  # example UUID
-    base_labels=_CAPI_LABELS,
-    optional_labels=["availability_zone"],
-)
-
-CAPI_1_31 = ClusterTemplate(
-    name="kubernetes-1.31.2-capi",
-    driver="k8s_capi_helm_v1",
-    kubernetes_version="v1.31.2",
-    image="ubuntu-jammy-kube-v1.31.2",
-    uuid={"cern": "0b6f3c52-7a1e-4d8b-9c2f-5e4a3b2c1d31"},  # example UUID
-    base_labels=_CAPI_LABELS,
-    optional_labels=["availability_zone"],
 )

@@ -1,6 +1,6 @@
 """Clusters of the AIS community (OpenStack project "JEEDY AIS")."""
 
-from clusters._templates import CAPI_1_30, MULTI_1_25_3, SINGLE_1_25_3
+from clusters._templates import MULTI_1_25_3, SINGLE_1_25_3
 from fleet import Fleet, MagnumCluster, NodeGroup, OpenStackProject, per_env
 
 
@@ -90,20 +90,4 @@ def define(fleet: Fleet) -> None:
         node_count=3,
         labels={"availability_zone": "cern-geneva-b", "cephfs_csi_enabled": "true"},
         fleet_labels={"team": "ais", "workload": "ci"},
-    )
-
-    # The AIS API, on Magnum's Cluster API driver: upgraded in place by the rollout
-    # (clusters/rollout.py), its dev cluster first (the canary ring).
-    MagnumCluster(
-        fleet,
-        "ais-api",
-        name="k8s-ais-api-{env}",
-        environments=["dev", "prod"],
-        project=jeedy_ais,
-        template=CAPI_1_30,
-        flavor="m2.large",
-        keypair="shared-jeedy-key",
-        node_count=per_env(dev=1, prod=3),
-        labels={"availability_zone": "cern-geneva-a"},
-        fleet_labels={"team": "ais", "workload": "api"},
     )

@@ -169,13 +169,16 @@ def test_inline_kubectl_commands_name_real_resource_kinds() -> None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the example fleet, guide snippets added, its pyproject as the guide says."""
+    """A copy of the example fleet, guide snippets added (its rollout replaced by the guide's),
+    its pyproject as the guide says."""
     root = tmp_path / "fleet"
     root.mkdir()
     shutil.copy(HYBRID / "pyproject.toml", root)
     shutil.copytree(HYBRID / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
     for i, source in enumerate(blocks("python")):
-        (root / "clusters" / f"guide_{i}.py").write_text(source)
+        # The guide's rollout replaces the example's (a fleet declares one).
+        name = "rollout.py" if "\n    Rollout(" in source else f"guide_{i}.py"
+        (root / "clusters" / name).write_text(source)
     (toml,) = [b for b in blocks("toml") if "environments" in b]
     environments = re.search(r"^environments = .*$", toml, re.M)
     assert environments is not None

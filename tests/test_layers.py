@@ -26,9 +26,11 @@ FLOORS = {
     "importers": 6,
     "cli": 7,
     "testing": 7,
+    "plugin": 7,
     "scaffold": 7,
 }
-"""core <- platform <- clouds <- checks/argocd <- guards <- pipeline/views <- importers <- cli.
+"""core <- platform <- clouds <- checks/argocd <- guards <- pipeline/views <- importers <- cli,
+and the public faces over everything: ``testing`` (tests) and ``plugin`` (the extension API).
 
 The diff guards sit above the object checks: they reuse the checks' reference rules and CRD
 index, and neither checks nor argocd knows a change."""

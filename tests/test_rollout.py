@@ -336,7 +336,7 @@ def test_plan_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_plan_without_a_rollout_says_how_to_declare_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["--root", str(FIXTURE_FLEETS / "hybrid"), "upgrade", "plan"]) == 2
+    assert main(["--root", str(FIXTURE_FLEETS / "magnum"), "upgrade", "plan"]) == 2
     assert "declares no upgrade rollout" in capsys.readouterr().err
 
 

@@ -14,7 +14,7 @@ from typing import Any, get_args
 import pytest
 from builders import magnum, oke
 from crd_samples import crds_dir
-from support import REPO
+from support import HYBRID, REPO
 
 from fleet import ClusterTemplate, MagnumDriver, MagnumDriverName, NodeGroup, testing
 from fleet.checks.crds import load_crds
@@ -109,15 +109,28 @@ def test_heat_to_capi_template_change_is_refused_naming_blue_green() -> None:
     assert "Upgrade a Heat-driver Magnum cluster (blue/green)" in errors[0]
 
 
+def _files(root: Path) -> list[Path]:
+    return sorted(p.relative_to(root) for p in root.rglob("*") if "__pycache__" not in p.parts)
+
+
 def test_upgrade_plan_runs_on_the_example_fleet(capsys: pytest.CaptureFixture[str]) -> None:
-    """The repository's own fleet (clusters/) declares a rollout; its plan is read-only."""
-    assert main(["--root", str(REPO), "upgrade", "plan"]) == 0
+    """The example fleet (``clusters/``, a copy of the fixture fleet ``hybrid``, which is its
+    one source: tests/test_example_fleet.py) declares a rollout; its plan is read-only. Its
+    OKE clusters upgrade in place in two steps; its Magnum clusters' templates declare no
+    driver, so Heat rules apply: blue/green, onto the target's Cluster API template."""
+    before = sorted(
+        p.relative_to(HYBRID) for p in HYBRID.rglob("*") if "__pycache__" not in p.parts
+    )
+    assert main(["--root", str(HYBRID), "upgrade", "plan"]) == 0
     out = capsys.readouterr().out
     assert "target kubernetes-1.31" in out
-    assert "dev/k8s-ais-api-dev  Magnum  in place" in out
     assert "test/oke-sso-test  OKE  in place  v1.30.1 -> v1.31.1" in out
-    assert "blue/green" in out
-    assert main(["--root", str(REPO), "upgrade", "plan", "--format", "json"]) == 0
+    assert "dev/k8s-sso-dev-v25  Magnum  blue/green  kubernetes-1.25.3-3 (v1.25.3) -> " in out
+    assert "its driver is not known, so Heat rules apply" in out
+    assert "19 clusters: 15 blue/green, 4 in place; 0 of 5 steps promoted." in out
+    assert main(["--root", str(HYBRID), "upgrade", "plan", "--format", "json"]) == 0
+    after = _files(HYBRID)
+    assert after == before
 
 
 # --- the driver of a template -------------------------------------------------------------

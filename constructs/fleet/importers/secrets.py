@@ -16,10 +16,9 @@ from typing import Any
 from fleet.checks.registry import BUILTIN_CHECKS, CheckContext, run_checks
 from fleet.core.config import FleetConfig
 from fleet.core.manifest import Manifest
+from fleet.platform.plugins import PluginSet
 
 _GUARD = next(c for c in BUILTIN_CHECKS if c.name == "secret-guard")
-_CONTEXT = CheckContext(FleetConfig(root=Path(".")), None)
-"""The guard reads nothing of its context."""
 
 
 def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -32,7 +31,9 @@ def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
         source="",
     )
     found = []
-    for problem in run_checks([_GUARD], [probe], _CONTEXT)[_GUARD.name]:
+    # The guard reads nothing of its context: no configuration, CRDs or plug-ins.
+    context = CheckContext(FleetConfig(root=Path(".")), None, PluginSet())
+    for problem in run_checks([_GUARD], [probe], context)[_GUARD.name]:
         path = problem.field_path.removeprefix("values").lstrip(".")
         found.append((path, problem.message.split(";")[0]))
     return found
