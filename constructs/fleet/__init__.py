@@ -25,6 +25,7 @@ from fleet.core.options import option, value_type
 from fleet.core.refs import Ref
 from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
+from fleet.platform.management import ManagementCluster
 from fleet.upgrades.rings import Ring
 from fleet.upgrades.rollout import Rollout, UpgradeTarget
 
@@ -119,6 +120,7 @@ __all__ = [
     "MagnumDriver",
     "MagnumDriverName",
     "MagnumTarget",
+    "ManagementCluster",
     "ManagementPolicy",
     "Manifest",
     "Node",
