@@ -9,10 +9,10 @@ generated module is trusted code from then on. Three layers are tested here:
   read (hashicorp/terraform v1.15.9 ``internal/configs/resource.go``,
   ``internal/addrs/instance_key.go``, ``internal/configs/configschema/internal_validate.go``;
   hashicorp/hcl v2.24.0 ``hclsyntax/public.go``; docs/upstream-behaviour.md);
-- every piece of text that reaches a module goes through ``fleet.importers.pysource``
+- every piece of text that reaches a module goes through ``fleet.core.pysource``
   (literals, comments, docstrings, names), property-tested with arbitrary text here;
 - every generated module is parsed and checked before anything writes or runs it
-  (``fleet.importers.source_check``; its refusals are tested in test_source_check.py).
+  (``fleet.codegen.source_check``; its refusals are tested in test_source_check.py).
 
 End to end, a payload that writes a sentinel file is fed through each field that reaches
 generated code: the import either refuses it (exit 2, one line, nothing written) or
@@ -42,7 +42,19 @@ from hypothesis import strategies as st
 from support import HYBRID, tree_hash
 
 from fleet.cli.main import main
+from fleet.codegen.source_check import GeneratedCodeError, check_source
 from fleet.core.errors import DefinitionError
+from fleet.core.pysource import (
+    Call,
+    Name,
+    NamePattern,
+    UnsafeSource,
+    comment,
+    comment_text,
+    docstring,
+    identifier,
+    py_str,
+)
 from fleet.importers.codegen import (
     FLEET,
     GENERATED_STATE,
@@ -54,18 +66,6 @@ from fleet.importers.codegen import (
 from fleet.importers.codegen import cluster_module as tfvars_module
 from fleet.importers.codegen import templates_module as derived_templates_module
 from fleet.importers.generated import SHAPE, check_generated
-from fleet.importers.pysource import (
-    Call,
-    Name,
-    NamePattern,
-    UnsafeSource,
-    comment,
-    comment_text,
-    docstring,
-    identifier,
-    py_str,
-)
-from fleet.importers.source_check import GeneratedCodeError, check_source
 from fleet.importers.state_codegen import (
     ClusterCall,
     ProjectCall,
@@ -76,9 +76,9 @@ from fleet.importers.state_codegen import (
 )
 from fleet.importers.state_declarations import earlier_comments
 from fleet.importers.template_derivation import TemplateSpec
-from fleet.importers.terraform_names import is_terraform_name
 from fleet.importers.tfstate import read_state_file
 from fleet.importers.tfvars import Connection, ImportedCluster, ImportedNodeGroup
+from fleet.terraform.names import is_terraform_name
 
 REAL = Path(__file__).parent / "fixtures" / "terraform" / "real"
 PPOULIOT = REAL / "ppouliot-magnum-clusters" / "state" / "terraform.tfstate"
@@ -867,7 +867,7 @@ def test_without_the_readers_check_the_address_is_an_escaped_comment(
 ) -> None:
     """Were the state reader to let the name through, the comment quoting still holds: the
     address is one escaped comment line, and nothing runs."""
-    import fleet.importers.tfstate as tfstate
+    import fleet.terraform.state as tfstate
 
     monkeypatch.setattr(tfstate, "check_name", lambda *args, **kwargs: None)
     sentinel = tmp_path / "ran"
@@ -888,8 +888,8 @@ def test_without_the_reader_and_the_quoting_the_check_refuses_the_module(
 ) -> None:
     """Were a generator to paste the address raw (the bug this fixes), the check of the
     module refuses it before it is written or run: exit 2, one line, nothing written."""
-    import fleet.importers.codegen as codegen
-    import fleet.importers.tfstate as tfstate
+    import fleet.codegen.layout as codegen
+    import fleet.terraform.state as tfstate
 
     monkeypatch.setattr(tfstate, "check_name", lambda *args, **kwargs: None)
     monkeypatch.setattr(codegen, "comment", lambda text, indent="": f"{indent}# {text}")

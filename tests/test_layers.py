@@ -16,6 +16,8 @@ PACKAGE = REPO / "constructs" / "fleet"
 FLOORS = {
     "core": 0,
     "platform": 1,
+    "terraform": 1,
+    "codegen": 1,
     "clouds": 2,
     "checks": 3,
     "argocd": 3,
@@ -27,7 +29,11 @@ FLOORS = {
     "testing": 7,
     "scaffold": 7,
 }
-"""core <- platform <- clouds <- checks/argocd <- guards <- pipeline/views <- importers <- cli.
+"""core <- platform/terraform/codegen <- clouds <- checks/argocd <- guards <- pipeline/views <-
+importers <- cli.
+
+``terraform/`` (reading Terraform as data) and ``codegen/`` (generated Python, checked) sit
+below ``clouds/``: each cloud's importer reads and writes through them.
 
 The diff guards sit above the object checks: they reuse the checks' reference rules and CRD
 index, and neither checks nor argocd knows a change."""

@@ -32,8 +32,8 @@ from fleet.cli.main import main
 from fleet.core.manifest import Manifest
 from fleet.importers.codegen import DECLARATION_CALLS
 from fleet.importers.generated import SHAPE, check_generated
-from fleet.importers.hcl import read_configuration
 from fleet.importers.state_plan import StateOptions, StatePlan, plan_state_import
+from fleet.terraform.hcl import read_configuration
 
 REAL = Path(__file__).parent / "fixtures" / "terraform" / "real"
 FIXTURES = sorted(p.name for p in REAL.iterdir() if p.is_dir())

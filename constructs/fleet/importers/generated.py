@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from fleet.codegen.source_check import Shape, check_source
 from fleet.importers.codegen import (
     DECLARATION_CALLS,
     GENERATED_PREFIX,
@@ -14,7 +15,6 @@ from fleet.importers.codegen import (
     MODULE_LEVEL_CALLS,
     TEMPLATES_MODULE,
 )
-from fleet.importers.source_check import Shape, check_source
 
 SHAPE = Shape(
     docstring_prefix=GENERATED_PREFIX,

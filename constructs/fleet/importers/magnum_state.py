@@ -1,7 +1,7 @@
 """The Magnum objects of Terraform states, and what each of their values is.
 
 Pure data in, pure data out: state files (:mod:`fleet.importers.tfstate`) and, when given,
-the Terraform configuration (:mod:`fleet.importers.hcl`) become templates, clusters and
+the Terraform configuration (:mod:`fleet.terraform.hcl`) become templates, clusters and
 node groups whose every attribute is *carried* (declared), *inherited* (Magnum copied it
 from the template or the cluster: left out, as the Terraform source leaves it out),
 *computed* (Magnum's or the provider's: never declared), *create-only* (under
@@ -30,8 +30,9 @@ from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, autoscaler_on
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.importers.hcl import ALL, Block, Configuration
-from fleet.importers.tfstate import CLUSTER, NODEGROUP, TEMPLATE, StateFile, StateResource
+from fleet.importers.tfstate import CLUSTER, NODEGROUP, TEMPLATE
+from fleet.terraform.hcl import ALL, Block, Configuration
+from fleet.terraform.state import StateFile, StateResource
 
 CARRIED = "carried"
 INHERITED = "inherited"

@@ -22,6 +22,7 @@ from fleet.clouds.base import FleetCluster
 from fleet.clouds.magnum.project import OpenStackProject
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, is_uuid
 from fleet.core.config import FleetConfig
+from fleet.core.credentials import HIDDEN, shown
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.values import location_root
 from fleet.importers.codegen import (
@@ -37,7 +38,6 @@ from fleet.importers.codegen import (
     templates_module,
 )
 from fleet.importers.generated import check_generated
-from fleet.importers.secrets import HIDDEN, shown
 from fleet.importers.shapes import describe
 from fleet.importers.template_derivation import (
     TemplateSpec,

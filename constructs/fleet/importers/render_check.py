@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from fleet.checks.problem import InvalidObjects, Problem
+from fleet.codegen.source_check import GeneratedCodeError
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.importers.generated import check_generated
 from fleet.importers.plan import project_modules
-from fleet.importers.source_check import GeneratedCodeError
 from fleet.pipeline.synth import Synth, synthesize
 
 _WHERE = re.compile(r"^(?P<file>.+?\.py):(?P<line>\d+)")

@@ -18,9 +18,10 @@ from typing import Any
 
 from fleet.core.errors import DefinitionError
 from fleet.core.words import plural
-from fleet.importers.hcl import Block, Configuration, read_configuration
 from fleet.importers.tfstate import CLUSTER, NODEGROUP, TEMPLATE
-from fleet.importers.tfvars import TFVARS_NAME, read_tfvars
+from fleet.importers.tfvars import TFVARS_NAME
+from fleet.terraform.hcl import Block, Configuration, read_configuration
+from fleet.terraform.tfvars import read_tfvars
 
 _VAR = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_-]*)")
 _SELECTED = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_-]*)\[var\.([A-Za-z_][A-Za-z0-9_-]*)\]")

@@ -3,18 +3,17 @@
 Built from :mod:`fleet.importers.codegen`'s values (every input value enters as a literal):
 templates in one catalog module; per module, its projects and clusters; three or more node
 groups that differ only in their name, zone and id as one comprehension; a label set used
-twice or more as a named constant. :func:`cluster_module` also gives the lines each
-declaration spans, so that a problem found when the result is rendered names the input
-value that caused it.
+twice or more as a named constant (:mod:`fleet.codegen.shared`). :func:`cluster_module`
+also gives the lines each declaration spans, so that a problem found when the result is
+rendered names the input value that caused it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fleet.importers.codegen import (
+from fleet.codegen.layout import (
     FLEET,
     GENERATED_STATE,
     INDENT,
@@ -22,27 +21,22 @@ from fleet.importers.codegen import (
     callees,
     comment_lines,
     module,
-    statement,
-    template_variable,
 )
-from fleet.importers.pysource import (
-    Call,
-    Comprehension,
-    Lookup,
-    Name,
-    NamePattern,
-    Tuple,
-    Value,
-    py_str,
-)
+from fleet.codegen.shared import Repetition, label_constants, repeated_calls, replace_constants
+from fleet.core.pysource import Call, Lookup, Name, Value, py_str
+from fleet.importers.codegen import statement
 
-MIN_REPEATED = 3
-"""Node groups alike but for :data:`VARYING` become a comprehension from this many."""
-VARYING = ("name", "availability_zone", "external_name")
-"""What may differ between the node groups of one comprehension."""
-_TARGET = {"name": "name", "availability_zone": "zone", "external_name": "group_id"}
-_MIN_CONSTANT = 2
-"""A label set of at least this many labels, used twice or more, becomes a constant."""
+NODE_GROUPS = Repetition(
+    varying={"name": "name", "availability_zone": "zone", "external_name": "group_id"},
+    name="name",
+    zone="availability_zone",
+)
+"""Node groups alike but for their name, zone and id become one comprehension."""
+
+
+def node_group_items(groups: Sequence[tuple[tuple[str, Value], ...]]) -> list[Value]:
+    """The ``node_groups`` list (see :func:`fleet.codegen.shared.repeated_calls`)."""
+    return repeated_calls("NodeGroup", groups, NODE_GROUPS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,161 +76,6 @@ class Source:
     spans: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
-# --- node groups -------------------------------------------------------------------------------
-
-
-def _key(value: Value) -> str:
-    return repr(value)
-
-
-def node_group_items(groups: Sequence[tuple[tuple[str, Value], ...]]) -> list[Value]:
-    """The ``node_groups`` list: groups alike but for their name, zone and id, three or
-    more of them, as one comprehension; every other group as a ``NodeGroup`` call."""
-    buckets: dict[tuple[object, ...], list[dict[str, Value]]] = {}
-    for group in groups:
-        keywords = dict(group)
-        signature = tuple((k, k in VARYING or _key(v)) for k, v in keywords.items())
-        buckets.setdefault(signature, []).append(keywords)
-    out: list[Value] = []
-    for members in buckets.values():
-        if len(members) < MIN_REPEATED:
-            out.extend(Call(callee="NodeGroup", keywords=tuple(m.items())) for m in members)
-            continue
-        out.append(_comprehension(members))
-    return out
-
-
-def _comprehension(members: list[dict[str, Value]]) -> Comprehension:
-    first = members[0]
-    varying = [k for k in first if k in VARYING and len({_key(m[k]) for m in members}) > 1]
-    name_pattern = _name_pattern(members) if "name" in varying else None
-    columns = [k for k in varying if not (k == "name" and name_pattern is not None)]
-    element: list[tuple[str, Value]] = []
-    for key, value in first.items():
-        if key == "name" and name_pattern is not None:
-            element.append((key, name_pattern))
-        elif key in varying:
-            element.append((key, Name(_TARGET[key])))
-        else:
-            element.append((key, value))
-    rows = tuple(Tuple(tuple(m[k] for k in columns)) for m in members)
-    return Comprehension(
-        element=Call(callee="NodeGroup", keywords=tuple(element)),
-        targets=tuple(_TARGET[k] for k in columns),
-        rows=rows,
-    )
-
-
-def _name_pattern(members: list[dict[str, Value]]) -> NamePattern | None:
-    """``f"{zone}-cache"`` when every name is its zone with one prefix and suffix."""
-    pairs = [(m.get("name"), m.get("availability_zone")) for m in members]
-    if not all(isinstance(n, str) and isinstance(z, str) and z and z in n for n, z in pairs):
-        return None
-    splits = {(str(n).split(str(z), 1)[0], str(n).split(str(z), 1)[1]) for n, z in pairs}
-    if len(splits) != 1:
-        return None
-    prefix, suffix = splits.pop()
-    return NamePattern(prefix=prefix, target=Name(_TARGET["availability_zone"]), suffix=suffix)
-
-
-# --- label constants ---------------------------------------------------------------------------
-
-
-def _label_sets(value: Value, found: list[Mapping[str, Value]]) -> None:
-    if isinstance(value, Mapping):
-        if len(value) >= _MIN_CONSTANT and all(isinstance(v, str) for v in value.values()):
-            found.append(value)
-        for item in value.values():
-            _label_sets(item, found)
-    elif isinstance(value, Call):
-        for item in (*value.positional, *(v for _, v in value.keywords)):
-            _label_sets(item, found)
-    elif isinstance(value, Comprehension):
-        _label_sets(value.element, found)
-        for row in value.rows:
-            _label_sets(row, found)
-    elif isinstance(value, Tuple):
-        for item in value.items:
-            _label_sets(item, found)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _label_sets(item, found)
-
-
-def _replace(value: Value, constants: Mapping[str, str]) -> Value:
-    if isinstance(value, Mapping):
-        name = constants.get(_key(dict(value)))
-        if name is not None:
-            return Name(name)
-        return {k: _replace(v, constants) for k, v in value.items()}
-    if isinstance(value, Call):
-        return Call(
-            callee=value.callee,
-            positional=tuple(_replace(v, constants) for v in value.positional),
-            keywords=tuple((k, _replace(v, constants)) for k, v in value.keywords),
-        )
-    if isinstance(value, Comprehension):
-        return Comprehension(
-            element=_replace(value.element, constants),
-            targets=value.targets,
-            rows=tuple(Tuple(tuple(_replace(v, constants) for v in r.items)) for r in value.rows),
-        )
-    if isinstance(value, Tuple):
-        return Tuple(tuple(_replace(v, constants) for v in value.items))
-    if isinstance(value, list):
-        return [_replace(v, constants) for v in value]
-    return value
-
-
-def label_constants(
-    values: Sequence[tuple[str, Value]], taken: set[str]
-) -> tuple[dict[str, str], list[list[str]]]:
-    """Label sets used twice or more among ``values`` (named ``(owner, value)``): their
-    constant by content, and the constants' statements. A constant is named after what
-    its users' names share (``PAWS_LABELS``), else after its first user."""
-    found: dict[str, list[str]] = {}
-    sets: dict[str, Mapping[str, Value]] = {}
-    for owner, value in values:
-        seen: list[Mapping[str, Value]] = []
-        _label_sets(value, seen)
-        for labels in seen:
-            key = _key(dict(labels))
-            sets.setdefault(key, dict(labels))
-            found.setdefault(key, []).append(owner)
-    constants: dict[str, str] = {}
-    statements: list[list[str]] = []
-    for key, owners in found.items():
-        if len(owners) < 2:
-            continue
-        stem = _common(owners) or owners[0]
-        name = template_variable(stem) + "_LABELS"
-        while name in taken:
-            name = f"{name}_{len(taken)}"
-        taken.add(name)
-        constants[key] = name
-        statements.append(statement(sets[key], target=name))
-    return constants, statements
-
-
-def _common(names: Sequence[str]) -> str:
-    """The words every name starts and ends with: ``k8s-calico-atomic``,
-    ``k8s-flannel-atomic`` -> ``k8s-atomic``."""
-    words = [[w for w in re.split(r"[^A-Za-z0-9]+", n) if w] for n in names]
-
-    def shared(rows: Sequence[Sequence[str]]) -> list[str]:
-        out: list[str] = []
-        for column in zip(*rows, strict=False):
-            if len(set(column)) != 1:
-                break
-            out.append(column[0])
-        return out
-
-    head = shared(words)
-    rest = [row[len(head) :] for row in words]
-    tail = shared([row[::-1] for row in rest])[::-1] if all(rest) else []
-    return "-".join([*head, *tail])
-
-
 # --- modules -----------------------------------------------------------------------------------
 
 
@@ -251,7 +90,9 @@ def templates_module(templates: Sequence[TemplateDecl]) -> str:
     statements = list(constant_lines)
     for template, (_, call) in zip(ordered, calls, strict=True):
         lines = comment_lines(template.comment)
-        statements.append(lines + statement(_replace(call, constants), target=template.variable))
+        statements.append(
+            lines + statement(replace_constants(call, constants), target=template.variable)
+        )
     return module(
         about=f"{GENERATED_STATE} (templates): re-import to update.",
         names={"fleet": ["ClusterTemplate"]},
@@ -292,7 +133,7 @@ def cluster_module(
         names.setdefault(source, set()).update(variables)
     if projects:
         names["fleet"].add("OpenStackProject")
-    text_calls = [(cid, _replace(call, constants)) for cid, call in calls]
+    text_calls = [(cid, replace_constants(call, constants)) for cid, call in calls]
     used = set().union(*(callees(c) for _, c in text_calls)) if text_calls else set()
     names["fleet"].update(used & {"NodeGroup", "per_env"})
     statements: list[list[str]] = []

@@ -24,6 +24,7 @@ from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, BOUND_LABELS, autosca
 from fleet.clouds.magnum.template import attribute_keywords
 from fleet.core.names import MAX_LABEL, is_dns_label, object_name_from
 from fleet.core.options import Option, options_of
+from fleet.core.pysource import Call, Name, Value
 from fleet.importers.magnum_state import (
     AUTOSCALED,
     CREATE_ONLY,
@@ -33,7 +34,6 @@ from fleet.importers.magnum_state import (
     ImportedTemplate,
     StateCluster,
 )
-from fleet.importers.pysource import Call, Name, Value
 from fleet.importers.state_codegen import ClusterCall, ProjectCall, TemplateDecl
 from fleet.importers.tfvars import autoscaler_bounds
 

@@ -21,17 +21,18 @@ from fleet.clouds.magnum.pool import NodeGroup
 from fleet.clouds.magnum.resolved import BOUND_LABELS
 from fleet.clouds.magnum.template import ClusterTemplate, attribute_keywords
 from fleet.core.config import FleetConfig
+from fleet.core.credentials import credential_paths, shown
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
 from fleet.core.names import object_name_from
 from fleet.core.options import options_of
+from fleet.core.pysource import Call, Value
 from fleet.importers.codegen import (
     FLEET,
     TEMPLATES_MODULE,
     project_variable,
     template_variable,
 )
-from fleet.importers.hcl import Configuration, read_configuration
 from fleet.importers.magnum_state import (
     AUTOSCALED,
     CARRIED,
@@ -56,9 +57,7 @@ from fleet.importers.plan import (
     scan_fleet,
     uuid_values,
 )
-from fleet.importers.pysource import Call, Value
 from fleet.importers.render_check import check_render
-from fleet.importers.secrets import credential_paths, shown
 from fleet.importers.state_codegen import (
     ProjectCall,
     Source,
@@ -83,9 +82,11 @@ from fleet.importers.state_declarations import (
     with_object_name,
 )
 from fleet.importers.state_verify import Mismatch, check_cluster
-from fleet.importers.tfstate import StateFile, StateResource, read_state_file
+from fleet.importers.tfstate import read_state_file
 from fleet.importers.tfvars import Connection, bounds_refusal
 from fleet.pipeline.synth import Synth
+from fleet.terraform.hcl import Configuration, read_configuration
+from fleet.terraform.state import StateFile, StateResource
 
 _GENERIC_STEMS = ("terraform", "state", "default", "show", "tfstate")
 

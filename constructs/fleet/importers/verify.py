@@ -16,23 +16,21 @@ from fleet.clouds.magnum.project import ANNOTATION_PREFIX
 from fleet.clouds.magnum.render import EXTERNAL_NAME, TEMPLATE_NAME
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.config import FleetConfig
+from fleet.core.credentials import shown
 from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
 from fleet.core.options import Option, options_of
 from fleet.importers.codegen import ClusterDecl
 from fleet.importers.plan import ImportResult
 from fleet.importers.render_check import check_render
-from fleet.importers.secrets import shown
 from fleet.importers.tfvars import (
     CONNECTION_KEYS,
     ImportedCluster,
-    as_bool,
-    as_int,
     cluster_options,
-    convert_option,
     node_group_options,
 )
 from fleet.pipeline.synth import Synth
+from fleet.terraform.tfvars import as_bool, as_int, convert_option
 
 _ABSENT = "<absent>"
 

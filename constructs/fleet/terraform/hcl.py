@@ -22,9 +22,9 @@ from hcl2.rules.abstract import LarkElement
 from hcl2.rules.base import AttributeRule, BlockRule, StartRule
 from hcl2.utils import SerializationOptions
 
+from fleet.core.credentials import HIDDEN, shown
 from fleet.core.errors import DefinitionError
-from fleet.importers.secrets import HIDDEN, shown
-from fleet.importers.terraform_names import check_name
+from fleet.terraform.names import check_name
 
 _OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=False)
 ALL = "all"
