@@ -23,6 +23,8 @@ from fleet.clouds.base import FleetCluster
 from fleet.guards.deletion import PLATFORM_BEARING_KINDS, cluster_bearing_kinds
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import Synth, drift, synthesize
+from fleet.pipeline.writer import read_tree
+from fleet.pipeline.yaml_canonical import reading_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -42,6 +44,14 @@ def test_dist_is_what_the_sources_render(fleet_synth: Synth) -> None:
     differing = drift(CONFIG, fleet_synth)
     if differing:
         pytest.fail(drift_report(CONFIG, differing), pytrace=False)
+
+
+@pytest.mark.parametrize("env", CONFIG.environments)
+def test_dist_reads_as_written(env: str) -> None:
+    """No anchors, and no plain scalar that Kubernetes (go-yaml v2), go-yaml v3, PyYAML or
+    ruamel.yaml (YAML 1.1 or 1.2) would read as anything but the string it is."""
+    for path, data in read_tree(CONFIG.dist_dir / env).items():
+        assert reading_problems(data) == [], f"{env}/{path}"
 
 
 def test_every_object_passes_every_check() -> None:

@@ -122,7 +122,7 @@ def test_the_wheel_metadata_keeps_the_direct_pins_and_the_lock_pins_them_too() -
     for pin in pins:
         name, _, version = pin.partition("==")
         assert version, pin
-        assert locked[name.lower().replace("_", "-")] == version, pin
+        assert locked[re.sub(r"[-_.]+", "-", name).lower()] == version, pin  # PEP 503
 
 
 def test_a_dependency_added_without_relocking_fails_setup_in_one_line(checkout: Path) -> None:

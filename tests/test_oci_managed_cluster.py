@@ -726,7 +726,10 @@ def test_fails_vcn_subnets_overlap() -> None:
 
 
 def test_fails_vcn_bad_cidr() -> None:
-    with fails(r"cidr: must be an IPv4 CIDR block such as 10.0.0.0/16, got '10.0.0.0/33'"):
+    with fails(
+        r"cidr: must be an IPv4 CIDR block \(address/prefix length, such as 10.0.0.0/16\), "
+        r"got str '10.0.0.0/33'"
+    ):
         OkeVcn(cidr="10.0.0.0/33")
 
 

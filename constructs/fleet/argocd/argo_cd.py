@@ -37,6 +37,7 @@ from fleet.core import layout
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.fleet import Fleet
+from fleet.core.hints import shown_value
 from fleet.core.layout import sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.tree import Scope, did_you_mean
@@ -61,6 +62,11 @@ def in_cluster_address(server_addr: str) -> bool:
     ArgoCD's in-cluster server, which serves a self-signed certificate by default."""
     host = server_addr.rsplit(":", 1)[0] if ":" in server_addr else server_addr
     return host.endswith(".svc") or ".svc." in host or "." not in host
+
+
+GO_MAX_DURATION_SECONDS = (1 << 63) // 10**9
+"""The longest Go ``time.Duration`` in whole seconds (an int64 of nanoseconds): 292 years.
+A longer ``--poll=...s`` fails to parse, and the provider does not start."""
 
 
 class ArgoCd(FleetConstruct):
@@ -184,11 +190,12 @@ class ArgoCd(FleetConstruct):
         if (
             isinstance(provider_argocd_poll_seconds, bool)
             or not isinstance(provider_argocd_poll_seconds, int)
-            or provider_argocd_poll_seconds < 1
+            or not 1 <= provider_argocd_poll_seconds <= GO_MAX_DURATION_SECONDS
         ):
             raise DefinitionError(
-                f"must be a whole number of seconds, 1 or more, got "
-                f"{provider_argocd_poll_seconds!r}",
+                f"must be a whole number of seconds from 1 to {GO_MAX_DURATION_SECONDS} (Go's "
+                f"longest time.Duration: provider-argocd would not start with a longer "
+                f"--poll), got {shown_value(provider_argocd_poll_seconds)}",
                 where=ctx,
                 field="provider_argocd_poll_seconds",
             )
@@ -280,8 +287,31 @@ class ArgoCd(FleetConstruct):
             export=export,
         )
 
+    def check_poll(self) -> None:
+        """provider-argocd copies each registered cluster's kubeconfig once per poll: where a
+        registered cluster's credential expires on its own (its plug-in's
+        ``kubeconfig_credential``), the copy must never be older than it lives."""
+        poll = self.provider_argocd_poll_seconds
+        for environment in self.environments:
+            for cluster in self._clusters(environment):
+                credential = type(cluster).plugin.kubeconfig_credential
+                if not cluster.register_in_argocd:
+                    continue
+                if credential is None or poll <= credential.longest_copy_delay:
+                    continue
+                raise DefinitionError(
+                    f"{poll} s is too long while {cluster.node.path} ({type(cluster).__name__}) "
+                    f"is registered in {environment}: {credential.what}, so ArgoCD's copy, "
+                    f"read every poll, must lag it by at most {credential.longest_copy_delay} s "
+                    "or ArgoCD holds a dead credential",
+                    where=self.context,
+                    field="provider_argocd_poll_seconds",
+                )
+
     def prepare(self) -> None:
-        """Every component named in ``versions`` must exist (the plug-ins are all loaded)."""
+        """Every component named in ``versions`` must exist (the plug-ins are all loaded);
+        the poll keeps short-lived credentials alive (:meth:`check_poll`)."""
+        self.check_poll()
         components = {c.name: c for c in catalogue().components}
         known = sorted(components)
         for name in sorted(self.versions):

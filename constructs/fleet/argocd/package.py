@@ -26,6 +26,7 @@ from fleet.argocd.registration import (
     registration_body,
 )
 from fleet.core.arguments import checked_arguments
+from fleet.core.config import check_repo_url
 from fleet.core.declaration import FleetConstruct
 from fleet.core.errors import DefinitionError
 from fleet.core.layout import PACKAGES
@@ -165,6 +166,8 @@ class FleetPackage(FleetConstruct):
                 where=ctx,
                 field="source.path",
             )
+        if isinstance(source, GitPath) and source.repo_url is not None:
+            check_repo_url(source.repo_url, where=ctx, field="source.repo_url")
         if isinstance(source, HelmChart) and not source.chart.strip():
             raise DefinitionError("name the chart", where=ctx, field="source.chart")
         if isinstance(source, HelmChart) and not source.repo_url.strip():

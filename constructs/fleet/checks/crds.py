@@ -294,8 +294,21 @@ def _bare(version: str) -> str:
 def unvalidated_versions(deployed: Mapping[str, str], crds_dir: Path) -> list[tuple[str, str, str]]:
     """``(component, deployed version, pinned release)`` for each component in ``deployed``
     whose CRDs in ``crds_dir`` are of another release: its objects would be validated
-    against schemas the deployed release does not serve."""
-    pinned = pinned_releases(crds_dir) if deployed else {}
+    against schemas the deployed release does not serve.
+
+    Without a lock beside ``crds_dir`` nothing says which release its CRDs are of: a
+    component with CRDs (in the packaged lock) deployed at another release than the
+    packaged one is returned with ``""`` as its pinned release."""
+    if not deployed:
+        return []
+    if lock_for(crds_dir) is None:
+        packaged = pinned_releases(PACKAGED_CRDS)
+        return [
+            (name, version, "")
+            for name, version in sorted(deployed.items())
+            if name in packaged and _bare(version) != _bare(packaged[name])
+        ]
+    pinned = pinned_releases(crds_dir)
     return [
         (name, version, pinned[name])
         for name, version in sorted(deployed.items())

@@ -147,7 +147,7 @@ def _references(manifests: Sequence[Manifest], context: CheckContext) -> list[Pr
 
 
 def _waves(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
-    return check_waves(manifests)
+    return check_waves(manifests, context.config.dist)
 
 
 def _secret_guard(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:

@@ -69,18 +69,21 @@ def _wave(body: Mapping[str, Any]) -> int:
         return 0
 
 
-def root_waves(manifests: Sequence[Manifest]) -> dict[str, int] | None:
+def root_waves(manifests: Sequence[Manifest], dist: str = "dist") -> dict[str, int] | None:
     """Folder -> the root wave of the Application that syncs it (``bootstrap`` -> None
-    entries are per object); None when the environment has no root Application."""
+    entries are per object); None when the environment has no root Application. ``dist``
+    is the fleet's output folder (``[tool.fleet] dist``, one level or more:
+    ``deploy/dist``), which every Application's path starts with."""
     apps = [m for m in manifests if m.folder == layout.BOOTSTRAP and m.kind == "Application"]
     if not apps:
         return None
     out: dict[str, int] = {}
     for m in apps:
         path = str(((m.body.get("spec") or {}).get("source") or {}).get("path") or "")
-        parts = path.split("/", 2)
-        if len(parts) == 3 and parts[1] == m.environment and parts[2] != layout.BOOTSTRAP:
-            out[parts[2]] = _wave(m.body)
+        prefix = layout.environment_path(dist, m.environment, "")
+        folder = path.removeprefix(prefix)
+        if path.startswith(prefix) and folder and folder != layout.BOOTSTRAP:
+            out[folder] = _wave(m.body)
     return out
 
 
@@ -173,7 +176,7 @@ def _uses(m: Manifest, components: Catalogue) -> Iterator[tuple[str, str, str]]:
             yield (group, kind, how)
 
 
-def check_waves(manifests: Sequence[Manifest]) -> list[Problem]:
+def check_waves(manifests: Sequence[Manifest], dist: str = "dist") -> list[Problem]:
     """A Problem for every object whose kind's CRD is not installed in an earlier root wave
     (or not at all), and for every folder no Application syncs, per environment."""
     by_env: dict[str, list[Manifest]] = {}
@@ -182,7 +185,7 @@ def check_waves(manifests: Sequence[Manifest]) -> list[Problem]:
     problems: list[Problem] = []
     components = catalogue()
     for items in by_env.values():
-        waves = root_waves(items)
+        waves = root_waves(items, dist)
         if waves is None:
             continue  # no bootstrap in this environment: nothing is ordered
         found = installers(items, waves, components)
@@ -193,7 +196,7 @@ def check_waves(manifests: Sequence[Manifest]) -> list[Problem]:
                     Problem.of(
                         m,
                         "",
-                        f"no Application syncs folder {m.folder}/ (dist/{m.environment}/"
+                        f"no Application syncs folder {m.folder}/ ({dist}/{m.environment}/"
                         f"{m.folder}): ArgoCD would never apply it",
                     )
                 )

@@ -44,6 +44,24 @@ PROTECT = layout.PROTECT
 
 
 @dataclass(frozen=True, kw_only=True)
+class ShortLivedCredential:
+    """A credential in a cluster's kubeconfig Secret that expires on its own: its
+    controller rewrites it every ``refresh_seconds``, and a copy is dead
+    ``lifetime_seconds`` after it was made. A copy (ArgoCD's, read every poll) is alive
+    only if it is at most ``lifetime_seconds - refresh_seconds`` older than the Secret."""
+
+    lifetime_seconds: int
+    refresh_seconds: int
+    what: str
+    """For messages: what the credential is and who refreshes it."""
+
+    @property
+    def longest_copy_delay(self) -> int:
+        """The longest a copy may lag the Secret and still be alive when used."""
+        return self.lifetime_seconds - self.refresh_seconds
+
+
+@dataclass(frozen=True, kw_only=True)
 class CloudPlugin(Plugin):
     """What one cluster kind contributes to the platform (see the block comment above).
 
@@ -72,6 +90,9 @@ class CloudPlugin(Plugin):
     """What the cloud's controllers write into rendered objects of every cluster of the
     kind: its clusters' Applications ignore it (with the class's own
     ``ignore_differences``)."""
+    kubeconfig_credential: ShortLivedCredential | None = None
+    """The credential in the clusters' kubeconfig Secret, when it expires on its own: what
+    copies it (provider-argocd, every poll) must copy it often enough. None: it does not."""
 
 
 def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:

@@ -95,6 +95,8 @@ class FleetConfig:
             problem = credential_in(str(table.get(key, "")))
             if problem:  # every Application would quote it: once here, and not shown
                 raise DefinitionError(problem, where=where, field=key)
+        if "repo_url" in table:
+            check_repo_url(str(table["repo_url"]), where=where, field="repo_url")
         return cls(
             root=root,
             environments=tuple(envs),
@@ -103,6 +105,45 @@ class FleetConfig:
             dist=str(table.get("dist", cls.dist)),
             clusters=str(table.get("clusters", cls.clusters)),
         )
+
+
+_SCP_LIKE = re.compile(r"[A-Za-z0-9._~-]+@[A-Za-z0-9.-]+:[^\s]+")
+REPO_SCHEMES = ("https", "http", "ssh", "git")
+
+
+def check_repo_url(url: str, *, where: str, field: str) -> str:
+    """``url`` if ArgoCD reads it as a remote Git repository, else the error.
+
+    ArgoCD hands the URL to git and picks credentials by its form (argo-cd v3.5.1
+    ``util/git/git.go``: ``IsHTTPSURL`` ``^https://``, ``IsHTTPURL``, ``IsSSHURL``
+    ``^(ssh://)?([^/:]*?)@[^@]+$``). Accepted: ``https://``, ``http://``, ``ssh://`` and
+    ``git://`` URLs with a host, and git's scp-like ``user@host:path``. Without a scheme
+    (``gitlab.example.org/platform/fleet``), git reads a local path (git-clone, "GIT URLS":
+    the scp-like form needs a ``:`` before the first ``/``), so every Application would
+    point at a folder of ArgoCD's repo server; ``file://`` is such a path too.
+    """
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        host = rest.split("/", 1)[0].rpartition("@")[2]
+        if scheme in REPO_SCHEMES and host and "/" in rest and not any(c.isspace() for c in url):
+            return url
+        problem = (
+            f"scheme {scheme!r} is not one ArgoCD clones over ({', '.join(REPO_SCHEMES)})"
+            if scheme not in REPO_SCHEMES
+            else "needs a host and a repository path, without spaces"
+        )
+    elif _SCP_LIKE.fullmatch(url):
+        return url
+    else:
+        problem = (
+            "has no scheme: git, and so ArgoCD, would read it as a folder on ArgoCD's repo server"
+        )
+    shown = "the URL (it holds a credential: not shown)" if credential_in(url) else repr(url)
+    raise DefinitionError(
+        f"{shown} {problem}; write https://HOST/PATH, ssh://git@HOST/PATH or git@HOST:PATH",
+        where=where,
+        field=field,
+    )
 
 
 def _check_dist(dist: str, clusters: str, where: str) -> None:

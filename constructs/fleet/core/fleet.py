@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from fleet.core.config import FleetConfig
-from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.manifest import Manifest
 from fleet.core.refs import Ref, relocate
 from fleet.core.tree import Node, TreeConstruct, apply_aspects, did_you_mean
+from fleet.core.usercode import raised_at
 from fleet.core.values import caller_location
 
 if TYPE_CHECKING:
@@ -267,6 +268,15 @@ class Fleet(TreeConstruct):
             deferred.action(target)
         except (DefinitionError, DefinitionErrors) as e:
             raise relocate(e, f"{deferred.where} ({target.node.path})") from None
+        except FleetError:
+            raise
+        except Exception as e:  # the user's lambda, or a mutator given wrong arguments
+            raise DefinitionError(
+                f"the mutator called at {deferred.where} raised {type(e).__name__}: {e} "
+                f"(applied to {target.node.path})",
+                where=raised_at(e, deferred.where),
+                field="defer",
+            ) from e
 
     @property
     def mutators_allowed(self) -> bool:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
+
+MAX_FILE_NAME = 200
+"""The longest file name in ``dist/`` (bytes): under the 255 that Linux, macOS and Windows
+file systems allow, with room for what editors and merge tools add (``.orig``, ``.swp``).
+A ``metadata.name`` may be 253 characters long, so a file name can be longer than that."""
 
 Identity = tuple[str, str, str, str]
 """(group, kind, namespace, name); namespace is "" for cluster-scoped objects."""
@@ -60,12 +66,21 @@ class Manifest:
 
         Kubernetes names, namespaces, groups and kinds never contain ``_``, so the
         name is injective: two objects share a file only if they share an identity.
+        Longer than :data:`MAX_FILE_NAME`, it is cut there, ending in ``_`` and the first 12
+        hex digits of the sha256 of the identity (``group``, ``kind``, ``namespace``,
+        ``name`` joined by NUL): the same object, the same file name, on every machine.
         """
         parts = [self.kind.lower(), self.group]
         if self.namespace:
             parts.append(self.namespace)
         parts.append(self.name)
-        return "_".join(parts) + ".yaml"
+        name = "_".join(parts)
+        if len(name.encode("utf-8")) + len(".yaml") <= MAX_FILE_NAME:
+            return name + ".yaml"
+        digest = hashlib.sha256("\0".join(self.identity).encode("utf-8")).hexdigest()[:12]
+        keep = MAX_FILE_NAME - len(".yaml") - len(digest) - 1
+        cut = name.encode("utf-8")[:keep].decode("utf-8", errors="ignore")
+        return f"{cut}_{digest}.yaml"
 
     def describe(self) -> str:
         """``<env>: <Kind> <namespace/>name`` for messages."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.hints import shown_value
 from fleet.core.tree import did_you_mean
 from fleet.core.values import JsonPatch, caller_location
 
@@ -68,6 +69,21 @@ class Ref(Generic[T_co]):
     def __init__(
         self, fleet: Fleet, path: str, kind: type[T_co], *, where: str, field: str = "id"
     ) -> None:
+        from fleet.core.declaration import FleetConstruct
+
+        given: object = kind  # checked as given: a string is a common slip
+        if not (isinstance(given, type) and issubclass(given, FleetConstruct)):
+            got = (
+                f"the string {given!r}: pass the class itself (from fleet import {given})"
+                if isinstance(given, str) and given.isidentifier()
+                else shown_value(given)
+            )
+            raise DefinitionError(
+                f"the kind of {path!r} must be a declaration class (imported from fleet), "
+                f"got {got}",
+                where=where,
+                field="kind",
+            )
         self._fleet = fleet
         self._target: T_co | None = None
         self._where = where  # resolution errors name the look-up ...

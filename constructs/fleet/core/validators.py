@@ -4,6 +4,7 @@ and :mod:`fleet.core.arguments`."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import ipaddress
 import re
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from fleet.core.errors import DefinitionError
+from fleet.core.hints import shown_value
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -111,16 +113,59 @@ def check_choice(
         ) from None
 
 
-def check_cidr(value: str, *, where: str, field: str) -> ipaddress.IPv4Network:
-    """``value`` as an IPv4 network (``10.0.0.0/16``), else the error."""
-    try:
-        return ipaddress.IPv4Network(value)
-    except (ValueError, TypeError):
+_CIDR = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3}){3})/([0-9]{1,2})")
+
+
+def check_cidr(
+    value: object, *, where: str, field: str, prefixes: tuple[int, int] = (0, 32)
+) -> ipaddress.IPv4Network:
+    """``value`` as an IPv4 CIDR block, else the error: the one rule for every CIDR block a
+    declaration takes (subnets, NSG rule sources, pods and services ranges).
+
+    * CIDR notation, ``a.b.c.d/n``: a bare address is refused, as Go's ``net.ParseCIDR``
+      refuses it (the webhooks of the controllers that read the blocks call it), and as
+      the clouds' APIs document the fields ("an IP address range in CIDR notation");
+      ``198.51.100.17`` gets "write 198.51.100.17/32";
+    * the block's own network address: ``192.0.2.5/24`` is refused (network
+      192.0.2.0/24, or the one address 192.0.2.5/32? fleet does not guess; and a
+      controller that compares rules as strings with what the cloud returns would never
+      find a block written another way than the cloud writes it);
+    * a prefix length within ``prefixes`` (a cloud's limits, such as a VCN's /16 to /30).
+    """
+    match = _CIDR.fullmatch(value) if isinstance(value, str) else None
+    address: ipaddress.IPv4Address | None = None
+    if match:
+        with contextlib.suppress(ValueError):
+            address = ipaddress.IPv4Address(match[1])
+    if address is None or match is None or int(match[2]) > 32 or match[2] != str(int(match[2])):
+        single = None
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                single = ipaddress.IPv4Address(value)
+        hint = f": write {single}/32 for that one address" if single is not None else ""
         raise DefinitionError(
-            f"must be an IPv4 CIDR block such as 10.0.0.0/16, got {value!r}",
+            f"must be an IPv4 CIDR block (address/prefix length, such as 10.0.0.0/16), got "
+            f"{shown_value(value, field)}{hint}",
             where=where,
             field=field,
-        ) from None
+        )
+    prefix = int(match[2])
+    network = ipaddress.IPv4Network(f"{address}/{prefix}", strict=False)
+    if network.network_address != address:
+        raise DefinitionError(
+            f"{value} has bits set past its /{prefix}: write {network} for the block, or "
+            f"{address}/32 for the one address",
+            where=where,
+            field=field,
+        )
+    low, high = prefixes
+    if not low <= prefix <= high:
+        raise DefinitionError(
+            f"{value}: the prefix length must be /{low} to /{high} here, got /{prefix}",
+            where=where,
+            field=field,
+        )
+    return network
 
 
 _KUBE_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")

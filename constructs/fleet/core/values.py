@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.secrets import credential_in
+from fleet.core.words import plural
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -63,6 +64,13 @@ def resolve(value: T | PerEnv[T], environment: str, *, where: str, field: str) -
     return value
 
 
+_SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]{1,253}")
+"""Kubernetes' ``IsConfigMapKey`` (apimachinery v0.36.3 ``pkg/util/validation/validation.go``),
+with ``hasChDirPrefix`` (no ``.``, ``..`` or ``..`` first) checked beside it."""
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SecretKeyRef:
     """A key of a Kubernetes Secret, by reference only (the value never enters ``dist/``)."""
@@ -78,6 +86,38 @@ class SecretKeyRef:
                 raise DefinitionError(
                     f"holds a {problem.split(';')[0]}, not a name: a SecretKeyRef names the "
                     "Secret and the key in it that hold the credential, never the credential",
+                    where=caller_location(),
+                    field=field,
+                )
+        key = self.key
+        if not (
+            isinstance(key, str)
+            and _SECRET_KEY.fullmatch(key)
+            and key != "."
+            and not key.startswith("..")
+        ):
+            # Never shown: what is not a key name may be the credential itself.
+            size = (
+                f"a value of {plural(len(key), 'character')}"
+                if isinstance(key, str)
+                else f"a {type(key).__name__}"
+            )
+            raise DefinitionError(
+                "a Secret's key is a name: 1 to 253 letters, digits, '-', '_' or '.', not '.' "
+                f"and not starting with '..' (Kubernetes' IsConfigMapKey); got {size} that is "
+                "not one (not shown: it may be the credential itself)",
+                where=caller_location(),
+                field="key",
+            )
+        for field, rule, what in (
+            ("name", _DNS_SUBDOMAIN, "a DNS subdomain (lower-case, 253 at most)"),
+            ("namespace", _DNS_LABEL, "a DNS label (lower-case, 63 at most)"),
+        ):
+            value = getattr(self, field)
+            if not isinstance(value, str) or not rule.fullmatch(value) or len(value) > 253:
+                shown = "a value that is not shown" if credential_in(str(value)) else repr(value)
+                raise DefinitionError(
+                    f"a Secret's {field} is {what}, got {shown}",
                     where=caller_location(),
                     field=field,
                 )

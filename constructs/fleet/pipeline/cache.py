@@ -3,13 +3,13 @@
 What is cached is everything after rendering: the YAML bytes of an object and whether it
 passed the cacheable checks (:mod:`fleet.checks.registry`: the schema, the secret guard, a
 fleet's own cacheable checks). The key is a digest of the object itself (``pickle`` of the
-rendered dict: every value with its type, and which sub-objects are shared, which decides
-PyYAML's anchors), so an object whose definition, template, project, environment or
-library changed renders to a different dict and misses. Nothing is keyed by file names or
-times, so a hit can never serve stale bytes. On top, the whole cache is dropped when the
-``fleet`` sources or the YAML/schema libraries change (:func:`library_digest`), and a
-verdict is used only under the same :func:`~fleet.checks.registry.verdict_key` (the same
-cacheable checks, with the same code and inputs, such as the CRD files).
+rendered dict: every value with its type), so an object whose definition, template, project,
+environment or library changed renders to a different dict and misses. Nothing is keyed by
+file names or times, so a hit can never serve stale bytes. On top, the whole cache is
+dropped when the ``fleet`` sources or the YAML/schema libraries change
+(:func:`library_digest`), and a verdict is used only under the same
+:func:`~fleet.checks.registry.verdict_key` (the same cacheable checks, with the same code
+and inputs, such as the CRD files).
 
 Rendering itself is not cached: declarations are Python code that must run to be known,
 and turning declarations into dicts is a small part of a synth (see docs/performance.md).
@@ -64,7 +64,7 @@ def library_digest() -> str:
 
 
 def object_key(body: dict[str, Any]) -> bytes:
-    """The content key of one rendered object (types and shared sub-objects included)."""
+    """The content key of one rendered object (every value with its type)."""
     return hashlib.blake2b(pickle.dumps(body, protocol=5), digest_size=20).digest()
 
 

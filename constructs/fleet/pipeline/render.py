@@ -8,6 +8,7 @@ from fleet.core import layout
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Identity, Manifest
+from fleet.pipeline.yaml_canonical import SelfContainingObject
 from fleet.pipeline.yaml_fast import fast_to_yaml
 
 EXTRA_FOLDER = layout.EXTRA
@@ -77,6 +78,14 @@ def check_unique(manifests: Sequence[Manifest]) -> None:
         raise DefinitionErrors(errors)
 
 
+def object_yaml(m: Manifest) -> bytes:
+    """The canonical YAML of ``m``; an object that holds itself is its declaration's error."""
+    try:
+        return fast_to_yaml(m.body)
+    except SelfContainingObject as e:
+        raise DefinitionError(f"{m.describe()}: {e}", where=m.source, field="body") from None
+
+
 def to_files(manifests: Sequence[Manifest]) -> dict[str, bytes]:
     """The files of one environment: relative path -> canonical YAML."""
-    return {m.relpath: fast_to_yaml(m.body) for m in manifests}
+    return {m.relpath: object_yaml(m) for m in manifests}

@@ -28,9 +28,8 @@ from fleet.core.values import location_root
 from fleet.pipeline import cache as synth_cache
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
-from fleet.pipeline.render import check_unique, render_environment
+from fleet.pipeline.render import check_unique, object_yaml, render_environment
 from fleet.pipeline.writer import TEMP_PREFIX, Staging, diff_tree, write_environment
-from fleet.pipeline.yaml_fast import fast_to_yaml
 
 JOBS_VAR = "FLEET_JOBS"
 PARALLEL_SOURCE_BYTES = 256 * 1024
@@ -102,6 +101,16 @@ def _deploys_what_is_validated(fleet: Fleet, environment: str, crds_dir: Path | 
         if not isinstance(argocd, ArgoCd) or environment not in argocd.environments:
             continue
         for name, version, release in unvalidated_versions(argocd.versions, crds_dir):
+            if not release:
+                raise DefinitionError(
+                    f"{version!r} deploys {name} {version}, but no crds.lock.yaml beside "
+                    f"{crds_dir} pins the release its CRDs are of, so its objects cannot be "
+                    f"validated against what is deployed: vendor the CRDs of {version} in a "
+                    "crds/ folder beside a crds.lock.yaml of your own (`fleet crds pull "
+                    "--lock`) and set FLEET_CRDS_DIR to it",
+                    where=argocd.context,
+                    field=f"versions[{name}]",
+                )
             raise DefinitionError(
                 f"{version!r} deploys {name} {version}, but the CRDs its objects are "
                 f"validated against are of {release} (the crds.lock.yaml beside {crds_dir}): "
@@ -139,7 +148,7 @@ def _environment(
         for m in batch:
             key = synth_cache.object_key(m.body) if store.active else b""
             entry = store.get(key) if store.active else None
-            data, passed = entry if entry is not None else (fast_to_yaml(m.body), "")
+            data, passed = entry if entry is not None else (object_yaml(m), "")
             files[m.relpath] = data
             entries.append((key, data, passed))
             if settings.validate and (not verdict or passed != verdict):

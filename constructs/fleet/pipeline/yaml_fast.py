@@ -5,9 +5,11 @@ PyYAML's C dumper still builds a node tree in Python for every object (about 0.3
 a cluster with 60 labels), which made YAML the largest cost of a fleet synth. Kubernetes
 objects use a small part of YAML: block mappings and sequences of single-line scalars.
 This module writes that part directly; the text of each distinct scalar still comes from
-PyYAML (once per process), so quoting rules are PyYAML's own. An object outside that part
-(a multi-line string, a non-string key, a shared sub-object that PyYAML would anchor, a
-type the fast path does not know) goes through :func:`fleet.pipeline.yaml_canonical.to_yaml` whole.
+the canonical dumper (once per process), so quoting rules are its own
+(:mod:`fleet.pipeline.yaml_scalars`). An object outside that part (a multi-line string, a
+non-string key, a type the fast path does not know) goes through
+:func:`fleet.pipeline.yaml_canonical.to_yaml` whole. Neither writes anchors: a sub-object
+used twice is written twice.
 ``tests/test_yaml_fast.py`` checks equal bytes on generated objects and on the fleet.
 """
 
@@ -117,41 +119,22 @@ def _scalar(value: object) -> str:
     raise _Slow
 
 
-class _Shared(Exception):
-    """The object holds one sub-object twice: PyYAML writes an anchor and aliases."""
-
-
 class _Writer:
-    """Writes one object; ``anchors`` (id -> name) is set on the second try, after _Shared."""
+    """Writes one object: a list of lines (an object used twice is written twice)."""
 
-    __slots__ = ("anchors", "out", "seen")
+    __slots__ = ("out",)
 
-    def __init__(self, anchors: dict[int, str] | None) -> None:
+    def __init__(self) -> None:
         self.out: list[str] = []
-        self.seen: set[int] = set()
-        self.anchors = anchors
-
-    def _container(self, node: object, head: str) -> str | None:
-        """The head for ``node``'s first line, or None when it was written (an alias)."""
-        key = id(node)
-        if key not in self.seen:
-            self.seen.add(key)
-            if self.anchors and key in self.anchors:
-                return head + "&" + self.anchors[key]
-            return head
-        if self.anchors is None:
-            raise _Shared
-        self.out.append(head + "*" + self.anchors[key] + "\n")
-        return None
 
     def map(self, node: dict[Any, Any], indent: str, first: str) -> None:
         """A non-empty mapping; first line starts with ``first``, the others with ``indent``."""
-        out, seen, anchors = self.out, self.seen, self.anchors
+        out = self.out
         prefix = first
         for key in sorted(node):
             value = node[key]
             # The common cases in place, without a call: a key or a string whose text is
-            # known, a non-empty container met for the first time and not anchored.
+            # known, a non-empty container.
             text = _KEYS.get(key) if type(key) is str else None
             head = f"{prefix}{_key(key) if text is None else text}:"
             prefix = indent
@@ -160,33 +143,20 @@ class _Writer:
                 text = _VALUES.get(value)
                 out.append(f"{head} {_value(value) if text is None else text}\n")
             elif kind is dict or kind is list:
-                ident = id(value)
-                if value and ident not in seen and (anchors is None or ident not in anchors):
-                    seen.add(ident)
-                    out.append(f"{head}\n")
-                    if kind is dict:
-                        self.map(value, indent + "  ", indent + "  ")
-                    else:
-                        self.seq(value, indent, indent)  # PyYAML indents no sequence in a mapping
-                    continue
-                tag = self._container(value, head + " ")
-                if tag is None:
-                    continue
                 if not value:
-                    sep = "" if tag.endswith(" ") else " "  # "key: {}", "key: &id001 {}"
-                    out.append(tag + sep + ("{}\n" if kind is dict else "[]\n"))
+                    out.append(head + (" {}\n" if kind is dict else " []\n"))
                     continue
-                out.append(tag.rstrip(" ") + "\n")
+                out.append(f"{head}\n")
                 if kind is dict:
                     self.map(value, indent + "  ", indent + "  ")
                 else:
-                    self.seq(value, indent, indent)
+                    self.seq(value, indent, indent)  # PyYAML indents no sequence in a mapping
             else:
                 out.append(f"{head} {_scalar(value)}\n")
 
     def seq(self, node: list[Any], indent: str, first: str) -> None:
         """A non-empty sequence; first line starts with ``first``, the others with ``indent``."""
-        out, seen, anchors = self.out, self.seen, self.anchors
+        out = self.out
         prefix = first
         for item in node:
             head = prefix + "- "
@@ -196,75 +166,25 @@ class _Writer:
                 text = _VALUES.get(item)
                 out.append(f"{head}{_value(item) if text is None else text}\n")
             elif kind is dict or kind is list:
-                ident = id(item)
-                if item and ident not in seen and (anchors is None or ident not in anchors):
-                    seen.add(ident)
-                    if kind is dict:
-                        self.map(item, indent + "  ", head)
-                    else:
-                        self.seq(item, indent + "  ", head)
-                    continue
-                tag = self._container(item, head)
-                if tag is None:
-                    continue
-                empty = "{}" if kind is dict else "[]"
                 if not item:
-                    out.append((tag + " " if tag != head else tag) + empty + "\n")
-                    continue
-                inner = indent + "  "
-                if tag != head:  # anchored: the anchor alone on the item's line
-                    out.append(tag + "\n")
-                    head = inner
-                if kind is dict:
-                    self.map(item, inner, head)
+                    out.append(head + ("{}\n" if kind is dict else "[]\n"))
+                elif kind is dict:
+                    self.map(item, indent + "  ", head)
                 else:
-                    self.seq(item, inner, head)
+                    self.seq(item, indent + "  ", head)
             else:
                 out.append(head + _scalar(item) + "\n")
-
-
-def _anchors(body: dict[Any, Any]) -> dict[int, str]:
-    """PyYAML's anchor names: numbered in the order objects are met a second time."""
-    seen: set[int] = set()
-    anchors: dict[int, str] = {}
-
-    def walk(node: Any) -> None:
-        kind = type(node)
-        if kind is not dict and kind is not list:
-            return
-        key = id(node)
-        if key in seen:
-            if key not in anchors:
-                anchors[key] = f"id{len(anchors) + 1:03d}"
-            return
-        seen.add(key)
-        if kind is dict:
-            for k in sorted(node):
-                walk(node[k])
-        else:
-            for item in node:
-                walk(item)
-
-    walk(body)
-    return anchors
 
 
 def fast_to_yaml(body: dict[str, Any]) -> bytes:
     """The bytes of :func:`~fleet.pipeline.yaml_canonical.to_yaml` for ``body``, 5-10x faster."""
     if type(body) is not dict or not body:
         return to_yaml(body)
+    writer = _Writer()
     try:
-        try:
-            writer = _Writer(None)
-            writer.seen.add(id(body))
-            writer.map(body, "", "")
-        except _Shared:
-            anchors = _anchors(body)
-            if id(body) in anchors:
-                return to_yaml(body)  # the object holds itself
-            writer = _Writer(anchors)
-            writer.seen.add(id(body))
-            writer.map(body, "", "")
-    except (_Slow, TypeError):  # TypeError: keys that do not sort (PyYAML raises too)
+        writer.map(body, "", "")
+    except (_Slow, TypeError, RecursionError):
+        # TypeError: keys that do not sort (PyYAML raises too); RecursionError: an object
+        # that holds itself (to_yaml says so)
         return to_yaml(body)
     return "".join(writer.out).encode("utf-8")

@@ -47,5 +47,6 @@ class CapociCredentials(FleetConstruct):
 
     def required_secrets(self, environment: str) -> list[tuple[SecretKeyRef, str]]:
         """The Secret a person creates (for the bootstrap's disaster-recovery list)."""
-        ref = SecretKeyRef(name=self.secret, namespace=CAPOCI_NAMESPACE, key="")
+        # The whole Secret is needed; a reference names one key: the first variable.
+        ref = SecretKeyRef(name=self.secret, namespace=CAPOCI_NAMESPACE, key="OCI_TENANCY_ID_B64")
         return [(ref, "clusterctl variables OCI_TENANCY_ID_B64, OCI_USER_ID_B64, ...")]

@@ -26,6 +26,16 @@ WORKER = "worker"
 POD = "pod"
 ROLES = (CONTROL_PLANE_ENDPOINT, SERVICE_LB, WORKER, POD)
 """Subnet and NSG roles of a managed cluster, in CAPOCI's order."""
+VCN_PREFIXES = (16, 30)
+"""The prefix lengths a VCN's CIDR block may have: "The CIDR blocks can range from /16 to
+/30" (OCI's CreateVcn, ``oci network vcn create`` reference). Every CIDR block here is read
+by :func:`fleet.core.validators.check_cidr`: CIDR notation, as OCI's API documents NSG rule
+``source``/``destination`` and VCN ``cidrBlocks`` ("an IP address range in CIDR notation")
+and as CAPOCI's webhook checks them (``net.ParseCIDR``: a bare address is refused,
+v0.24.0 ``api/v1beta2/validator.go`` ``validateCIDR``, ``validateVCNCIDR``), and in its
+network form, since CAPOCI compares NSG rules with what OCI returns by
+``reflect.DeepEqual`` (``cloud/scope/nsg_reconciler.go``
+``UpdateNSGSecurityRulesIfNeeded``)."""
 REQUIRED_SUBNET_ROLES = (CONTROL_PLANE_ENDPOINT, WORKER, POD)
 """Without these an OKE cluster with VCN-native pod networking cannot come up."""
 
@@ -113,7 +123,10 @@ def _tcp(low: int, high: int | None = None) -> dict[str, Any]:
     return {"destinationPortRange": {"max": high or low, "min": low}}
 
 
-_PATH_DISCOVERY = {"code": 4, "type": 3}
+def _path_discovery() -> dict[str, Any]:
+    """ICMP type 3 code 4 (path MTU discovery): a new dict per rule, never one shared by
+    several (a shared dict is one mutation away from changing every rule that holds it)."""
+    return {"code": 4, "type": 3}
 
 
 def _egress(
@@ -180,7 +193,7 @@ class OkeVcn(OkeNetwork):
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", self.where or caller_location())
         ctx = f"{self.where} (OkeVcn)"
-        vcn = check_cidr(self.cidr, where=ctx, field="cidr")
+        vcn = check_cidr(self.cidr, where=ctx, field="cidr", prefixes=VCN_PREFIXES)
         subnets = {
             "control_plane_endpoint_cidr": self.control_plane_endpoint_cidr,
             "service_lb_cidr": self.service_lb_cidr,
@@ -286,7 +299,7 @@ class OkeVcn(OkeNetwork):
                 _egress(
                     "Allow Kubernetes API endpoint to communicate with OKE.", "6", None, services
                 ),
-                _egress("Path Discovery.", "1", None, services, icmpOptions=_PATH_DISCOVERY),
+                _egress("Path Discovery.", "1", None, services, icmpOptions=_path_discovery()),
                 _egress(
                     "Allow Kubernetes API endpoint to communicate with worker nodes.",
                     "6",
@@ -294,7 +307,7 @@ class OkeVcn(OkeNetwork):
                     services,
                     tcpOptions=_tcp(10250),
                 ),
-                _egress("Path Discovery.", "1", worker, services, icmpOptions=_PATH_DISCOVERY),
+                _egress("Path Discovery.", "1", worker, services, icmpOptions=_path_discovery()),
                 _egress(
                     f"Allow Kubernetes API endpoint to communicate with pods {vcn_native}.",
                     "all",
@@ -305,7 +318,7 @@ class OkeVcn(OkeNetwork):
             "ingressRules": [
                 _ingress(api, "6", worker, tcpOptions=_tcp(6443)),
                 _ingress(api, "6", worker, tcpOptions=_tcp(12250)),
-                _ingress("Path Discovery.", "1", worker, icmpOptions=_PATH_DISCOVERY),
+                _ingress("Path Discovery.", "1", worker, icmpOptions=_path_discovery()),
                 _ingress(pod_api, "6", pod, tcpOptions=_tcp(6443)),
                 _ingress(pod_api, "6", pod, tcpOptions=_tcp(12250)),
                 *(
@@ -325,7 +338,9 @@ class OkeVcn(OkeNetwork):
             "egressRules": [
                 _egress("Allow worker nodes to communicate with OKE.", "6", None, services),
                 _egress("Allow worker nodes to access pods.", "all", pod, services),
-                _egress("Path Discovery.", "1", "0.0.0.0/0", services, icmpOptions=_PATH_DISCOVERY),
+                _egress(
+                    "Path Discovery.", "1", "0.0.0.0/0", services, icmpOptions=_path_discovery()
+                ),
                 _egress(api, "6", cpe, services, tcpOptions=_tcp(6443)),
                 _egress(api, "6", cpe, services, tcpOptions=_tcp(12250)),
             ],
@@ -336,7 +351,7 @@ class OkeVcn(OkeNetwork):
                     cpe,
                     tcpOptions=_tcp(10250),
                 ),
-                _ingress("Path Discovery.", "1", "0.0.0.0/0", icmpOptions=_PATH_DISCOVERY),
+                _ingress("Path Discovery.", "1", "0.0.0.0/0", icmpOptions=_path_discovery()),
                 _ingress(
                     "Load Balancer to Worker nodes node ports.",
                     "6",
@@ -374,7 +389,7 @@ class OkeVcn(OkeNetwork):
                 _egress(
                     "Allow worker nodes to communicate with OCI Services.", "6", None, services
                 ),
-                _egress("Path Discovery.", "1", None, services, icmpOptions=_PATH_DISCOVERY),
+                _egress("Path Discovery.", "1", None, services, icmpOptions=_path_discovery()),
                 _egress("Allow pods to communicate with other pods.", "all", pod, services),
                 _egress(pod_api, "6", cpe, services, tcpOptions=_tcp(6443)),
                 _egress(pod_api, "6", cpe, services, tcpOptions=_tcp(12250)),

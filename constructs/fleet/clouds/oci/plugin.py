@@ -21,7 +21,7 @@ server-side apply ArgoCD owns only the fields it sends and CAPOCI's ids stay CAP
 
 from __future__ import annotations
 
-from fleet.clouds.base import CloudPlugin, FleetCluster
+from fleet.clouds.base import CloudPlugin, FleetCluster, ShortLivedCredential
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
 from fleet.core.errors import DefinitionError
@@ -133,7 +133,23 @@ CAPOCI = infrastructure_provider(
 """CAPOCI (an ``InfrastructureProvider`` named ``oci``)."""
 
 
+OKE_TOKEN = ShortLivedCredential(
+    lifetime_seconds=300,
+    refresh_seconds=180,
+    what=(
+        "an OKE cluster's kubeconfig holds a presigned token that lives about 300 s, "
+        "rewritten by CAPOCI every 180 s"
+    ),
+)
+"""The token in ``<cluster>-kubeconfig``: CAPOCI writes a presigned request
+(``cloud/services/base/BaseClient.go`` ``GenerateToken``) at each reconcile of a ready
+control plane, which requeues after 180 s (v0.24.0
+``controllers/ocimanagedcluster_controlplane_controller.go``); the OKE API accepts it for
+about five minutes (oci-cli's ``oci ce cluster generate-token`` marks it expired after four
+"before the token is actually expired"; Oracle's own kubeconfig helpers re-generate after 240 s)."""
+
 OKE_PLUGIN = CloudPlugin(
+    kubeconfig_credential=OKE_TOKEN,
     components=(CAPOCI,),
     protected_kinds=(
         # Deleting any of these deletes (part of) an OKE cluster, also when a user added
