@@ -17,10 +17,11 @@ what a change of ``clusterTemplateId`` does, and moves to another project
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference
+from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference, ImporterEntry
 from fleet.clouds.magnum.changes import CONTAINERINFRA, MAGNUM_CHANGE_RULES, UPGRADE_GUIDE
+from fleet.clouds.magnum.importer.help import MAGNUM_IMPORT_HELP
 from fleet.clouds.magnum.template import is_uuid
 from fleet.core.manifest import Manifest
 from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
@@ -34,6 +35,9 @@ from fleet.platform.crossplane import (
 )
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules, Level
+
+if TYPE_CHECKING:
+    from fleet.clouds.importer import CloudImporter
 
 EXTERNAL_NAME = "crossplane.io/external-name"
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
@@ -233,7 +237,19 @@ is created with the rendered name, which Magnum resolves (``magnum/api/utils.py`
 (argo-cd v3.5.1 ``controller/sync.go`` ``normalizeTargetResources``: a target without a live
 object is applied as rendered)."""
 
+
+def _load_importer() -> CloudImporter:
+    # Only `fleet import` loads the importer (Terraform's parsers come with it).
+    from fleet.clouds.magnum.importer.importer import load
+
+    return load()
+
+
+MAGNUM_IMPORTER = ImporterEntry(help=MAGNUM_IMPORT_HELP, load=_load_importer)
+"""``fleet import`` for Magnum (:mod:`fleet.clouds.magnum.importer`)."""
+
 MAGNUM_PLUGIN = CloudPlugin(
+    importer=MAGNUM_IMPORTER,
     components=(PROVIDER_OPENSTACK,),
     ignore_differences=EXTERNAL_NAME_IGNORED,
     protected_kinds=(),
