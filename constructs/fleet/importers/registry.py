@@ -8,8 +8,10 @@ from fleet.clouds.importer import CloudImporter
 
 
 def importer_entries() -> tuple[ImporterEntry, ...]:
-    """The importers of the clouds the installed package provides, in the plug-ins' order
-    (each once; a cloud without one has none)."""
+    """The importers of the clouds the installed package provides (the built-in clouds'
+    plug-ins: ``cloud_plugins()`` of no fleet), in their order (each once; a cloud without
+    one has none). An import reads Terraform, not a fleet's declarations, so the candidates
+    are the package's clouds, whichever the fleet already uses."""
     found: list[ImporterEntry] = []
     for _, plugin in cloud_plugins():
         if plugin.importer is not None and plugin.importer not in found:
