@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fleet.checks.problem import InvalidObjects
 from fleet.core.config import DEFAULT_ENVIRONMENTS, FleetConfig
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PLATFORM_BEARING_KINDS",
     "DiffOutput",
+    "InvalidObjects",
     "KindPattern",
     "RepositoryOutput",
     "SynthOutput",
@@ -147,10 +149,9 @@ def synth(
     """Run the phases and render ``environments`` (all when None) of ``app``, in memory.
 
     Raises what ``fleet synth`` would: DefinitionError(s) for bad declarations, and with
-    ``validate`` InvalidObjects for objects that fail a check (schemas need CRDs:
-    ``$FLEET_CRDS_DIR``).
+    ``validate`` :class:`InvalidObjects` (a FleetError whose ``problems`` are the objects
+    that fail a check; schemas need CRDs: ``$FLEET_CRDS_DIR``).
     """
-    from fleet.checks.problem import InvalidObjects
     from fleet.checks.registry import CheckContext, Checks, check_environments
     from fleet.checks.schema import available_crds_dir
     from fleet.pipeline.render import check_unique, render_environment
@@ -281,8 +282,8 @@ def synth_repository(
 
     ``use_cache`` (default: on unless ``$FLEET_NO_CACHE``) reuses the verdicts of objects
     that rendered identically before; the bytes are the same either way. Raises
-    DefinitionError(s) for bad declarations and, with ``validate``, an error listing the
-    objects that fail a check (see :func:`validate_repository` for them as lines).
+    DefinitionError(s) for bad declarations and, with ``validate``, :class:`InvalidObjects`
+    for objects that fail a check (see :func:`validate_repository` for them as lines).
     """
     from fleet.pipeline.synth import synthesize
 
@@ -301,7 +302,6 @@ def validate_repository(
     checked: against ``crds_dir``, else ``$FLEET_CRDS_DIR``, else the CRDs pinned in the
     fleet package, and a missing folder is an error (FleetError), never a skipped check."""
     from fleet.checks.crds import resolve_crds_dir
-    from fleet.checks.problem import InvalidObjects
     from fleet.pipeline.synth import synthesize
 
     try:
