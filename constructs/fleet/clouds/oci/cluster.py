@@ -95,6 +95,19 @@ def derived_resource_identifier(environment: str, cluster_name: str) -> str:
 
 
 @dataclass(frozen=True)
+class TakenVersions:
+    """What an upgrade rollout gives an OKE cluster in one environment instead of what it
+    declares (:meth:`OciManagedCluster.take_versions`)."""
+
+    control_plane: str
+    """The control plane's Kubernetes version."""
+    pools: Mapping[str, str]
+    """Node pool name -> its version, for the pools that do not pin ``kubernetes_version``."""
+    node_image_id: str | None = None
+    """The image of the pools that do not pin ``image_id`` (None: the declared one)."""
+
+
+@dataclass(frozen=True)
 class ResolvedOke:
     """An OKE cluster's values resolved for one environment (what the render reads;
     :meth:`OciManagedCluster.resolved`)."""
@@ -379,6 +392,7 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field="oci_resource_identifier",
             )
+        self._taken: dict[str, TakenVersions] = {}
         self._resolved: dict[str, ResolvedOke] = {
             env: self._resolve(env) for env in self.environments
         }
@@ -452,7 +466,7 @@ class OciManagedCluster(FleetCluster):
             )
         self._check_pool(pool)
         resolved = {
-            env: self._resolve_pool(env, pool, self._resolved[env].version)
+            env: self._resolve_pool(env, pool, self._resolved[env].version, self._taken.get(env))
             for env in self.environments
         }
         self.set_input("node_pool_specs", (*self.node_pool_specs, pool))
@@ -476,6 +490,10 @@ class OciManagedCluster(FleetCluster):
             except DefinitionError as e:
                 errors.append(e)
         version = options["kubernetes_version"] or ""
+        taken = self._taken.get(env)
+        if taken is not None:
+            version = taken.control_plane
+            options = {**options, "kubernetes_version": version}
         if version:
             try:
                 check_kubernetes_version(version, where=ctx, field="kubernetes_version")
@@ -490,7 +508,7 @@ class OciManagedCluster(FleetCluster):
         pools: list[ResolvedPool] = []
         for pool in self.node_pool_specs:
             try:
-                pools.append(self._resolve_pool(env, pool, version))
+                pools.append(self._resolve_pool(env, pool, version, taken))
             except DefinitionError as e:
                 errors.append(e)
         if errors:
@@ -525,8 +543,11 @@ class OciManagedCluster(FleetCluster):
             )
         return value, True
 
-    def _resolve_pool(self, env: str, pool: OkeNodePool, version: str) -> ResolvedPool:
-        """``pool`` in ``env``; ``version`` is the control plane's ("" when it was bad)."""
+    def _resolve_pool(
+        self, env: str, pool: OkeNodePool, version: str, taken: TakenVersions | None = None
+    ) -> ResolvedPool:
+        """``pool`` in ``env``; ``version`` is the control plane's ("" when it was bad);
+        ``taken``: what an upgrade rollout gives the cluster there."""
         ctx = self.context
         prefix = f"node_pools[{pool.name}]."
         control_plane = check_kubernetes_version(version, where=ctx, field="") if version else None
@@ -534,14 +555,15 @@ class OciManagedCluster(FleetCluster):
             ctx, prefix, env, pool.node_count, pool.min_node_count, pool.max_node_count
         )
         capacity = self._capacity(env, pool, counts) if pool.autoscaled else None
+        rolled = taken.pools.get(pool.name) if taken is not None else None
         pool_version = resolve(
-            pool.kubernetes_version or version,
+            pool.kubernetes_version or rolled or version,
             env,
             where=ctx,
             field=prefix + "kubernetes_version",
         )
         # A pool that inherits a bad control-plane version was reported already.
-        inherited = pool.kubernetes_version is None
+        inherited = pool.kubernetes_version is None and rolled is None
         parsed = (
             control_plane
             if inherited
@@ -555,8 +577,9 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field=prefix + "kubernetes_version",
             )
+        node_image = (taken.node_image_id if taken else None) or self.node_image_id
         image = check_ocid(
-            resolve(pool.image_id or self.node_image_id, env, where=ctx, field=prefix + "image_id"),
+            resolve(pool.image_id or node_image, env, where=ctx, field=prefix + "image_id"),
             ["image"],
             where=ctx,
             field=prefix + "image_id",
@@ -570,6 +593,18 @@ class OciManagedCluster(FleetCluster):
             availability_domains=tuple(pool.availability_domains or self.default_ads),
             capacity=capacity,
         )
+
+    def take_versions(self, environment: str, taken: TakenVersions) -> None:
+        """Render ``taken`` in ``environment`` instead of the declared versions (and image),
+        checked like declared ones: a promoted step of the fleet's upgrade rollout
+        (:class:`fleet.clouds.oci.rollout.OkeTarget`). Only from an Aspect."""
+        self.check_mutable("take_versions")
+        self._taken[environment] = taken
+        self._resolved[environment] = self._resolve(environment)
+
+    def taken_versions(self, environment: str) -> TakenVersions | None:
+        """What an upgrade rollout gives the cluster in ``environment`` (None: nothing)."""
+        return self._taken.get(environment)
 
     def _capacity(self, env: str, pool: OkeNodePool, counts: NodeCounts) -> dict[str, str] | None:
         """The capacity annotations of an autoscaled pool whose minimum is 0 in ``env`` (the
