@@ -34,10 +34,11 @@ from fleet import (
 )
 from fleet.checks.crds import load_crds
 from fleet.clouds.base import declared_fields, force_new
+from fleet.clouds.magnum.importer import tfvars
 from fleet.clouds.magnum.plugin import FORCE_NEW_DATA
 from fleet.core.options import Option, options_of, rendered, value_type
 from fleet.core.options import option as option_
-from fleet.importers import tfvars
+from fleet.terraform import tfvars as tfvars_values
 
 TEMPLATE_UUID = "5a0c9d3e-1f2b-4c6d-8e7f-9a0b1c2d3e4f"
 SCHEMA_TYPES = {
@@ -277,11 +278,11 @@ def test_a_subclass_option_is_checked_resolved_rendered_and_imported(fleet: Flee
         assert body["spec"]["forProvider"]["region"] == region
     assert cluster.node_groups == (group,)
     # imported: the importer's table is the class's
-    (added,) = [o for o in tfvars.importable(RegionalNodeGroup) if o.keyword == "region"]
+    (added,) = [o for o in tfvars_values.importable(RegionalNodeGroup) if o.keyword == "region"]
     assert added.terraform not in {o.terraform for o in tfvars.node_group_options()}
-    assert tfvars.convert_option(added, "cern", where="x.tfvars:3", field="region") == "cern"
+    assert tfvars_values.convert_option(added, "cern", where="x.tfvars:3", field="region") == "cern"
     with pytest.raises(DefinitionError, match="must be a non-empty string"):
-        tfvars.convert_option(added, "", where="x.tfvars:3", field="region")
+        tfvars_values.convert_option(added, "", where="x.tfvars:3", field="region")
     assert "region" in _provider_arguments("NodegroupV1")
 
 

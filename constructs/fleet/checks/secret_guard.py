@@ -26,122 +26,11 @@ hold one; ``key: attribute.kubeconfig.raw_config`` is a key name, not a value.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from typing import Any
 
 from fleet.checks.problem import Problem, format_path
+from fleet.core.credentials import scan
 from fleet.core.manifest import Manifest
-from fleet.core.secrets import MIN_LENGTH, credential_in
-
-CREDENTIAL_WORDS = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "apikey",
-    "privatekey",
-    "clientsecret",
-    "accesskey",
-    "secretaccesskey",
-    "credentials",
-)
-"""Normalised (lower case, no ``-``/``_``) field names, or name endings, that hold credentials."""
-
-REFERENCE_ENDINGS = (
-    "ref",
-    "refs",
-    "selector",
-    "name",
-    "names",
-    "key",
-    "keys",
-    "path",
-    "file",
-    "namespace",
-    "type",
-    "field",
-    "enabled",
-    "policy",
-)
-"""Name endings that mark a field naming a secret (or describing one) rather than holding it."""
-
-
-def _normalise(name: str) -> str:
-    return name.replace("-", "").replace("_", "").lower()
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_credential_field(name: str) -> bool:
-    norm = _normalise(name)
-    if any(norm.endswith(word) for word in ("apikey", "privatekey", "accesskey")):
-        return True
-    if norm.endswith(REFERENCE_ENDINGS):
-        return False
-    return norm.endswith(CREDENTIAL_WORDS)
-
-
-def _credential_literal(key: str) -> str:
-    return (
-        f"literal value in credential field {key!r}; "
-        "use a secret reference (for example a *SecretRef) instead"
-    )
-
-
-_CONTAINERS = (dict, list)  # a tuple: `dict | list` would build a union on every call
-
-
-_SHORTEST = 9
-"""Shorter strings hold no credential material (``a://b:c@d``, a URL with a password, is the
-shortest; the other kinds need :data:`~fleet.core.secrets.MIN_LENGTH`)."""
-_credential_in = functools.lru_cache(maxsize=1 << 16)(credential_in)
-"""Label values, image names and the like repeat across clusters: each is read once."""
-
-
-def _pair_name(item: dict[Any, Any]) -> str | None:
-    """The name of a ``{key|name, value}`` pair (a node label, an environment variable)."""
-    for field in ("key", "name"):
-        name = item.get(field)
-        if isinstance(name, str) and isinstance(item.get("value"), str):
-            return name
-    return None
-
-
-def _scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], str]]) -> None:
-    # This walks every value of every object a synth has not checked before: one shared
-    # path list, copied only for a finding, and no per-node generators (40% faster).
-    if isinstance(value, dict):
-        pair = _pair_name(value)
-        if pair is not None and _is_credential_field(pair) and value["value"].strip():
-            out.append(([*path, "value"], _credential_literal(pair)))
-        for key, item in value.items():
-            name = str(key)
-            if len(name) >= MIN_LENGTH:
-                problem = _credential_in(name)
-                if problem:
-                    out.append((path[:], f"a key holds a {problem}"))
-                    name = "<redacted key>"  # never shown, even in the path of a finding
-            if isinstance(item, str):
-                if _is_credential_field(name) and item.strip():
-                    out.append(([*path, name], _credential_literal(name)))
-                elif len(item) >= _SHORTEST:
-                    problem = _credential_in(item)
-                    if problem:
-                        out.append(([*path, name], problem))
-            elif isinstance(item, _CONTAINERS):
-                path.append(name)
-                _scan(item, path, out)
-                path.pop()
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, str) and len(item) >= _SHORTEST:
-                problem = _credential_in(item)
-                if problem:
-                    out.append(([*path, index], problem))
-            elif isinstance(item, _CONTAINERS):
-                path.append(index)
-                _scan(item, path, out)
-                path.pop()
 
 
 def find_secret_material(manifests: Sequence[Manifest]) -> list[Problem]:
@@ -163,6 +52,6 @@ def find_secret_material(manifests: Sequence[Manifest]) -> list[Problem]:
                         )
                     )
         found: list[tuple[list[str | int], str]] = []
-        _scan({k: v for k, v in body.items() if k not in skip}, [], found)
+        scan({k: v for k, v in body.items() if k not in skip}, [], found)
         problems.extend(Problem.of(m, format_path(path), message) for path, message in found)
     return problems

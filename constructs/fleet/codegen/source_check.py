@@ -1,6 +1,6 @@
 """The check of a generated module's syntax tree, before anything writes or runs it.
 
-A generator writes declarations and nothing else (:mod:`fleet.importers.pysource` quotes
+A generator writes declarations and nothing else (:mod:`fleet.core.pysource` quotes
 every piece of input), and this module proves it on the result: the text is printable
 ASCII, parses, and holds only the nodes a generator emits, as :class:`Shape` lists them:
 
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fleet.core.errors import DefinitionError
-from fleet.importers.pysource import is_identifier
+from fleet.core.pysource import is_identifier
 
 _BUILTINS = frozenset(dir(builtins))
 

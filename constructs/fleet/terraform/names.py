@@ -17,7 +17,7 @@ writes (hashicorp/terraform v1.15.9, hashicorp/hcl v2.24.0):
   checked for every resource and data source in
   ``internal/schemarepo/loadschemas/plugins.go``).
 
-Map keys and string values (labels, names of Magnum objects) are data: Terraform writes
+Map keys and string values (labels, names of a cloud's objects) are data: Terraform writes
 any string there; they reach generated code only as literals.
 """
 
@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 
 from fleet.core.errors import DefinitionError
-from fleet.importers.pysource import py_str
+from fleet.core.pysource import py_str
 
 _ATTRIBUTE = re.compile(r"[a-z0-9_]+")
 

@@ -15,7 +15,7 @@ one of:
 The expressions a generator composes (:class:`Call`, :class:`Tuple`,
 :class:`Comprehension`, :class:`Lookup`, :class:`NamePattern`) check their names when they
 are built, so no expression holds source text that did not pass here. What the module as a
-whole may hold is checked again on its syntax tree (:mod:`fleet.importers.source_check`)
+whole may hold is checked again on its syntax tree (:mod:`fleet.codegen.source_check`)
 before anything writes or runs it.
 """
 

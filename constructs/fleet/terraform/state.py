@@ -1,17 +1,18 @@
-"""Reads the Magnum resources of Terraform state.
+"""Reads resources of Terraform state, whatever cloud they belong to.
 
 Two formats (hashicorp/terraform v1.15.9): a state file (``terraform.tfstate``, ``terraform
 state pull``; format version 4, ``internal/states/statefile/version4.go``:
 ``resources[].instances[].attributes``, a module path in ``module``) and ``terraform show
 -json`` output (``internal/command/jsonstate/state.go``: ``format_version`` 0.x or 1.x,
 ``values.root_module.resources[].values`` and ``child_modules`` nested to any depth). Only
-``openstack_containerinfra_{cluster,nodegroup,clustertemplate}_v1`` are read, managed
-resources and data sources; every other resource (and every output) is counted, never
-read: a state holds secrets (kubeconfigs, keys, outputs not marked sensitive).
+the resource types the caller names are read (a cloud's importer names its own, with the
+type of each attribute it reads: :class:`ResourceSchema`), managed resources and data
+sources; every other resource (and every output) is counted, never read: a state holds
+secrets (kubeconfigs, keys, outputs not marked sensitive).
 
 A name or address Terraform could never write (a line break in a resource's name, an
 attribute name no provider schema has) is refused when read, naming the file and showing
-the text escaped (:mod:`fleet.importers.terraform_names`). Anything else is refused, saying
+the text escaped (:mod:`fleet.terraform.names`). Anything else is refused, saying
 what it is: a state of format version 1 to 3 (Terraform
 0.11 or older; ``version3.go``), of a version newer than 4, ``terraform show -json``
 output of a newer ``format_version``, a plan (saved or shown), an empty state, an OpenTofu
@@ -24,112 +25,41 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.importers.secrets import shown
-from fleet.importers.terraform_names import (
+from fleet.core.errors import DefinitionError
+from fleet.terraform.names import (
     check_address,
     check_attributes,
     check_name,
     shown_path,
 )
-from fleet.importers.tfvars import ImportedCluster
-
-CLUSTER = "openstack_containerinfra_cluster_v1"
-NODEGROUP = "openstack_containerinfra_nodegroup_v1"
-TEMPLATE = "openstack_containerinfra_clustertemplate_v1"
-MAGNUM_TYPES = (CLUSTER, NODEGROUP, TEMPLATE)
 
 STATE_VERSION = 4
 SHOW_JSON_MAJORS = ("0", "1")
 """``terraform show -json`` ``format_version`` majors read: "0.1" (to v0.15), "0.2"
 (v1.0.x), "1.0" (since v1.1.0)."""
-SCHEMA: Mapping[str, Mapping[str, str]] = {
-    CLUSTER: {
-        **dict.fromkeys(
-            (
-                "id",
-                "name",
-                "region",
-                "project_id",
-                "cluster_template_id",
-                "discovery_url",
-                "flavor",
-                "master_flavor",
-                "keypair",
-                "fixed_network",
-                "fixed_subnet",
-            ),
-            "string",
-        ),
-        **dict.fromkeys(
-            ("create_timeout", "docker_volume_size", "master_count", "node_count"), "int"
-        ),
-        **dict.fromkeys(("merge_labels", "master_lb_enabled", "floating_ip_enabled"), "bool"),
-        "labels": "map",
-    },
-    NODEGROUP: {
-        **dict.fromkeys(
-            ("id", "name", "region", "cluster_id", "role", "image_id", "flavor_id"), "string"
-        ),
-        **dict.fromkeys(
-            ("docker_volume_size", "node_count", "min_node_count", "max_node_count"), "int"
-        ),
-        "merge_labels": "bool",
-        "labels": "map",
-    },
-    TEMPLATE: {
-        **dict.fromkeys(
-            (
-                "id",
-                "name",
-                "region",
-                "coe",
-                "cluster_distro",
-                "dns_nameserver",
-                "docker_storage_driver",
-                "external_network_id",
-                "fixed_network",
-                "fixed_subnet",
-                "flavor",
-                "master_flavor",
-                "http_proxy",
-                "https_proxy",
-                "no_proxy",
-                "image",
-                "insecure_registry",
-                "keypair_id",
-                "network_driver",
-                "server_type",
-                "volume_driver",
-            ),
-            "string",
-        ),
-        **dict.fromkeys(("apiserver_port", "docker_volume_size"), "int"),
-        **dict.fromkeys(
-            (
-                "floating_ip_enabled",
-                "master_lb_enabled",
-                "public",
-                "registry_enabled",
-                "tls_disabled",
-                "hidden",
-            ),
-            "bool",
-        ),
-        "labels": "map",
-    },
-}
-"""The type of each attribute the importer reads, as terraform-provider-openstack v3.4.0
-declares it (``openstack/resource_openstack_containerinfra_<kind>_v1.go`` for cluster,
-nodegroup and clustertemplate, and ``data_source_openstack_containerinfra_clustertemplate_v1.go``:
-``schema.TypeString``,
-``TypeInt``, ``TypeBool``, ``TypeMap`` of strings). A state that holds another type was not
-written by Terraform: refused, naming the attribute, never quoting the value."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourceSchema:
+    """The attributes of one resource type that a cloud's importer reads, with the type its
+    Terraform provider declares for each (``schema.TypeString``, ``TypeInt``, ``TypeBool``,
+    ``TypeMap`` of strings: ``string``, ``int``, ``bool``, ``map``). A state that holds
+    another type was not written by Terraform: refused, naming the attribute, never quoting
+    the value."""
+
+    provider: str
+    """The Terraform provider that declares the type (for messages)."""
+    attributes: Mapping[str, str]
+    """Attribute -> ``string``, ``int``, ``bool`` or ``map``."""
+
+
+Schemas = Mapping[str, ResourceSchema]
+"""The resource types to read (by Terraform type), each with its schema."""
 
 _ZIP = b"PK\x03\x04"
 """A saved plan (``terraform plan -out``) is a zip archive."""
@@ -137,7 +67,7 @@ _ZIP = b"PK\x03\x04"
 
 @dataclass(frozen=True, kw_only=True)
 class StateResource:
-    """One Magnum resource instance of a state: where it is, and its attributes."""
+    """One resource instance of a state (of a type read): where it is, and its attributes."""
 
     source: str
     address: str
@@ -146,7 +76,7 @@ class StateResource:
     mode: str = "managed"
     """``managed`` (a resource) or ``data`` (a data source)."""
     name: str = ""
-    """The block's name (``cluster`` in ``openstack_containerinfra_cluster_v1.cluster``)."""
+    """The block's name (``web`` in ``aws_instance.web``)."""
     module: str = ""
     """The module instance (``module.k8s_cluster.module.flux[0]``), "" at the root."""
     index: int | str | None = None
@@ -177,7 +107,7 @@ class StateResource:
 
     @property
     def block(self) -> str:
-        """The address without module and instance key: ``openstack_..._v1.name`` (with
+        """The address without module and instance key: ``<type>.<name>`` (with
         ``data.`` for a data source), as the HCL names the block."""
         return f"{'data.' if self.mode == 'data' else ''}{self.type}.{self.name}"
 
@@ -193,7 +123,7 @@ _MODULE_STEP = re.compile(r'module\.([A-Za-z0-9_-]+)(?:\[(?:\d+|"(?:[^"\\]|\\.)*
 
 @dataclass(frozen=True, kw_only=True)
 class StateFile:
-    """One state file: its format, its Magnum resources, and what else it holds."""
+    """One state file: its format, the resources of the types read, and what else it holds."""
 
     path: Path
     format: str
@@ -211,8 +141,9 @@ class StateFile:
         return shown_path(self.path)
 
 
-def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
-    """One state file, or a DefinitionError naming it and what it is instead."""
+def read_state_file(path: Path, schemas: Schemas, *, environment: str | None = None) -> StateFile:
+    """One state file (the resources of the types ``schemas`` names), or a DefinitionError
+    naming it and what it is instead."""
     source = shown_path(path)
     try:
         raw = path.read_bytes()
@@ -257,7 +188,7 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
                 "an empty state (`terraform show -json` gives no values): nothing to import",
                 where=source,
             )
-        resources = tuple(_shown(source, module, others))
+        resources = tuple(_shown(source, module, others, schemas))
         kind = "show-json"
     elif "version" in document or "modules" in document:
         _check_version(document, source)
@@ -266,7 +197,7 @@ def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:
             raise DefinitionError(
                 "state format version 4 without a resources list", where=source, field="resources"
             )
-        resources = tuple(_v4(source, listed, others))
+        resources = tuple(_v4(source, listed, others, schemas))
         kind = "tfstate-v4"
     else:
         raise DefinitionError(
@@ -339,7 +270,9 @@ def _check_version(document: Mapping[str, Any], source: str) -> None:
     )
 
 
-def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateResource]:
+def _v4(
+    source: str, resources: list[Any], others: list[str], schemas: Schemas
+) -> Iterator[StateResource]:
     for number, resource in enumerate(resources):
         if not isinstance(resource, dict):
             continue
@@ -358,7 +291,7 @@ def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateR
                 continue
             key = instance.get("index_key")
             address = base + ("" if key is None else f"[{json.dumps(key)}]")
-            if type_ not in MAGNUM_TYPES:
+            if type_ not in schemas:
                 others.append(address)
                 continue
             if instance.get("deposed"):
@@ -372,6 +305,7 @@ def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateR
                 )
             check_attributes(attributes, where=f"{source} {address}")
             yield _check_types(
+                schemas[type_],
                 StateResource(
                     source=source,
                     address=address,
@@ -383,20 +317,20 @@ def _v4(source: str, resources: list[Any], others: list[str]) -> Iterator[StateR
                     index=key if isinstance(key, (int, str)) else None,
                     sensitive=_sensitive_v4(instance.get("sensitive_attributes")),
                     tainted=instance.get("status") == "tainted",
-                )
+                ),
             )
 
 
-def _check_types(resource: StateResource) -> StateResource:
+def _check_types(schema: ResourceSchema, resource: StateResource) -> StateResource:
     """``resource``, or a DefinitionError naming the first attribute whose type is not the
-    provider's (:data:`SCHEMA`); null means unset and passes."""
-    for attribute, kind in SCHEMA[resource.type].items():
+    provider's (``schema``); null means unset and passes."""
+    for attribute, kind in schema.attributes.items():
         value = resource.attributes.get(attribute)
         if value is None or _is(kind, value):
             continue
         expected = {"string": "a string", "int": "a whole number", "bool": "true or false"}
         raise DefinitionError(
-            f"the state holds {_kind_of(value)} where terraform-provider-openstack has "
+            f"the state holds {_kind_of(value)} where {schema.provider} has "
             f"{expected.get(kind, 'a map of strings')}: not a state Terraform wrote; pull it "
             "again (`terraform state pull`, or `terraform show -json`)",
             where=resource.where,
@@ -457,7 +391,9 @@ def _marked(flags: Any) -> bool:
     return flags is True
 
 
-def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterator[StateResource]:
+def _shown(
+    source: str, module: Mapping[str, Any], others: list[str], schemas: Schemas
+) -> Iterator[StateResource]:
     module_address = str(module.get("address") or "")
     check_address(module_address, where=source, field="module address")
     for resource in module.get("resources") or []:
@@ -468,7 +404,7 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
         check_address(address, where=source, field="address")
         check_name(type_, what="resource type", where=source, field=f"{address} type")
         check_name(str(resource.get("name")), what="resource name", where=source, field=address)
-        if type_ not in MAGNUM_TYPES:
+        if type_ not in schemas:
             others.append(address)
             continue
         if resource.get("deposed_key") or not isinstance(resource.get("values"), dict):
@@ -477,6 +413,7 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
         index = resource.get("index")
         flags = resource.get("sensitive_values")
         yield _check_types(
+            schemas[type_],
             StateResource(
                 source=source,
                 address=address,
@@ -490,158 +427,8 @@ def _shown(source: str, module: Mapping[str, Any], others: list[str]) -> Iterato
                     k for k, v in (flags.items() if isinstance(flags, dict) else ()) if _marked(v)
                 ),
                 tainted=resource.get("tainted") is True,
-            )
+            ),
         )
     for child in module.get("child_modules") or []:
         if isinstance(child, dict):
-            yield from _shown(source, child, others)
-
-
-# --- the tfvars import's view: clusters by name, node groups, templates by id ------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class TerraformState:
-    """The Magnum clusters (by name), node groups and templates of one or more states."""
-
-    clusters: Mapping[str, StateResource]
-    node_groups: Mapping[tuple[str, str], StateResource]
-    """By (cluster UUID, node group name)."""
-    templates: Mapping[str, StateResource]
-    """By template UUID."""
-    files: tuple[StateFile, ...] = field(default=())
-
-    def node_group(self, cluster_id: str, name: str) -> StateResource | None:
-        """The node group ``name`` of the cluster with UUID ``cluster_id``."""
-        return self.node_groups.get((cluster_id, name))
-
-
-def load_state(paths: Sequence[Path]) -> TerraformState:
-    """Every Magnum resource of the given states; an error for an unreadable file, another
-    format, or one cluster name or template id held twice (naming both addresses)."""
-    files: list[StateFile] = []
-    errors: list[DefinitionError] = []
-    for path in paths:
-        try:
-            files.append(read_state_file(path))
-        except DefinitionError as e:
-            errors.append(e)
-    clusters: dict[str, StateResource] = {}
-    groups: dict[tuple[str, str], StateResource] = {}
-    templates: dict[str, StateResource] = {}
-    for resource in (r for f in files for r in f.resources):
-        if resource.type == CLUSTER and resource.mode == "managed":
-            name, uuid = resource.text("name"), resource.text("id")
-            if name is None or uuid is None:
-                errors.append(_bad(resource, "a cluster without name or id"))
-                continue
-            first = clusters.setdefault(name, resource)
-            if first is not resource:
-                errors.append(_bad(resource, f"cluster {name!r} is also {first.where}"))
-        elif resource.type == NODEGROUP and resource.mode == "managed":
-            cluster_id, name = resource.text("cluster_id"), resource.text("name")
-            if cluster_id is None or name is None or resource.text("id") is None:
-                errors.append(_bad(resource, "a node group without cluster_id, name or id"))
-                continue
-            groups[(cluster_id, name)] = resource
-        elif resource.type == TEMPLATE and resource.text("id") is not None:
-            templates.setdefault(str(resource.attributes["id"]), resource)
-    if errors:
-        raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
-    return TerraformState(
-        clusters=clusters, node_groups=groups, templates=templates, files=tuple(files)
-    )
-
-
-def _bad(resource: StateResource, message: str) -> DefinitionError:
-    return DefinitionError(f"{resource.address}: {message}", where=resource.source)
-
-
-# --- state and tfvars together ------------------------------------------------------------
-
-
-def check_state(
-    state: TerraformState, clusters: Sequence[ImportedCluster]
-) -> list[DefinitionError]:
-    """Where the state and the tfvars disagree on a cluster (counts, flavors, keypair,
-    template, node groups): one error each, naming the tfvars line and the state address."""
-    problems: list[DefinitionError] = []
-    for cluster in clusters:
-        found = state.clusters.get(cluster.name)
-        if found is None:
-            continue
-
-        def differ(
-            key: str,
-            mine: object,
-            resource: StateResource,
-            attribute: str,
-            cluster: ImportedCluster = cluster,
-        ) -> None:
-            theirs = resource.attributes.get(attribute)
-            if isinstance(mine, int) and isinstance(theirs, float) and theirs.is_integer():
-                theirs = int(theirs)
-            if mine is not None and theirs is not None and mine != theirs:
-                problems.append(
-                    DefinitionError(
-                        f"tfvars has {shown(mine, key)}, the state has {attribute} = "
-                        f"{shown(theirs, attribute)} at "
-                        f"{resource.where}",
-                        where=cluster.where(key.split(".")[0].split("[")[0]),
-                        field=key,
-                    )
-                )
-
-        differ("node_count", cluster.node_count, found, "node_count")
-        differ("master_count", cluster.master_count, found, "master_count")
-        differ("flavor", cluster.flavor, found, "flavor")
-        differ("master_flavor", cluster.master_flavor, found, "master_flavor")
-        differ("keypair", cluster.keypair, found, "keypair")
-        template = state.templates.get(str(found.attributes.get("cluster_template_id")))
-        if template is not None:
-            differ("cluster_template_name", cluster.template, template, "name")
-        uuid = str(found.attributes["id"])
-        for group in cluster.node_groups:
-            resource = state.node_group(uuid, group.name)
-            key = f"nodegroups_list[{group.name}]"
-            if resource is None:
-                problems.append(
-                    DefinitionError(
-                        f"node group {group.name!r} of cluster {found.address} is not in "
-                        f"{found.source}",
-                        where=cluster.where("nodegroups_list"),
-                        field=key,
-                    )
-                )
-                continue
-            differ(f"{key}.node_count", group.node_count, resource, "node_count")
-            differ(f"{key}.flavor_id", group.flavor, resource, "flavor_id")
-    return problems
-
-
-def template_uuids(
-    state: TerraformState, clusters: Sequence[ImportedCluster], errors: list[DefinitionError]
-) -> dict[str, dict[str, str]]:
-    """Template name (from the tfvars) -> region -> Magnum id (the state's
-    ``cluster_template_id`` of its clusters); ``""`` when no region is known. Two ids for
-    one template in one region is an error."""
-    found: dict[str, dict[str, str]] = {}
-    first: dict[tuple[str, str], StateResource] = {}
-    for cluster in clusters:
-        resource = state.clusters.get(cluster.name)
-        uuid = resource.text("cluster_template_id") if resource is not None else None
-        if resource is None or uuid is None:
-            continue
-        region = cluster.connection.region or resource.text("region") or ""
-        have = found.setdefault(cluster.template, {}).setdefault(region, uuid)
-        earlier = first.setdefault((cluster.template, region), resource)
-        if have != uuid:
-            errors.append(
-                DefinitionError(
-                    f"template {cluster.template!r} is {have} at {earlier.where} but {uuid} at "
-                    f"{resource.where} (region {region or 'unknown'})",
-                    where=cluster.where("cluster_template_name"),
-                    field="cluster_template_name",
-                )
-            )
-    return found
+            yield from _shown(source, child, others, schemas)

@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fleet.clouds.magnum.importer.resources import CLUSTER, NODEGROUP, TEMPLATE
+from fleet.clouds.magnum.importer.tfvars import TFVARS_NAME
 from fleet.core.errors import DefinitionError
 from fleet.core.words import plural
-from fleet.importers.hcl import Block, Configuration, read_configuration
-from fleet.importers.tfstate import CLUSTER, NODEGROUP, TEMPLATE
-from fleet.importers.tfvars import TFVARS_NAME, read_tfvars
+from fleet.terraform.hcl import Block, Configuration, read_configuration
+from fleet.terraform.tfvars import read_tfvars
 
 _VAR = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_-]*)")
 _SELECTED = re.compile(r"\bvar\.([A-Za-z_][A-Za-z0-9_-]*)\[var\.([A-Za-z_][A-Za-z0-9_-]*)\]")
