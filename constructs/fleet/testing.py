@@ -245,15 +245,10 @@ class RepositoryOutput(SynthOutput):
     def drift_report(self) -> str:
         """What ``fleet synth --check`` prints when ``dist/`` is stale: the files that
         differ, then the command that fixes them ("" when nothing differs)."""
-        from fleet.core.words import plural
+        from fleet.pipeline.synth import drift_report
 
         differing = self.drift()
-        if not differing:
-            return ""
-        lines = [f"dist/ is not what the sources render ({plural(len(differing), 'file')} differ):"]
-        lines += [f"  {self.config.dist}/{path}" for path in differing]
-        lines.append("run `fleet synth` and commit dist/")
-        return "\n".join(lines)
+        return drift_report(self.config, differing) if differing else ""
 
 
 def load_repository(config: FleetConfig) -> Fleet:
