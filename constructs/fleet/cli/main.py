@@ -28,7 +28,7 @@ from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.commands import Handler, Registrar, Subparsers
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
-from fleet.core.secrets import redact
+from fleet.core.redact import redact
 from fleet.core.words import plural
 
 if TYPE_CHECKING:  # the pipeline is imported by the commands that run it (cdk8s is slow)
