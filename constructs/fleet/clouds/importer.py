@@ -226,6 +226,9 @@ class StateRequest:
     observe: bool = False
     sourced: bool = False
     """Whether any ``--source`` was given."""
+    options: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """The importers' own options (:class:`fleet.clouds.base.ImportOption`): flag -> the
+    values given, in order (a flag not given is absent)."""
 
 
 class StatePlanner(Protocol):

@@ -13,9 +13,9 @@ from pathlib import Path
 from fleet.clouds.base import FleetCluster
 from fleet.clouds.importer import ExistingFleet, FleetAccess, ModuleValues
 from fleet.core.config import FleetConfig
-from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.errors import DefinitionErrors
 from fleet.core.values import location_root
-from fleet.pipeline.discovery import discover, helper_modules, load_fleet
+from fleet.pipeline.discovery import HELPER_PREFIX, import_modules, load_fleet
 
 
 @contextlib.contextmanager
@@ -41,31 +41,33 @@ def project_modules(root: Path, package: str) -> Iterator[None]:
 
 
 def module_values(config: FleetConfig) -> list[ModuleValues]:
-    """Import the helper and declaration modules (without calling ``define``) and read
-    their module-level values; every module that fails to import is one error."""
+    """The module-level values of the modules ``fleet synth`` loads (``define`` not called):
+    the declaration modules, imported by the one function synth imports them with
+    (:func:`fleet.pipeline.discovery.import_modules`), and the helper modules they import;
+    a helper no declaration module imports (``clusters/_example.py``) is not read, as synth
+    never loads it. Every module that fails to import is one error."""
     package = config.clusters_dir.name
-    found: list[ModuleValues] = []
-    errors: list[DefinitionError] = []
+    if not config.clusters_dir.is_dir():
+        return []
     # Locations (a template's `where`) relative to the project, as load_fleet gives them.
     with project_modules(config.clusters_dir.parent, package), location_root(config.root):
-        for path in [*helper_modules(config), *discover(config)]:
-            name = f"{package}.{path.stem}"
-            try:
-                loaded = importlib.import_module(name)
-            except DefinitionErrors as e:
-                errors.extend(e.errors)
-                continue
-            except DefinitionError as e:
-                errors.append(e)
-                continue
-            except Exception as e:  # user code: report the module, one line
-                errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=str(path)))
-                continue
-            values = dict(sorted(vars(loaded).items()))
-            found.append(ModuleValues(path=path, module=name, values=values))
-    if errors:
-        raise DefinitionErrors(errors)
-    return found
+        _, errors = import_modules(config, package)
+        if errors:
+            raise DefinitionErrors(errors)
+        loaded = {
+            name: module
+            for name, module in sys.modules.items()
+            if name.startswith(package + ".") and getattr(module, "__file__", None)
+        }
+        found = [
+            ModuleValues(
+                path=Path(str(module.__file__)),
+                module=name,
+                values=dict(sorted(vars(module).items())),
+            )
+            for name, module in loaded.items()
+        ]
+    return sorted(found, key=lambda m: (not m.path.name.startswith(HELPER_PREFIX), m.path.name))
 
 
 def _file_of(config: FleetConfig, where: str) -> Path:

@@ -42,6 +42,11 @@ class ImportedTemplate:
     kubernetes_version: str
     sensitive: frozenset[str] = frozenset()
     """The attributes its state marks sensitive (never written)."""
+    project_id: str = ""
+    """Its owner project, as the state holds it ("" when it does not)."""
+    region: str = ""
+    """The region its provider read it in ("" when the state does not hold it)."""
+    public: bool = False
 
     def knows(self, attribute: str) -> bool:
         """Whether its value of ``attribute`` (Terraform's name; ``labels``) is known: every

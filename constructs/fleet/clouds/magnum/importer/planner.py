@@ -27,6 +27,7 @@ from fleet.clouds.importer import (
     why_pinned,
     with_object_name,
 )
+from fleet.clouds.magnum.importer import options as flags
 from fleet.clouds.magnum.importer.catalog import (
     TEMPLATES_MODULE,
     TemplateDecl,
@@ -41,7 +42,9 @@ from fleet.clouds.magnum.importer.declarations import cluster_keywords, group_ke
 from fleet.clouds.magnum.importer.model import ImportedTemplate, StateCluster
 from fleet.clouds.magnum.importer.projects import (
     ExistingProject,
+    cluster_project,
     match_project,
+    missing_project,
     project_variable,
     projects_of,
 )
@@ -58,25 +61,10 @@ from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
 from fleet.core.names import object_name_from
 from fleet.core.pysource import Call, Value
-from fleet.terraform.hcl import Configuration
 
 SENSITIVE = "the state marks it sensitive"
 """Why a value Terraform marks sensitive (``sensitive_attributes``, ``sensitive_values``)
 is never written, whatever it looks like."""
-
-
-def project_name(configuration: Configuration | None) -> str | None:
-    """The project's name from the root module's ``provider "openstack"`` block, when it
-    is a literal (``tenant_name`` or ``project_name``; nothing else of it is read)."""
-    if configuration is None:
-        return None
-    root = configuration.modules.get(())
-    block = root.find("provider", "openstack") if root is not None else None
-    for argument in ("tenant_name", "project_name"):
-        value = block.arguments.get(argument) if block is not None else None
-        if isinstance(value, str) and value.startswith('"') and "${" not in value:
-            return value[1:-1]
-    return None
 
 
 class MagnumStatePlanner:
@@ -101,6 +89,8 @@ class MagnumStatePlanner:
         self.notes: Notes = {}
         self.template_refs: dict[str, tuple[str, str]] = {}
         self.existing_projects: list[ExistingProject] = []
+        self.given_projects = flags.per_environment(request.options, flags.PROJECT, request.config)
+        self.given_regions = flags.per_environment(request.options, flags.REGION, request.config)
 
     @property
     def clusters(self) -> Sequence[StateCluster]:
@@ -199,13 +189,23 @@ class MagnumStatePlanner:
     ) -> tuple[SharedDecl, str | None]:
         """The cluster's project (one declaration per project id and region), and the
         region to declare on the cluster (where the fleet's project has another)."""
-        key = (cluster.project_id, cluster.region)
         configuration = self.request.configurations.get(cluster.state.source)
-        name = project_name(configuration)
+        given = cluster_project(
+            cluster,
+            configuration,
+            flags.for_environment(self.given_projects, cluster.environment),
+            flags.for_environment(self.given_regions, cluster.environment),
+        )
+        for note in given.notes:
+            self._note(cluster, note)
+        name = given.name
+        if name is None and given.project_id is None:
+            self._errors.append(missing_project(cluster))
+        key = (given.project_id or name or "", given.region or "")
         connection = Connection(
-            project_name=name or cluster.project_id,
-            project_id=cluster.project_id or None,
-            region=cluster.region or None,
+            project_name=name or given.project_id or "",
+            project_id=given.project_id,
+            region=given.region,
         )
         found = projects.get(key)
         match = match_project(connection, self.existing_projects)
@@ -243,14 +243,14 @@ class MagnumStatePlanner:
                 if name is None:
                     self._note(
                         cluster,
-                        f"needs a person: the state gives project id {cluster.project_id}, not "
+                        f"needs a person: the state gives project id {given.project_id}, not "
                         "its name: declared with project_name set to the id (pass --source "
-                        "with a provider block that names it, or edit it)",
+                        "with a provider block that names it, or --project NAME, or edit it)",
                     )
             projects[key] = found
         region = None
-        if match is not None and (match[0].details.get("region") or "") != cluster.region:
-            region = cluster.region or None
+        if match is not None and (match[0].details.get("region") or "") != (given.region or ""):
+            region = given.region
         return found, region
 
     # -- templates

@@ -73,7 +73,8 @@ def _values(
         elif value.fate in (CREATE_ONLY, AUTOSCALED):
             ok = (
                 field not in for_provider
-                and _same(value.value, init.get(field))
+                # None: no value to keep (create_timeout 0), only never enforced
+                and (value.value is None or _same(value.value, init.get(field)))
                 and not any(p in policies for p in _FORBIDDEN_POLICIES)
             )
             wanted = "only spec.initProvider, without LateInitialize"
