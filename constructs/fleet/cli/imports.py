@@ -65,6 +65,9 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
 
     if args.source == "tfstate" and not args.tfvars:
         return _tfstate(args, config)
+    given = [o.flag for o in import_options() if getattr(args, _dest(o.flag), None)]
+    if args.source == "tfstate" and given:
+        raise FleetError(f"{given[0]} is for the state import: leave out --tfvars")
     if args.source == "tfstate" and (args.state or args.source_dir):
         raise FleetError(
             "--state ENV=PATH and --source are for the state import: leave out --tfvars, or "

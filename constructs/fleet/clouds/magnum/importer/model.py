@@ -106,6 +106,9 @@ class StateCluster:
     region: str
     block: Block | None = None
     notes: tuple[str, ...] = ()
+    omitted_labels: frozenset[str] = frozenset()
+    """Label keys left out (``--omit-label``): its labels are create-only, Magnum keeps
+    these."""
 
     def value(self, attribute: str) -> Value | None:
         """The decision on one attribute."""
