@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleet.clouds.importer import ModuleValues
+from fleet.clouds.magnum.drivers import MagnumDriver, decide
 from fleet.clouds.magnum.importer.model import ImportedTemplate
 from fleet.clouds.magnum.importer.template_derivation import TemplateSpec
 from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, attribute_keywords
@@ -129,6 +130,9 @@ def template_decl(
     keywords.append(("uuid", template.uuid))
     attributes = {k: whole(v) for k, v in template.values.items() if k not in held}
     keywords.extend(attribute_keywords(attributes))
+    driver = state_driver(template)
+    if driver is not None:
+        keywords.append(("driver", driver[0].value))
     how = {
         "resource": "a resource",
         "data-source": "found by a data source (made outside Terraform)",
@@ -144,7 +148,31 @@ def template_decl(
         comment.append(
             f"  {', '.join(sorted(held))}: credential material, not written (Magnum keeps it)"
         )
+    if driver is not None:
+        comment.append(f"  driver {driver[0].value}: {driver[1]}")
     return TemplateDecl(variable=variable, keywords=tuple(keywords), comment=tuple(comment))
+
+
+def state_driver(template: ImportedTemplate) -> tuple[MagnumDriver, str] | None:
+    """The Magnum driver the state tells for ``template`` (its ``cluster_distro``,
+    ``server_type`` and ``coe``, where exactly one driver provides them: Magnum's own
+    look-up, :func:`fleet.clouds.magnum.drivers.decide`), and why; None when they do not
+    tell one (the fleet then applies its rules and says so)."""
+    values = template.values
+    decision = decide(
+        name=template.magnum_name,
+        driver=None,
+        cluster_distro=_text(values.get("cluster_distro")),
+        server_type=_text(values.get("server_type")),
+        coe=_text(values.get("coe")),
+    )
+    if decision.driver is None:
+        return None
+    return decision.driver, f"the state's cluster_distro: {decision.reason}"
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def templates_module(templates: Sequence[TemplateDecl], calls: Collection[str]) -> str:

@@ -292,6 +292,8 @@ class MagnumStatePlanner:
                     ("uuid", spec.uuid if isinstance(spec.uuid, str) else dict(spec.uuid))
                 )
             keywords.extend(attribute_keywords(spec.attributes))
+            if spec.driver is not None:
+                keywords.append(("driver", spec.driver))
             generated[variable] = TemplateDecl(
                 variable=variable, keywords=tuple(keywords), comment=earlier.get(variable, ())
             )
