@@ -9,13 +9,14 @@ import importlib
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 
 from fleet.clouds.base import FleetCluster
 from fleet.clouds.importer import ExistingFleet, FleetAccess, ModuleValues
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionErrors
 from fleet.core.values import location_root
-from fleet.pipeline.discovery import HELPER_PREFIX, import_modules, load_fleet
+from fleet.pipeline.discovery import helper_modules, import_modules, load_fleet
 
 
 @contextlib.contextmanager
@@ -41,11 +42,13 @@ def project_modules(root: Path, package: str) -> Iterator[None]:
 
 
 def module_values(config: FleetConfig) -> list[ModuleValues]:
-    """The module-level values of the modules ``fleet synth`` loads (``define`` not called):
-    the declaration modules, imported by the one function synth imports them with
+    """The module-level values of the modules ``fleet synth`` loads (``define`` not
+    called): the declaration modules, imported by the one function synth imports them with
     (:func:`fleet.pipeline.discovery.import_modules`), and the helper modules they import;
-    a helper no declaration module imports (``clusters/_example.py``) is not read, as synth
-    never loads it. Every module that fails to import is one error."""
+    a module of these that fails to import is one error. Then, ``loaded=False``, each other
+    helper module (a template catalog no cluster uses yet, ``clusters/_example.py``): read
+    only as templates to refer to, never a reason to refuse (one that fails to import is
+    not read: synth never loads it)."""
     package = config.clusters_dir.name
     if not config.clusters_dir.is_dir():
         return []
@@ -54,20 +57,31 @@ def module_values(config: FleetConfig) -> list[ModuleValues]:
         _, errors = import_modules(config, package)
         if errors:
             raise DefinitionErrors(errors)
-        loaded = {
-            name: module
-            for name, module in sys.modules.items()
-            if name.startswith(package + ".") and getattr(module, "__file__", None)
-        }
         found = [
-            ModuleValues(
-                path=Path(str(module.__file__)),
-                module=name,
-                values=dict(sorted(vars(module).items())),
-            )
-            for name, module in loaded.items()
+            _values_of(name, module, loaded=True)
+            for name, module in sorted(sys.modules.items())
+            if name.startswith(package + ".") and getattr(module, "__file__", None)
         ]
-    return sorted(found, key=lambda m: (not m.path.name.startswith(HELPER_PREFIX), m.path.name))
+        loaded = {m.module for m in found}
+        for path in helper_modules(config):
+            name = f"{package}.{path.stem}"
+            if name in loaded:
+                continue
+            try:
+                module = importlib.import_module(name)
+            except Exception:  # user code synth never runs: not read
+                continue
+            found.append(_values_of(name, module, loaded=False))
+    return found
+
+
+def _values_of(name: str, module: ModuleType, *, loaded: bool) -> ModuleValues:
+    return ModuleValues(
+        path=Path(str(module.__file__)),
+        module=name,
+        values=dict(sorted(vars(module).items())),
+        loaded=loaded,
+    )
 
 
 def _file_of(config: FleetConfig, where: str) -> Path:

@@ -38,6 +38,15 @@ def discover(config: FleetConfig) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if not p.name.startswith(HELPER_PREFIX))
 
 
+def helper_modules(config: FleetConfig) -> list[Path]:
+    """The helper modules of the declarations folder (``_``-prefixed, ``__init__`` aside):
+    loaded by synth only when a declaration module imports them."""
+    folder = config.clusters_dir
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(HELPER_PREFIX + "*.py") if p.name != "__init__.py")
+
+
 def missing_define(path: Path, config: FleetConfig, found: object = None) -> DefinitionError:
     """The error for a declaration module without a ``define(fleet)`` function (``found``:
     what its ``define`` is instead, if anything)."""

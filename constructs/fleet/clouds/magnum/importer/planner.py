@@ -318,6 +318,8 @@ class MagnumStatePlanner:
                     self.compare_declared(imported, known[1])
                 continue
             clash = catalog.templates.get(imported.magnum_name)
+            if imported.magnum_name in catalog.unloaded:
+                clash = None  # a helper synth never loads (clusters/_example.py): not the fleet's
             if clash is not None and uuid not in uuid_values(clash.uuid):
                 self._errors.append(
                     DefinitionError(
