@@ -432,6 +432,11 @@ def test_omit_label_makes_the_clusters_labels_create_only_without_the_key(
     code, out, err = run(project, [*argv, "--omit-label", "grafana_admin_passwd"], capsys)
     assert code == 0, out + err
     assert "label(s) grafana_admin_passwd left out (--omit-label)" in out
+    code, out, err = run(
+        project, [*argv, "--omit-label", "grafana_admin_passwd", "--omit-label", "x"], capsys
+    )
+    assert code == 0, out + err
+    assert "report: --omit-label x: no cluster of the states declares this label" in out
     assert "the live cluster keeps it" in out
     assert main(["--root", str(project), "synth"]) == 0
     spec = rendered(project, "d81c4e2a-6f3b-4c7d-a9e1-2b5f8c0d3e71")["spec"]

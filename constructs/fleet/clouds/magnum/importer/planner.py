@@ -105,8 +105,14 @@ class MagnumStatePlanner:
 
     @property
     def ignored(self) -> Sequence[str]:
-        """``<state>: N other resources`` lines for the report."""
-        return self.model.ignored
+        """``<state>: N other resources`` lines for the report, and each ``--omit-label``
+        no cluster declares."""
+        used = {k for c in self.model.clusters for k in c.omitted_labels}
+        unused = [
+            f"--omit-label {key}: no cluster of the states declares this label: nothing left out"
+            for key in sorted(self.omitted - used)
+        ]
+        return [*self.model.ignored, *unused]
 
     def errors(self) -> list[DefinitionError]:
         """The problems found so far."""
