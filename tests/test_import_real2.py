@@ -39,13 +39,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import HYBRID
 
-from fleet import FleetConfig
+from fleet import FleetConfig, MagnumCluster
 from fleet.cli.main import main
 from fleet.clouds.magnum.importer.catalog import catalog_of
 from fleet.clouds.magnum.importer.model import ImportedTemplate, StateCluster
 from fleet.clouds.magnum.importer.projects import cluster_project
+from fleet.clouds.magnum.importer.state import _create_timeout
+from fleet.core.credentials import credential_paths
+from fleet.core.options import options_of
 from fleet.importers.fleet_view import module_values
 from fleet.importers.state_import import StateOptions, plan_state_import
+from fleet.terraform.attributes import CARRIED, CREATE_ONLY, DEFAULT, UNSET
 from fleet.terraform.hcl import read_configuration
 from fleet.terraform.state import StateFile, StateResource
 
@@ -550,3 +554,65 @@ def test_the_state_options_reach_the_importer(project: Path) -> None:
         StateOptions(states=[(ATLAS, "prod")], options={"--project": ("Rucio",)}),
     )
     assert [d.construct_id for d in plan.declarations] == ["atlasrucioint"]
+
+
+# --- the spaces of inputs of classes 2 and 3 ---------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.none() | st.integers(min_value=-(10**9), max_value=10**9) | st.booleans())
+def test_create_timeout_zero_and_only_zero_is_no_value(value: int | bool | None) -> None:
+    """terraform-provider-openstack v1.23.0 ``resourceContainerInfraClusterV1Create``
+    sends ``create_timeout`` only ``if createTimeout > 0``: 0 is "not set"; every other
+    value is the option table's to decide (60 is Magnum's default; any other is declared,
+    and one below 0 then refused by the fleet at the state's address)."""
+    option = options_of(MagnumCluster)["create_timeout_minutes"]
+    found = _create_timeout(option, value, None, ())
+    if value is None:
+        assert found.fate == UNSET
+    elif value == 0 and not isinstance(value, bool):
+        assert (found.fate, found.value) == (CREATE_ONLY, None)
+    elif value == 60 and not isinstance(value, bool):
+        assert found.fate == DEFAULT
+    else:
+        assert (found.fate, found.value) == (CARRIED, value)
+
+
+_CREDENTIAL_KEYS = st.sampled_from(
+    ["grafana_admin_passwd", "registry_password", "keystone_auth_secret", "api_token"]
+)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(key=_CREDENTIAL_KEYS, secret=_SECRETS)
+def test_a_templates_credential_label_never_stops_the_import_nor_is_written(
+    tmp_path_factory: pytest.TempPathFactory, key: str, secret: str
+) -> None:
+    """Whatever the key (a credential's name) and its value, the template's label is left
+    out, reported by key, and its value is in no output and no file written."""
+    import contextlib
+    import io
+
+    assert credential_paths({"labels": {key: "S3cr" + secret}})  # what the import refuses
+    root = copy_fleet(HYBRID, tmp_path_factory.mktemp("tmpl") / "project")
+    document = json.loads(ATLAS.read_text())
+    for resource in document["resources"]:
+        labels = resource["instances"][0]["attributes"]["labels"]
+        labels.pop("grafana_admin_passwd")
+        if resource["mode"] == "data":
+            labels[key] = "S3cr" + secret
+    state = tmp_path_factory.mktemp("state") / "terraform.tfstate"
+    state.write_text(json.dumps(document))
+    before = files_of(root)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        argv = ["import", "tfstate", "--state", f"prod={state}", "--project", "Rucio"]
+        code = main(["--root", str(root), *argv])
+        assert code == 0, out.getvalue() + err.getvalue()
+        assert main(["--root", str(root), "synth"]) == 0
+    assert f"label(s) {key} hold credential material: not written" in out.getvalue()
+    value = "S3cr" + secret
+    assert value not in out.getvalue() + err.getvalue()
+    written = {p: d for p, d in files_of(root).items() if before.get(p) != d}
+    assert not any(value.encode() in data for data in written.values())
+    shutil.rmtree(root)
