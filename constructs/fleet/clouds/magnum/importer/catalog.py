@@ -84,16 +84,15 @@ def catalog_of(modules: Sequence[ModuleValues]) -> Catalog:
     unloaded: dict[str, ClusterTemplate | None] = {}
     for loaded in modules:
         for variable, value in loaded.values.items():
-            templates = _templates_in(value)
+            in_value = _templates_in(value)
             if not loaded.loaded:
-                templates = [t for t in templates if t.name not in found.names()]
-                for template in templates:
+                for template in [t for t in in_value if t.name not in found.names()]:
                     first = unloaded.setdefault(template.name, template)
                     if first is not None and not same_content(first, template):
                         unloaded[template.name] = None
                 continue
             try:
-                found.add(*templates)
+                found.add(*in_value)
             except DefinitionError as e:
                 errors.append(e)
             if not isinstance(value, ClusterTemplate) or variable.startswith("_"):
