@@ -516,6 +516,10 @@ class FleetCluster(FleetConstruct):
         """(apiVersion, kind, namespace, name) of the object that writes the kubeconfig."""
         raise NotImplementedError
 
+    def warnings(self) -> list[str]:
+        """What ``fleet validate`` warns about (valid, but not safe yet); none by default."""
+        return []
+
     def protection_annotations(self) -> dict[str, str]:
         """The sync-options annotation every cluster-bearing object carries."""
         return sync_options(PROTECT if self.deletion_protection else ())

@@ -28,7 +28,7 @@ from fleet.clouds.base import (
 )
 from fleet.clouds.oci import render
 from fleet.clouds.oci.identity import OciClusterIdentity
-from fleet.clouds.oci.network import OkeNetwork
+from fleet.clouds.oci.network import POD, OkeNetwork
 from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.clouds.oci.pool import (
     MAX_NODE_POOL_NAME,
@@ -70,6 +70,13 @@ class ClusterType(enum.StrEnum):
 
     BASIC = "BASIC_CLUSTER"
     ENHANCED = "ENHANCED_CLUSTER"
+
+
+class CniType(enum.StrEnum):
+    """OKE pod networking (CAPOCI v0.24.0 ``api/v1beta2`` ``VCNNativeCNI``, ``FlannelCNI``)."""
+
+    VCN_NATIVE = "OCI_VCN_IP_NATIVE"
+    FLANNEL = "FLANNEL_OVERLAY"
 
 
 CLUSTER_TYPES = {"basic": ClusterType.BASIC, "enhanced": ClusterType.ENHANCED}
@@ -296,6 +303,29 @@ class OciManagedCluster(FleetCluster):
     oci_resource_identifier: StrPerEnv | None = option(
         default=None, doc="CAPOCI's identifier of an existing cluster (default: derived)."
     )
+    cluster_id: StrPerEnv | None = option(
+        default=None,
+        render="spec.id",
+        kind="OCIManagedControlPlane",
+        doc="The OCID of an existing OKE cluster CAPOCI adopts (GetOKECluster reads spec.id).",
+    )
+    freeform_tags: Mapping[str, str] | None = option(
+        default=None,
+        render="spec.freeformTags",
+        doc="Freeform tags CAPOCI sets on the OKE cluster and its node pools (replacing theirs).",
+    )
+    defined_tags: Mapping[str, Mapping[str, str]] | None = option(
+        default=None,
+        render="spec.definedTags",
+        doc="Defined tags ({namespace: {key: value}}) CAPOCI sets like freeform_tags.",
+    )
+    cni_type: CniType | str = option(
+        default="OCI_VCN_IP_NATIVE", doc="OCI_VCN_IP_NATIVE or FLANNEL_OVERLAY (no pod subnets)."
+    )
+    adoption_tags_applied: bool = option(
+        default=False,
+        doc="CAPOCI's adoption tags are on the adopted cluster and pools (see fleet import).",
+    )
 
     def __post_init__(self) -> None:
         """The cluster's checks, and its values resolved for each environment."""
@@ -336,6 +366,14 @@ class OciManagedCluster(FleetCluster):
                 field="network",
             )
         self.network: OkeNetwork = self._network
+        self.cni: CniType = check_choice(CniType, self.cni_type, where=ctx, field="cni_type")
+        if self.cni is CniType.VCN_NATIVE and POD not in self.network.names().subnets.values():
+            raise DefinitionError(
+                "VCN-native pod networking needs a subnet with role pod (or cni_type="
+                "'FLANNEL_OVERLAY')",
+                where=ctx,
+                field="network",
+            )
         pods = check_cidr(self.pods_cidr, where=ctx, field="pods_cidr")
         services = check_cidr(self.services_cidr, where=ctx, field="services_cidr")
         if pods.overlaps(services):
@@ -412,10 +450,13 @@ class OciManagedCluster(FleetCluster):
             )
         refs = [
             ("subnet_name", [pool.subnet_name], names.subnets),
-            ("pod_subnet_names", pool.pod_subnet_names, names.subnets),
             ("nsg_names", pool.nsg_names, names.nsgs),
-            ("pod_nsg_names", pool.pod_nsg_names, names.nsgs),
         ]
+        if self.cni is CniType.VCN_NATIVE:  # flannel pools have no pod subnets or NSGs
+            refs += [
+                ("pod_subnet_names", pool.pod_subnet_names, names.subnets),
+                ("pod_nsg_names", pool.pod_nsg_names, names.nsgs),
+            ]
         for field_name, wanted, known in refs:
             for item in wanted:
                 if item not in known:
@@ -459,6 +500,11 @@ class OciManagedCluster(FleetCluster):
                     where=ctx,
                     field="compartment_id",
                 )
+            except DefinitionError as e:
+                errors.append(e)
+        if options["cluster_id"] is not None:
+            try:
+                check_ocid(options["cluster_id"], ["cluster"], where=ctx, field="cluster_id")
             except DefinitionError as e:
                 errors.append(e)
         version = options["kubernetes_version"] or ""
@@ -552,6 +598,22 @@ class OciManagedCluster(FleetCluster):
             ssh_public_key=pool.ssh_public_key or self.ssh_public_key,
             availability_domains=tuple(pool.availability_domains or self.default_ads),
         )
+
+    def warnings(self) -> list[str]:
+        """Until ``adoption_tags_applied``, for a cluster adopted by OCID: CAPOCI refuses a
+        node pool without its tags (``FindNodePool``), and replaces the cluster's tags."""
+        if self.adoption_tags_applied or (
+            self.cluster_id is None and not any(p.node_pool_id for p in self.node_pool_specs)
+        ):
+            return []
+        return [
+            f"{self.context}: adopted by OCID, but adoption_tags_applied is not set: CAPOCI "
+            "adopts a node pool found by spec.id only if it carries the freeform tags "
+            "CreatedBy=OCIClusterAPIProvider and ClusterResourceIdentifier=<the cluster's "
+            "oci_resource_identifier>; tag the cluster and every pool with the commands `fleet "
+            "import tfstate` printed (docs/oke-clusters.md, Adopting clusters built with "
+            "Terraform), then set adoption_tags_applied=True"
+        ]
 
     # --- the hybrid API -------------------------------------------------------------
 

@@ -67,7 +67,7 @@ def objects(
         "kind": "OCIManagedControlPlane",
         "metadata": _metadata(cluster, name, environment),
         "spec": {
-            "clusterPodNetworkOptions": [{"cniType": VCN_NATIVE}],
+            "clusterPodNetworkOptions": [{"cniType": cluster.cni.value}],
             "clusterType": cluster.cluster_type.value,
         },
     }
@@ -126,15 +126,15 @@ def _pool(cluster: OciManagedCluster, environment: str, pool: ResolvedPool) -> l
         shape_config["ocpus"] = ocpus
     if memory is not None:
         shape_config["memoryInGBs"] = memory
+    pod_network: dict[str, Any] = {"cniType": cluster.cni.value}
+    if cluster.cni.value == VCN_NATIVE:
+        pod_network["vcnIpNativePodNetworkOptions"] = {
+            "nsgNames": list(spec.pod_nsg_names),
+            "subnetNames": list(spec.pod_subnet_names),
+        }
     pool_spec: dict[str, Any] = {
         "nodePoolNodeConfig": {
-            "nodePoolPodNetworkOptionDetails": {
-                "cniType": VCN_NATIVE,
-                "vcnIpNativePodNetworkOptions": {
-                    "nsgNames": list(spec.pod_nsg_names),
-                    "subnetNames": list(spec.pod_subnet_names),
-                },
-            },
+            "nodePoolPodNetworkOptionDetails": pod_network,
             "nsgNames": list(spec.nsg_names),
             "placementConfigs": [
                 {
