@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from fleet.argocd import bootstrap as bs
 from fleet.argocd.components import ARGO_CD, EXTERNAL_SECRETS, PROVIDER_ARGOCD
+from fleet.argocd.live import APPLICATIONS, REGISTRATIONS, status_reader_role
 from fleet.argocd.package import FleetPackage
 from fleet.argocd.registration import (
     ArgoRegistration,
@@ -406,8 +407,17 @@ class ArgoCd(FleetConstruct):
             ),
             *self._providers(environment, components, frozenset(secret_namespaces)),
             self._manifest(environment, layout.PLATFORM, self._provider_config(environment)),
+            self._manifest(environment, layout.PLATFORM, self._status_role(environment)),
             *registrations,
         ]
+
+    def _status_role(self, environment: str) -> dict[str, Any]:
+        """The read-only ClusterRole of ``fleet status`` in ``environment``: Applications,
+        registrations and the kinds the cloud plug-ins of the clusters placed there read."""
+        kinds = [APPLICATIONS, REGISTRATIONS]
+        for cluster in self._placed(environment):
+            kinds.extend(type(cluster).plugin.status.kinds)
+        return status_reader_role(kinds)
 
     def _provider_config(self, environment: str) -> dict[str, Any]:
         spec: dict[str, Any] = {

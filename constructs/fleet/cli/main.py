@@ -20,6 +20,7 @@ from fleet.cli.graph import add_parser as _add_graph
 from fleet.cli.imports import add_parser as _add_import
 from fleet.cli.init import add_parser as _add_init
 from fleet.cli.ls import add_parser as _add_ls
+from fleet.cli.status import add_parser as _add_status
 from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
@@ -114,6 +115,7 @@ def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg]
     _add_synth,
     _add_ls,
+    _add_status,
     _add_graph,
     _add_diff,
     _add_import,

@@ -22,6 +22,7 @@ from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.changes import ChangeRule
+from fleet.platform.live import LiveStatus
 from fleet.platform.plugins import Plugin, plugins
 from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
@@ -90,6 +91,10 @@ class CloudPlugin(Plugin):
     """What the cloud's controllers write into rendered objects of every cluster of the
     kind: its clusters' Applications ignore it (with the class's own
     ``ignore_differences``)."""
+    status: LiveStatus = field(default_factory=LiveStatus)
+    """What ``fleet status`` reads of its clusters on the management cluster: the kinds
+    and how their conditions read, and which field holds the live Kubernetes version
+    (:mod:`fleet.platform.live`). Empty: its clusters show ArgoCD's view only."""
     kubeconfig_credential: ShortLivedCredential | None = None
     """The credential in the clusters' kubeconfig Secret, when it expires on its own: what
     copies it (provider-argocd, every poll) must copy it often enough. None: it does not."""

@@ -29,6 +29,9 @@ class FleetConfig:
     revision: str = "main"
     dist: str = "dist"
     clusters: str = "clusters"
+    contexts: tuple[tuple[str, str], ...] = ()
+    """(environment, kubeconfig context of its management cluster) from
+    ``[tool.fleet.contexts]``: what ``fleet status`` reads each environment through."""
 
     @property
     def dist_dir(self) -> Path:
@@ -39,6 +42,11 @@ class FleetConfig:
     def clusters_dir(self) -> Path:
         """Absolute path of the declarations folder."""
         return self.root / self.clusters
+
+    def context_for(self, environment: str) -> str | None:
+        """The kubeconfig context of ``environment``'s management cluster, None when
+        ``[tool.fleet.contexts]`` names none (the kubeconfig's current context is used)."""
+        return dict(self.contexts).get(environment)
 
     def check_environment(self, name: str, *, where: str = "", field: str = "environment") -> None:
         """Raise the "unknown environment" DefinitionError unless ``name`` is configured."""
@@ -65,7 +73,7 @@ class FleetConfig:
         where = f"{_shown(pyproject)}: [tool.fleet]"
         if not isinstance(table, dict):
             raise DefinitionError("must be a table", where=_shown(pyproject), field="tool.fleet")
-        known = {"environments", "repo_url", "revision", "dist", "clusters"}
+        known = {"environments", "repo_url", "revision", "dist", "clusters", "contexts"}
         for key in table:
             if key not in known:
                 raise DefinitionError(
@@ -95,16 +103,45 @@ class FleetConfig:
             problem = credential_in(str(table.get(key, "")))
             if problem:  # every Application would quote it: once here, and not shown
                 raise DefinitionError(problem, where=where, field=key)
+        contexts = _contexts(table.get("contexts", {}), envs, where)
         if "repo_url" in table:
             check_repo_url(str(table["repo_url"]), where=where, field="repo_url")
         return cls(
             root=root,
+            contexts=contexts,
             environments=tuple(envs),
             repo_url=str(table.get("repo_url", cls.repo_url)),
             revision=str(table.get("revision", cls.revision)),
             dist=str(table.get("dist", cls.dist)),
             clusters=str(table.get("clusters", cls.clusters)),
         )
+
+
+def _contexts(value: object, environments: list[str], where: str) -> tuple[tuple[str, str], ...]:
+    """``[tool.fleet.contexts]``: a table from configured environments to kubeconfig
+    context names (non-empty strings), in the environments' order."""
+    field = "contexts"
+    if not isinstance(value, dict):
+        raise DefinitionError(
+            'must be a table of environment = "kubeconfig context" '
+            "([tool.fleet.contexts], one line per environment)",
+            where=where,
+            field=field,
+        )
+    for env, context in value.items():
+        if env not in environments:
+            raise DefinitionError(
+                f"unknown environment {env!r} (configured: {', '.join(environments)})",
+                where=where,
+                field=f"{field}.{env}",
+            )
+        if not isinstance(context, str) or not context.strip():
+            raise DefinitionError(
+                f"must be the name of a kubeconfig context, got {context!r}",
+                where=where,
+                field=f"{field}.{env}",
+            )
+    return tuple((env, str(value[env])) for env in environments if env in value)
 
 
 _SCP_LIKE = re.compile(r"[A-Za-z0-9._~-]+@[A-Za-z0-9.-]+:[^\s]+")

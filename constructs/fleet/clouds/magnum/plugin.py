@@ -32,6 +32,7 @@ from fleet.platform.crossplane import (
     crossplane_health,
     max_reconcile_rate,
 )
+from fleet.platform.live import CROSSPLANE_MANAGED, LiveKind, LiveStatus, VersionAt
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules, Level
 
@@ -233,6 +234,37 @@ is created with the rendered name, which Magnum resolves (``magnum/api/utils.py`
 (argo-cd v3.5.1 ``controller/sync.go`` ``normalizeTargetResources``: a target without a live
 object is applied as rendered)."""
 
+MAGNUM_STATUS = LiveStatus(
+    kinds=tuple(
+        LiveKind(
+            group=CONTAINERINFRA_GROUPS[0],
+            kind=kind,
+            version="v1alpha1",
+            plural=f"{kind.lower()}s",
+            namespaced=False,
+            component=PROVIDER_OPENSTACK.name,
+            rules=CROSSPLANE_MANAGED,
+        )
+        for kind in ("ClusterV1", "NodegroupV1")
+    ),
+    version=VersionAt(
+        group=CONTAINERINFRA_GROUPS[0],
+        kind="ClusterV1",
+        path=("status", "atProvider", "coeVersion"),
+    ),
+)
+"""What ``fleet status`` reads of a Magnum cluster: its ``ClusterV1`` and ``NodegroupV1``
+(Crossplane managed resources: ``Ready``/``Synced``, upjet's ``LastAsyncOperation``), and
+the live version ``status.atProvider.coeVersion`` (provider-openstack v0.9.0
+``apis/cluster/containerinfra/v1alpha1/zz_clusterv1_types.go`` ``ClusterV1Observation``,
+Terraform's ``coe_version``). Magnum's Heat driver sets ``coe_version`` from the stack's
+``kube_version`` parameter, which is the template's ``kube_tag`` label (openstack/magnum
+20.0.2 ``magnum/drivers/heat/k8s_template_def.py``, ``driver.py`` ``get_version_info``):
+``v1.25.3-cern.0`` runs the declared ``v1.25.3`` (:func:`~fleet.platform.live.same_release`).
+A refused upgrade shows as ``Synced=False``: upjet v2.2.0
+``pkg/controller/external_tfpluginsdk.go`` ``Update`` ("refuse to update the external
+resource because the following update requires replacing it")."""
+
 MAGNUM_PLUGIN = CloudPlugin(
     components=(PROVIDER_OPENSTACK,),
     ignore_differences=EXTERNAL_NAME_IGNORED,
@@ -265,5 +297,6 @@ MAGNUM_PLUGIN = CloudPlugin(
     ),
     force_new=MAGNUM_FORCE_NEW,
     change_rules=MAGNUM_CHANGE_RULES,
+    status=MAGNUM_STATUS,
 )
 """The Magnum plug-in (``MagnumCluster.plugin``)."""

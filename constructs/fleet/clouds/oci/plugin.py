@@ -21,6 +21,8 @@ server-side apply ArgoCD owns only the fields it sends and CAPOCI's ids stay CAP
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fleet.clouds.base import CloudPlugin, FleetCluster, ShortLivedCredential
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
@@ -33,6 +35,13 @@ from fleet.platform.cluster_api import (
     ready_health,
 )
 from fleet.platform.component import HealthCheck, InstallContext
+from fleet.platform.live import (
+    CLUSTER_API_V1BETA1_CONTRACT,
+    CLUSTER_API_V1BETA2,
+    LiveKind,
+    LiveStatus,
+    VersionAt,
+)
 from fleet.platform.references import ReferenceRules
 
 INFRA_GROUP = INFRASTRUCTURE_GROUP
@@ -133,6 +142,53 @@ CAPOCI = infrastructure_provider(
 """CAPOCI (an ``InfrastructureProvider`` named ``oci``)."""
 
 
+POOL_RULES = replace(CLUSTER_API_V1BETA1_CONTRACT, failure_messages=("status", "failureMessages"))
+"""An OCIManagedMachinePool's conditions, completed by its ``status.failureMessages``."""
+
+OKE_STATUS = LiveStatus(
+    kinds=(
+        *(
+            LiveKind(
+                group=CAPI_GROUP,
+                kind=kind,
+                version="v1beta1",
+                plural=f"{kind.lower()}s",
+                namespaced=True,
+                component="cluster-api",
+                rules=CLUSTER_API_V1BETA2,
+            )
+            for kind in ("Cluster", "MachinePool")
+        ),
+        *(
+            LiveKind(
+                group=INFRA_GROUP,
+                kind=kind,
+                version="v1beta2",
+                plural=f"{kind.lower()}s",
+                namespaced=True,
+                component=CAPOCI.name,
+                rules=rules,
+            )
+            for kind, rules in (
+                ("OCIManagedCluster", CLUSTER_API_V1BETA1_CONTRACT),
+                ("OCIManagedControlPlane", CLUSTER_API_V1BETA1_CONTRACT),
+                ("OCIManagedMachinePool", POOL_RULES),
+            )
+        ),
+    ),
+    version=VersionAt(group=INFRA_GROUP, kind="OCIManagedControlPlane", path=("status", "version")),
+)
+"""What ``fleet status`` reads of an OKE cluster. The Cluster API ``Cluster`` and
+``MachinePool`` (read as the ``v1beta1`` the fleet renders) by their v1beta2 conditions in
+``status.v1beta2.conditions`` (cluster-api v1.12.11 ``api/core/v1beta1/cluster_types.go``
+``ClusterV1Beta2Status``, ``machinepool_types.go`` ``MachinePoolV1Beta2Status``); CAPOCI's
+kinds by their v1beta1-contract conditions (CAPOCI v0.24.0 keeps
+``clusterv1beta1.Conditions`` on its ``v1beta2`` kinds), where a failed node pool is
+``NodePoolReady=False``, severity ``Error``, reason ``NodePoolProvisionFailed``, with an
+empty message and the reasons in ``status.failureMessages``
+(``exp/controllers/ocimanaged_machinepool_controller.go``,
+``exp/api/v1beta2/ocimanagedmachinepool_types.go``). The live version is the control
+plane's ``status.version`` (``api/v1beta2/ocimanagedcontrolplane_types.go``)."""
 OKE_TOKEN = ShortLivedCredential(
     lifetime_seconds=300,
     refresh_seconds=180,
@@ -180,5 +236,6 @@ OKE_PLUGIN = CloudPlugin(
     application_sync_options=("ServerSideApply=true",),
     application_compare_options=("ServerSideDiff=true",),
     change_rules=OKE_CHANGE_RULES,
+    status=OKE_STATUS,
 )
 """The OKE plug-in (``OciManagedCluster.plugin``)."""
