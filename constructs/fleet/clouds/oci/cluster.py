@@ -311,12 +311,10 @@ class OciManagedCluster(FleetCluster):
     )
     freeform_tags: Mapping[str, str] | None = option(
         default=None,
-        render="spec.freeformTags",
         doc="Freeform tags CAPOCI sets on the OKE cluster and its node pools (replacing theirs).",
     )
     defined_tags: Mapping[str, Mapping[str, str]] | None = option(
         default=None,
-        render="spec.definedTags",
         doc="Defined tags ({namespace: {key: value}}) CAPOCI sets like freeform_tags.",
     )
     cni_type: CniType | str = option(

@@ -51,6 +51,11 @@ def objects(
         "spec": cluster_spec,
     }
     infra_spec: dict[str, Any] = {"ociResourceIdentifier": r.oci_resource_identifier}
+    # CAPOCI sets these on the OKE cluster and every pool (getFreeFormTags, getDefinedTags).
+    if cluster.freeform_tags:
+        infra_spec["freeformTags"] = dict(sorted(cluster.freeform_tags.items()))
+    if cluster.defined_tags:
+        infra_spec["definedTags"] = {k: dict(v) for k, v in sorted(cluster.defined_tags.items())}
     if cluster.identity is not None:
         infra_spec["identityRef"] = cluster.identity.reference()
     network_spec = cluster.network.network_spec(services_cidr_label(cluster.oci_region))
