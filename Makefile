@@ -30,7 +30,7 @@ STALE_LOCK = error: uv.lock does not match the dependencies in pyproject.toml: r
 MISSING_LOCK = error: uv.lock is missing: it is part of the repository (git checkout -- uv.lock)
 UV_ERR := .fleet/uv.err
 
-.PHONY: setup lock synth test lint fmt typecheck unit bench wheel clean
+.PHONY: setup lock synth test lint fmt typecheck unit bench wheel clean example
 
 setup: $(PY_STAMP) $(NODE_STAMP)
 
@@ -93,3 +93,7 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) node_modules .cdk8s.out .fleet .pytest_cache .mypy_cache .ruff_cache
+
+# The example fleet (clusters/) is a copy of the tool's fixture fleet, its one source.
+example:
+	rm -rf clusters && cp -r tests/fixtures/fleets/hybrid/clusters clusters && rm -rf clusters/__pycache__

@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "constructs"))
 
+from builders import builtin_plugins
 from crd_samples import (
     argocd_cluster,
     argocd_provider_config,
@@ -75,7 +76,7 @@ def main() -> None:
     validate_manifests(manifests[:1], crds_dir=args.crds)
     warm = time.perf_counter() - start
 
-    context = CheckContext(FleetConfig(root=Path.cwd()), args.crds)
+    context = CheckContext(FleetConfig(root=Path.cwd()), args.crds, builtin_plugins())
     by_env: dict[str, list[Manifest]] = {}
     for m in manifests:
         by_env.setdefault(m.environment, []).append(m)

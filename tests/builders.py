@@ -21,8 +21,24 @@ from fleet import (
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.pipeline.render import check_unique, render_environment
+from fleet.platform.component import PlatformComponent
+from fleet.platform.kubeadm import KUBEADM_CONTROL_PLANE
+from fleet.platform.plugins import PluginSet
 
 CREDENTIALS = SecretKeyRef(name="argocd-credentials", namespace="crossplane-system", key="token")
+
+
+def builtin_plugins() -> PluginSet:
+    """The plug-ins of a fleet that declares a cluster of each built-in cloud and an ArgoCd
+    (for checks run on hand-written objects, without a fleet)."""
+    return PluginSet.of([MagnumCluster, OciManagedCluster, ArgoCd])
+
+
+def tool_components() -> tuple[PlatformComponent, ...]:
+    """Every platform component the tool ships: the built-in clouds', ArgoCD's, and the
+    shared ones no built-in cloud requires (the kubeadm providers)."""
+    found = PluginSet.of([MagnumCluster, OciManagedCluster, ArgoCd], (KUBEADM_CONTROL_PLANE,))
+    return found.catalogue.components
 
 
 def template() -> ClusterTemplate:

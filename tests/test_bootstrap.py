@@ -33,7 +33,17 @@ import lupa
 import pytest
 import yaml
 from argocd_lua import run_health
-from builders import argocd, find, magnum, names, oke, rendered, wave
+from builders import (
+    argocd,
+    builtin_plugins,
+    find,
+    magnum,
+    names,
+    oke,
+    rendered,
+    tool_components,
+    wave,
+)
 from crd_samples import crds_dir
 from support import REPO
 
@@ -55,7 +65,7 @@ from fleet.argocd.bootstrap import (
     PROVIDER_ARGOCD_POLICY,
     WAVE_CLUSTERS,
 )
-from fleet.checks.crds import PACKAGED_LOCK, read_crd_file
+from fleet.checks.crds import read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.registry import CheckContext, Checks, check_environments
 from fleet.checks.schema import validate_manifests
@@ -64,8 +74,7 @@ from fleet.clouds.base import IgnoreDifference, cloud_plugins
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 from fleet.core.manifest import Manifest
 from fleet.platform.cluster_api import OPERATOR_PROVIDER_HEALTH as CAPI_OPERATOR_PROVIDER_HEALTH
-from fleet.platform.component import with_requirements
-from fleet.platform.plugins import catalogue, plugins
+from fleet.platform.plugins import Platform
 
 
 def hybrid(fleet: Fleet, **argocd_args: Any) -> list[Manifest]:
@@ -102,7 +111,7 @@ def test_cert_manager_is_installed_before_the_operator_chart(fleet: Fleet) -> No
     # The removed dependency's value did nothing; it must not pretend to install anything.
     assert "cert-manager" not in operator.body["spec"]["source"]["helm"]["valuesObject"]
     assert wave(cert_manager) < wave(operator)
-    assert check_waves(out) == []
+    assert check_waves(out, Platform.of(fleet).plugins) == []
 
 
 def test_wave_check_fails_on_the_old_ordering(fleet: Fleet) -> None:
@@ -113,7 +122,7 @@ def test_wave_check_fails_on_the_old_ordering(fleet: Fleet) -> None:
         "fleet-dev-cluster-api-operator",
         **{SYNC_WAVE: str(wave(find(out, "Application", "fleet-dev-cert-manager")))},
     )
-    problems = [p.line() for p in check_waves(same_wave)]
+    problems = [p.line() for p in check_waves(same_wave, Platform.of(fleet).plugins)]
     assert any(
         "fleet-dev-cluster-api-operator" in line
         and "cert-manager.io/Certificate" in line
@@ -122,7 +131,7 @@ def test_wave_check_fails_on_the_old_ordering(fleet: Fleet) -> None:
     ), problems
     # The old render had no cert-manager at all.
     without = [m for m in out if m.name != "fleet-dev-cert-manager"]
-    problems = [p.line() for p in check_waves(without)]
+    problems = [p.line() for p in check_waves(without, Platform.of(fleet).plugins)]
     assert any("cert-manager, which this environment does not install" in p for p in problems)
 
 
@@ -130,12 +139,12 @@ def test_wave_check_is_its_own_entry_of_the_check_registry(fleet: Fleet) -> None
     out = hybrid(fleet)
     late = _retarget(out, "Application", "fleet-dev-providers", **{SYNC_WAVE: "4"})
     checks = Checks.of(fleet).all  # what synth, fleet validate and fleet diff run
-    context = CheckContext(fleet.config, None)
+    context = CheckContext.of(fleet, None)
     problems = [p.line() for p in check_environments(checks, {"dev": late}, context)]
     # platform/ (wave 4) holds ProviderConfigs whose CRDs the providers install.
     assert any("ProviderConfig" in p and "wave 4" in p for p in problems), problems
     # The reference check no longer runs it from inside.
-    assert not any("wave" in p.line() for p in check_references(late))
+    assert not any("wave" in p.line() for p in check_references(late, Platform.of(fleet).plugins))
 
 
 def test_an_operator_provider_without_health_orders_nothing(fleet: Fleet) -> None:
@@ -144,35 +153,44 @@ def test_an_operator_provider_without_health_orders_nothing(fleet: Fleet) -> Non
     body = copy.deepcopy(cm.body)
     del body["data"]["resource.customizations.health.operator.cluster.x-k8s.io_CoreProvider"]
     broken = [Manifest(m.environment, body, m.folder, m.source) if m is cm else m for m in out]
-    problems = [p.line() for p in check_waves(broken)]
+    problems = [p.line() for p in check_waves(broken, Platform.of(fleet).plugins)]
     assert any("cluster.x-k8s.io/Cluster" in p and "cluster-api," in p for p in problems)
 
 
-def _lock() -> list[dict[str, str]]:
-    return yaml.safe_load(PACKAGED_LOCK.read_text())["crds"]
+def _locks() -> list[tuple[Path, dict[str, str]]]:
+    """(the CRD folder, an entry of the lock beside it) of the package's pinned CRDs and of
+    every tool component that carries its own (the kubeadm providers' ``crds`` slot)."""
+    folders = dict.fromkeys([crds_dir(), *(c.crds for c in tool_components() if c.crds)])
+    return [
+        (folder, entry)
+        for folder in folders
+        for entry in yaml.safe_load((folder.parent / "crds.lock.yaml").read_text())["crds"]
+    ]
 
 
 def test_owned_crds_of_the_pinned_components_are_the_lock() -> None:
-    """What the components say they own equals crds.lock.yaml (component = the folder a CRD
-    is pinned under; group and kind read from the pinned file); only cert-manager's CRDs
-    are not pinned (cert-manager v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
+    """What the components say they own equals the locks (crds.lock.yaml, and the lock of a
+    component's own ``crds`` folder; component = the folder a CRD is pinned under; group and
+    kind read from the pinned file); only cert-manager's CRDs are not pinned (cert-manager
+    v1.21.1 ``deploy/charts/cert-manager/templates/crd-*.yaml``)."""
     pinned: dict[str, set[tuple[str, str]]] = {}
-    for entry in _lock():
+    for folder, entry in _locks():
         component = entry["path"].split("/", 1)[0]
-        candidates = (crds_dir() / f"{entry['path']}.gz", crds_dir() / entry["path"])
+        candidates = (folder / f"{entry['path']}.gz", folder / entry["path"])
         crd = yaml.safe_load(read_crd_file(next(p for p in candidates if p.exists())))
         pinned.setdefault(component, set()).add(
             (crd["spec"]["group"], crd["spec"]["names"]["kind"])
         )
-    # The tool's own components (a test's fixture cloud may have registered more).
-    builtin = with_requirements(
-        c
-        for cls, plugin in plugins()
-        if cls.__module__.startswith("fleet.")
-        for c in plugin.components
-    )
+    builtin = tool_components()
     assert {c.name: set(c.owns) for c in builtin if c.crds_pinned and c.owns} == pinned
     assert [c.name for c in builtin if not c.crds_pinned] == ["cert-manager"]
+    # A component's own folder holds its CRDs only; the package's holds no one's own.
+    for c in builtin:
+        if c.crds is not None:
+            assert {e["path"].split("/", 1)[0] for f, e in _locks() if f == c.crds} == {
+                "cluster-api-kubeadm-bootstrap",
+                "cluster-api-kubeadm-control-plane",
+            }
 
 
 # --- item 8: one failing cluster holds up nobody else -----------------------------------------
@@ -571,7 +589,7 @@ def test_magnum_only_environment_installs_no_cluster_api(fleet: Fleet) -> None:
     assert ("Provider", "provider-openstack") in _kinds_names(out)
     assert not [k for k in find(out, "ConfigMap", "argocd-cm").body["data"] if "x-k8s" in k]
     assert "fleet-dev-external-secrets" not in names(out, "Application")
-    assert check_waves(out) == []
+    assert check_waves(out, Platform.of(fleet).plugins) == []
 
 
 def test_oke_only_environment_installs_no_provider_openstack(fleet: Fleet) -> None:
@@ -581,7 +599,7 @@ def test_oke_only_environment_installs_no_provider_openstack(fleet: Fleet) -> No
     assert _kinds_names(out) >= CAPI_PARTS
     assert ("Provider", "provider-openstack") not in _kinds_names(out)
     assert ("Provider", "provider-argocd") in _kinds_names(out)
-    assert check_waves(out) == []
+    assert check_waves(out, Platform.of(fleet).plugins) == []
 
 
 def test_external_secrets_only_where_kubeconfigs_are_exported(fleet: Fleet) -> None:
@@ -655,12 +673,28 @@ def test_fails_a_version_for_an_unknown_component(fleet: Fleet) -> None:
     from fleet import FleetError
 
     magnum(fleet)
+    oke(fleet)
     argocd(fleet, versions={"cluster-api-operater": "0.29.0"})
     with pytest.raises(FleetError) as raised:
         rendered(fleet)
     assert (
         "(argocd): versions: no platform component is called 'cluster-api-operater' "
         "(did you mean 'cluster-api-operator'"
+    ) in str(raised.value)
+
+
+def test_a_version_names_a_component_of_this_fleet(fleet: Fleet) -> None:
+    """The components known are the fleet's own (what its declarations' plug-ins list), not
+    whatever the process imported: a Magnum-only fleet has no Cluster API to pin."""
+    from fleet import FleetError
+
+    magnum(fleet)
+    argocd(fleet, versions={"cluster-api-operator": "0.29.0"})
+    with pytest.raises(FleetError) as raised:
+        rendered(fleet)
+    assert (
+        "no platform component is called 'cluster-api-operator' (known: argo-cd, crossplane, "
+        "external-secrets, provider-argocd, provider-openstack)"
     ) in str(raised.value)
 
 
@@ -842,9 +876,9 @@ def test_extra_objects_are_checked_like_the_rest(tmp_path: Path) -> None:
     dev = rendered(fleet, "dev")
     # dev exports no kubeconfigs, so no External Secrets: the user's ClusterSecretStore
     # would never apply, and the check says so.
-    problems = [p.line() for p in check_waves(dev)]
+    problems = [p.line() for p in check_waves(dev, Platform.of(fleet).plugins)]
     assert any("ClusterSecretStore" in p and "external-secrets" in p for p in problems)
-    assert check_waves(rendered(fleet, "prod")) == []
+    assert check_waves(rendered(fleet, "prod"), Platform.of(fleet).plugins) == []
     assert [
         p.line() for p in validate_manifests(rendered(fleet, "prod"), crds_dir=crds_dir())
     ] == []
@@ -854,14 +888,17 @@ def test_extra_objects_are_checked_like_the_rest(tmp_path: Path) -> None:
 
 
 def test_every_cloud_contributes_through_its_plugin() -> None:
-    plugins = dict(cloud_plugins())
-    assert set(plugins) >= {MagnumCluster, OciManagedCluster}
+    plugins = dict(cloud_plugins(builtin_plugins()))
+    assert set(plugins) == {MagnumCluster, OciManagedCluster}
     assert [c.name for c in plugins[MagnumCluster].components] == ["provider-openstack"]
     assert [c.name for c in plugins[OciManagedCluster].components] == ["cluster-api-provider-oci"]
-    # A component's health checks are for kinds it owns.
-    for component in catalogue().components:
+    # A component's health checks are for kinds it owns, or for the object that installs it
+    # (a cluster-api-operator provider's kind, which ArgoCD has no check for).
+    for component in tool_components():
+        installer = getattr(component.install, "installer_kind", None)
         for check in component.health_checks:
-            assert (check.group, check.kind) in component.owns, (component, check)
+            kind = (check.group, check.kind)
+            assert kind in component.owns or kind == installer, (component, check)
 
 
 # --- 15.6: one job per module, no import cycles -----------------------------------------------

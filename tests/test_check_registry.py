@@ -39,6 +39,7 @@ from fleet.checks.problem import InvalidObjects
 from fleet.checks.registry import BUILTIN_CHECKS, run_checks, verdict_key
 from fleet.cli.main import main
 from fleet.core.declaration import FleetConstruct
+from fleet.platform.plugins import PluginSet
 
 POLICY = """\
 import os
@@ -301,7 +302,7 @@ def test_run_checks_gives_cacheable_checks_only_the_unchecked_objects(tmp_path: 
         return Check(name=name, scope="object", run=record, cacheable=name == "cached")
 
     a, b = manifest(openstack_provider_config("a")), manifest(openstack_provider_config("b"))
-    context = CheckContext(FleetConfig(root=tmp_path), None)
+    context = CheckContext(FleetConfig(root=tmp_path), None, PluginSet())
     checks = [recorder("cached"), recorder("object"), recorder("environment")]
     run_checks(checks, [a, b], context, unchecked=[b])
     assert seen == {"cached": ["b"], "object": ["a", "b"], "environment": ["a", "b"]}

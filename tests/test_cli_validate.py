@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import builtin_plugins
 from crd_samples import argocd_application, crds_dir, manifest, nodegroup_v1
 
 from fleet.checks.crds import PACKAGED_CRDS, PACKAGED_LOCK, PullResult
@@ -91,7 +92,7 @@ def test_crds_pull_defaults_to_the_packages_own_lock_and_folder(
 def test_the_built_in_checks_run_in_registry_order(tmp_path: Path) -> None:
     group = nodegroup_v1()
     group["spec"]["forProvider"]["password"] = "hunter2"
-    context = CheckContext(FleetConfig(root=tmp_path), crds_dir())
+    context = CheckContext(FleetConfig(root=tmp_path), crds_dir(), builtin_plugins())
     found = check_environments(
         BUILTIN_CHECKS, {"dev": [manifest(group), manifest(argocd_application())]}, context
     )

@@ -21,33 +21,30 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import tool_components
 from crd_samples import capoci_managed, crds_dir, manifest
 
 from fleet.checks.crds import PACKAGED_LOCK
 from fleet.checks.schema import validate_manifests
-from fleet.platform.component import PlatformComponent, with_requirements
-from fleet.platform.plugins import plugins
+from fleet.platform.component import PlatformComponent
+from fleet.platform.kubeadm import KUBEADM_CRDS
 
 RELEASE_TAG = re.compile(r"^(helm-chart-)?v?\d+\.\d+\.\d+$")
 """A release tag: no ``-N-g<sha>`` suffix, no branch."""
 
 
 def _entries() -> list[dict[str, str]]:
-    entries: list[dict[str, str]] = yaml.safe_load(PACKAGED_LOCK.read_text())["crds"]
+    """The entries of the package's lock and of the kubeadm providers' own."""
+    entries: list[dict[str, str]] = [
+        *yaml.safe_load(PACKAGED_LOCK.read_text())["crds"],
+        *yaml.safe_load((KUBEADM_CRDS.parent / "crds.lock.yaml").read_text())["crds"],
+    ]
     return entries
 
 
 def _builtin() -> dict[str, PlatformComponent]:
-    """The tool's own components (a test's fixture cloud may have registered more)."""
-    return {
-        c.name: c
-        for c in with_requirements(
-            c
-            for cls, plugin in plugins()
-            if cls.__module__.startswith("fleet.")
-            for c in plugin.components
-        )
-    }
+    """Every component the tool ships."""
+    return {c.name: c for c in tool_components()}
 
 
 def _bare(version: str) -> str:

@@ -257,7 +257,7 @@ def test_versions_without_a_lock_beside_the_crds_in_use_stop_the_synth(
     root = tmp_path / "project"
     shutil.copytree(project, root, ignore=shutil.ignore_patterns("__pycache__"))
     argocd = ARGOCD.replace(
-        'key="authToken"),', 'key="authToken"),\n    versions={"cluster-api": "v1.13.2"},'
+        'key="authToken"),', 'key="authToken"),\n    versions={"provider-openstack": "v0.9.1"},'
     )
     (root / "clusters" / "broken.py").write_text(module(argocd))
     unlocked = tmp_path / "mine" / "crds"
@@ -270,8 +270,8 @@ def test_versions_without_a_lock_beside_the_crds_in_use_stop_the_synth(
     assert code == 2, err
     assert len(lines) == 1, err
     assert re.match(
-        r"error: clusters/broken\.py:\d+ \(argocd\): versions\[cluster-api\]: 'v1\.13\.2' "
-        r"deploys cluster-api v1\.13\.2, but no crds\.lock\.yaml beside .*mine/crds pins the "
+        r"error: clusters/broken\.py:\d+ \(argocd\): versions\[provider-openstack\]: 'v0\.9\.1' "
+        r"deploys provider-openstack v0\.9\.1, but no crds\.lock\.yaml beside .*mine/crds pins the "
         r"release its CRDs are of",
         lines[0],
     ), err

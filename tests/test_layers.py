@@ -27,10 +27,12 @@ FLOORS = {
     "importers": 6,
     "cli": 7,
     "testing": 7,
+    "plugin": 7,
     "scaffold": 7,
 }
 """core <- platform/terraform/codegen <- clouds <- checks/argocd <- guards <- pipeline/views <-
-importers <- cli.
+importers <- cli, and the public faces over everything: ``testing`` (tests) and ``plugin``
+(the extension API).
 
 ``terraform/`` (reading Terraform as data) and ``codegen/`` (generated Python, checked) sit
 below ``clouds/``: each cloud's importer reads and writes through them.

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from builders import builtin_plugins
 from crd_samples import crds_dir
 from support import HYBRID
 
@@ -524,7 +525,7 @@ def test_every_reference_resolves(example: dict[str, list[Manifest]], environmen
         if m.kind == "MachinePool":
             assert (CAPI, "Cluster", m.namespace, spec["clusterName"]) in index
     assert walked == 9  # 2 clusters x (infrastructure, control plane, identity) + 3 pools
-    assert check_references(manifests) == []
+    assert check_references(manifests, builtin_plugins()) == []
     assert find_secret_material(manifests) == []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from builders import builtin_plugins
 from crd_samples import (
     argocd_application,
     argocd_cluster,
@@ -16,12 +17,18 @@ from crd_samples import (
     nodegroup_v1,
 )
 
+from fleet.checks.problem import Problem
 from fleet.checks.references import check_references
 from fleet.core.manifest import Manifest
 
 
+def refs(manifests: list[Manifest]) -> list[Problem]:
+    """The reference check with the plug-ins of a fleet of every built-in cloud."""
+    return check_references(manifests, builtin_plugins())
+
+
 def lines(manifests: list[Manifest]) -> list[str]:
-    return [p.line() for p in check_references(manifests)]
+    return [p.line() for p in refs(manifests)]
 
 
 def without(kind: str, group: str, manifests: list[Manifest]) -> list[Manifest]:
@@ -31,12 +38,12 @@ def without(kind: str, group: str, manifests: list[Manifest]) -> list[Manifest]:
 def test_consistent_environments_pass() -> None:
     env = magnum_environment() + [manifest(b) for b in capoci_managed()]
     env.append(manifest(argocd_application()))
-    assert check_references(env) == []
+    assert refs(env) == []
 
 
 def test_dangling_openstack_provider_config() -> None:
     env = without("ProviderConfig", "openstack.crossplane.io", magnum_environment())
-    found = check_references(env)
+    found = refs(env)
     assert [(p.object, p.field_path) for p in found] == [
         ("ClusterV1 k8s-ais-batch-dev-multi-v25", "spec.providerConfigRef.name"),
         ("NodegroupV1 zone-a-xlarge", "spec.providerConfigRef.name"),
@@ -62,7 +69,7 @@ def test_provider_config_of_the_wrong_family_does_not_count() -> None:
 def test_missing_provider_config_ref_means_default() -> None:
     env = magnum_environment()
     del env[3].body["spec"]["providerConfigRef"]
-    found = check_references(env)
+    found = refs(env)
     assert [p.message for p in found] == [
         "no openstack.crossplane.io ProviderConfig default in this environment"
     ]
@@ -71,7 +78,7 @@ def test_missing_provider_config_ref_means_default() -> None:
 def test_references_do_not_cross_environments() -> None:
     dev = magnum_environment("dev")
     prod = without("ProviderConfig", "openstack.crossplane.io", magnum_environment("prod"))
-    found = check_references(dev + prod)
+    found = refs(dev + prod)
     assert {p.environment for p in found} == {"prod"}
     assert len(found) == 2
 
@@ -79,7 +86,7 @@ def test_references_do_not_cross_environments() -> None:
 def test_nodegroup_cluster_id_must_name_a_cluster() -> None:
     env = magnum_environment()
     env.append(manifest(nodegroup_v1(cluster="k8s-ais-batch-dev-multi-v26", name="zone-b")))
-    found = check_references(env)
+    found = refs(env)
     assert [(p.object, p.field_path) for p in found] == [
         ("NodegroupV1 zone-b", "spec.forProvider.clusterId")
     ]
@@ -93,15 +100,15 @@ def test_nodegroup_cluster_id_may_match_the_external_name() -> None:
     group = nodegroup_v1(cluster="magnum-uuid-1234")
     env = [m for m in magnum_environment() if m.kind not in ("ClusterV1", "NodegroupV1")]
     env += [manifest(cluster), manifest(group)]
-    assert check_references(env) == []
+    assert refs(env) == []
     env[-1].body["spec"]["forProvider"]["clusterId"] = "k8s-ais-batch-dev-multi-v25"
-    assert len(check_references(env)) == 1  # metadata.name alone is not a Magnum id
+    assert len(refs(env)) == 1  # metadata.name alone is not a Magnum id
 
 
 def test_dangling_kubeconfig_secret_ref() -> None:
     env = without("ClusterV1", "containerinfra.openstack.crossplane.io", magnum_environment())
     env = without("NodegroupV1", "containerinfra.openstack.crossplane.io", env)
-    found = check_references(env)
+    found = refs(env)
     assert [(p.object, p.field_path) for p in found] == [
         ("Cluster k8s-ais-batch-dev-multi-v25", "spec.forProvider.config.kubeconfigSecretRef")
     ]
@@ -115,7 +122,7 @@ def test_dangling_kubeconfig_secret_ref() -> None:
 def test_kubeconfig_secret_ref_with_wrong_key() -> None:
     env = magnum_environment()
     env[5].body["spec"]["forProvider"]["config"]["kubeconfigSecretRef"]["key"] = "kubeconfig"
-    found = check_references(env)
+    found = refs(env)
     assert [p.field_path for p in found] == ["spec.forProvider.config.kubeconfigSecretRef.key"]
     assert "attribute.kubeconfig.raw_config" in found[0].message
 
@@ -126,18 +133,16 @@ def test_kubeconfig_from_a_cluster_api_cluster() -> None:
     ref.update(name="oke-dev-kubeconfig", namespace="oke", key="value")
     env = [m for m in magnum_environment() if m.kind == "ProviderConfig"]
     env += [manifest(b) for b in capoci_managed("oke-dev", "oke")] + [manifest(registration)]
-    assert check_references(env) == []
+    assert refs(env) == []
     ref["namespace"] = "default"
     env[-1] = manifest(registration)
-    assert [p.field_path for p in check_references(env)] == [
-        "spec.forProvider.config.kubeconfigSecretRef"
-    ]
+    assert [p.field_path for p in refs(env)] == ["spec.forProvider.config.kubeconfigSecretRef"]
 
 
 def test_dangling_cluster_api_refs() -> None:
     bodies = capoci_managed()
     env = [manifest(b) for b in bodies if b["kind"] != "OCIManagedControlPlane"]
-    found = check_references(env)
+    found = refs(env)
     assert [(p.object, p.field_path, p.message) for p in found] == [
         (
             "Cluster oke/oke-dev",
@@ -151,16 +156,14 @@ def test_dangling_cluster_api_refs() -> None:
 def test_cluster_api_ref_must_match_api_version() -> None:
     bodies = capoci_managed()
     bodies[0]["spec"]["infrastructureRef"]["apiVersion"] = "infrastructure.cluster.x-k8s.io/v1beta1"
-    assert [p.field_path for p in check_references([manifest(b) for b in bodies])] == [
-        "spec.infrastructureRef"
-    ]
+    assert [p.field_path for p in refs([manifest(b) for b in bodies])] == ["spec.infrastructureRef"]
 
 
 def test_machine_pool_cluster_name_and_infrastructure_ref() -> None:
     bodies = capoci_managed()
     bodies[3]["spec"]["clusterName"] = "oke-prod"
     bodies[3]["spec"]["template"]["spec"]["infrastructureRef"]["name"] = "oke-dev-mp-9"
-    found = check_references([manifest(b) for b in bodies])
+    found = refs([manifest(b) for b in bodies])
     assert [p.field_path for p in found] == [
         "spec.clusterName",
         "spec.template.spec.infrastructureRef",
@@ -180,7 +183,7 @@ def test_v1beta2_refs_use_api_group() -> None:
         "kind": "OCIManagedControlPlane",
         "name": "missing",
     }
-    found = check_references([manifest(b) for b in bodies])
+    found = refs([manifest(b) for b in bodies])
     assert [p.field_path for p in found] == ["spec.controlPlaneRef"]
 
 
@@ -189,7 +192,7 @@ def test_bad_names() -> None:
     env[2] = manifest(namespace("crossplane.clusters"))  # dots: fine for most kinds, not here
     env[3].body["metadata"]["name"] = "K8s_Ais"
     env[3] = dataclasses.replace(env[3])  # a Manifest reads its name from the body once
-    found = check_references(env)
+    found = refs(env)
     messages = {(p.object, p.field_path): p.message for p in found}
     assert messages[("Namespace crossplane.clusters", "metadata.name")].startswith(
         "expected a DNS-1123 label"
@@ -201,12 +204,12 @@ def test_bad_names() -> None:
 
 def test_name_length_limits() -> None:
     long_label = "a" * 64
-    assert len(check_references([manifest(namespace(long_label))])) == 1
-    assert check_references([manifest(namespace("a" * 63))]) == []
+    assert len(refs([manifest(namespace(long_label))])) == 1
+    assert refs([manifest(namespace("a" * 63))]) == []
     app = argocd_application(name="a" * 200 + ".example")
-    assert check_references([manifest(app)]) == []
+    assert refs([manifest(app)]) == []
     app = argocd_application(name="a" * 254)
-    assert [p.field_path for p in check_references([manifest(app)])] == ["metadata.name"]
+    assert [p.field_path for p in refs([manifest(app)])] == ["metadata.name"]
     app = argocd_application()
     app["metadata"]["namespace"] = "Argo CD"
-    assert [p.field_path for p in check_references([manifest(app)])] == ["metadata.namespace"]
+    assert [p.field_path for p in refs([manifest(app)])] == ["metadata.namespace"]

@@ -128,7 +128,7 @@ def synth(
         check_unique(rendered)
         out[env] = rendered
     if validate:
-        context = CheckContext(app.config, available_crds_dir(), Checks.of(app).schemaless)
+        context = CheckContext.of(app, available_crds_dir())
         problems = check_environments(Checks.of(app).all, out, context)
         if problems:
             raise InvalidObjects(problems, objects=sum(len(ms) for ms in out.values()))
@@ -183,5 +183,6 @@ def diff(
         head,
         crds=crds_dir,
         strict=strict,
+        base_fleet=base if isinstance(base, Fleet) else None,
     )
     return DiffOutput(found, findings)

@@ -53,7 +53,7 @@ from fleet.platform.component import (
     with_requirements,
 )
 from fleet.platform.crossplane import CROSSPLANE_SYSTEM, CrossplaneProvider, max_reconcile_rate
-from fleet.platform.plugins import Plugin, catalogue
+from fleet.platform.plugins import Platform, Plugin
 
 PROVIDER_CONFIG_API = "argocd.crossplane.io/v1alpha1"
 
@@ -310,10 +310,11 @@ class ArgoCd(FleetConstruct):
                 )
 
     def prepare(self) -> None:
-        """Every component named in ``versions`` must exist (the plug-ins are all loaded);
-        the poll keeps short-lived credentials alive (:meth:`check_poll`)."""
+        """Every component named in ``versions`` must be one the fleet knows (a plug-in of
+        one of its declarations lists it, or the fleet added it); the poll keeps
+        short-lived credentials alive (:meth:`check_poll`)."""
         self.check_poll()
-        components = {c.name: c for c in catalogue().components}
+        components = {c.name: c for c in Platform.of(self.fleet).plugins.catalogue.components}
         known = sorted(components)
         for name in sorted(self.versions):
             if name not in known:
@@ -335,9 +336,9 @@ class ArgoCd(FleetConstruct):
         """The platform components ``environment`` installs, by name: provider-argocd
         (registrations; with this ArgoCd's poll interval), External Secrets where
         kubeconfigs are exported, what the cloud plug-ins of the clusters placed there
-        (retired ones too: their ProviderConfig or identity still renders) list, and
-        everything those require."""
-        wanted = [PROVIDER_ARGOCD]
+        (retired ones too: their ProviderConfig or identity still renders) list, what the
+        fleet added there (``Platform.of(fleet).add``), and everything those require."""
+        wanted = [PROVIDER_ARGOCD, *Platform.of(self.fleet).components(environment)]
         if any(
             exports_kubeconfig(reg, environment, self.exports_kubeconfigs(environment), cluster=c)
             for c, reg in self.registered(environment)

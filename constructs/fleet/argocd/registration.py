@@ -199,7 +199,10 @@ class ArgoRegistration(FleetConstruct):
         self._cluster_ref: Ref[FleetConstruct] | None = None
         if isinstance(cluster, str):
             self._cluster_ref = self.fleet.reference(
-                cluster, FleetConstruct, where=ctx, field="cluster"
+                cluster,
+                FleetConstruct,  # type: ignore[type-abstract]  # any kind; checked in prepare()
+                where=ctx,
+                field="cluster",
             )
         elif isinstance(cluster, Ref):
             self._cluster_ref = cluster

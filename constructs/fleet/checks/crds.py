@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from fleet.core.errors import FleetError
+from fleet.platform.plugins import PluginSet
 
 LOCK_FILE = "crds.lock.yaml"
 PACKAGE_DATA = Path(__file__).resolve().parent.parent / "data"
@@ -106,14 +107,31 @@ def compress(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=9, mtime=0)
 
 
-def _is_crd_file(path: Path) -> bool:
-    name = path.name.removesuffix(GZ_SUFFIX)
-    return name.endswith((".yaml", ".yml")) and path.is_file()
+def _is_crd_name(name: str) -> bool:
+    return name.removesuffix(GZ_SUFFIX).endswith((".yaml", ".yml"))
 
 
 def crd_files(directory: Path) -> list[Path]:
     """Every ``*.yaml``, ``*.yml`` (optionally ``.gz``) file under ``directory``, sorted."""
-    return sorted(p for p in directory.rglob("*") if _is_crd_file(p))
+    found = []
+    for folder, _, names in os.walk(directory):
+        for name in names:
+            path = Path(folder, name)
+            if _is_crd_name(name) and path.is_file():
+                found.append(path)
+    return sorted(found)
+
+
+def folder_stamp(directory: Path) -> str:
+    """What identifies the CRDs of ``directory`` and the lock beside it: every file's path,
+    size and modification time (a file changed on disk is another stamp)."""
+    stamp = hashlib.sha256(str(directory.resolve()).encode())
+    lock = lock_for(directory)
+    for path in [*crd_files(directory), *([lock] if lock else [])]:
+        stat = path.stat()
+        rel = path.relative_to(directory.parent)
+        stamp.update(f"\0{rel}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    return stamp.hexdigest()
 
 
 def lock_for(directory: Path) -> Path | None:
@@ -149,6 +167,41 @@ def verify_vendored(directory: Path, lock_path: Path) -> None:
             "the vendored CRDs do not match the lock file (run `fleet crds pull`):\n"
             + "\n".join(problems)
         )
+
+
+def plugin_crds(plugins: PluginSet) -> tuple[Path, ...]:
+    """The CRD folders of the fleet's platform components that bring their own
+    (``PlatformComponent.crds``), resolved, once each, in component order."""
+    return tuple(
+        dict.fromkeys(c.crds.resolve() for c in plugins.catalogue.components if c.crds is not None)
+    )
+
+
+def load_plugin_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
+    """:func:`load_crds` for a plug-in's folder, which must be pinned: a ``crds/`` folder
+    beside a ``crds.lock.yaml`` whose every entry is there with its sha256."""
+    if lock_for(directory) is None:
+        raise FleetError(
+            f"a platform component's CRD folder {directory} is not a crds/ folder beside a "
+            f"{LOCK_FILE}: a plug-in's CRDs are pinned like the tool's (URL, release and "
+            "sha256 of each; `fleet crds pull --lock LOCK` fills the folder)"
+        )
+    return load_crds(directory, cache_dir=cache_dir)
+
+
+def merged(indexes: Sequence[CrdIndex]) -> CrdIndex:
+    """One index of several folders' (the first's folder names it); a kind two folders
+    define is an error naming both files."""
+    schemas: dict[tuple[str, str], CrdSchema] = {}
+    for index in indexes:
+        for key, crd in index.schemas.items():
+            other = schemas.get(key)
+            if other is not None and other.source != crd.source:
+                raise FleetError(
+                    f"{key[0]} {key[1]} is defined twice: {other.source} and {crd.source}"
+                )
+            schemas[key] = crd
+    return CrdIndex(schemas, indexes[0].directory if indexes else None)
 
 
 def _documents(path: Path) -> Iterator[dict[str, Any]]:
@@ -215,12 +268,7 @@ def load_crds(directory: Path, *, cache_dir: Path | None = None) -> CrdIndex:
     lock = lock_for(directory)
     cache_file = None
     if cache_dir is not None:
-        stamp = hashlib.sha256(str(directory.resolve()).encode())
-        for path in [*files, *([lock] if lock else [])]:
-            stat = path.stat()
-            rel = path.relative_to(directory.parent)
-            stamp.update(f"\0{rel}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
-        cache_file = cache_dir / f"crd-index-{stamp.hexdigest()[:32]}.json"
+        cache_file = cache_dir / f"crd-index-{folder_stamp(directory)[:32]}.json"
         if cache_file.is_file():
             try:
                 cached = json.loads(cache_file.read_bytes())

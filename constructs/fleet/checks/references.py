@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleet.checks.problem import Problem, format_path
-from fleet.clouds.base import cloud_plugins
+from fleet.clouds.base import cloud_plugins, guard_plugins
 from fleet.core.manifest import Identity, Manifest
-from fleet.platform.plugins import catalogue
+from fleet.platform.plugins import PluginSet
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -130,34 +130,32 @@ def _build(rules: Sequence[ReferenceRules]) -> Tables:
     )
 
 
-_TABLES: list[tuple[object, Tables]] = []
-
-
-def tables() -> Tables:
-    """The rules in force: :data:`PLATFORM_RULES`, every platform component's (once each)
-    and every cloud plug-in's (rebuilt only when the set of plug-ins changes)."""
-    components = catalogue()
-    if _TABLES and _TABLES[0][0] is components:
-        return _TABLES[0][1]
-    built = _build(
+def _tables_of(plugins: PluginSet) -> Tables:
+    return _build(
         (
             PLATFORM_RULES,
-            *(c.references for c in components.components),
-            *(plugin.references for _, plugin in cloud_plugins()),
+            *(c.references for c in plugins.catalogue.components),
+            *(plugin.references for _, plugin in cloud_plugins(plugins)),
         )
     )
-    _TABLES[:] = [(components, built)]
-    return built
+
+
+def tables(plugins: PluginSet | None = None) -> Tables:
+    """The rules in force for a fleet's ``plugins``: :data:`PLATFORM_RULES`, every platform
+    component's (once each) and every cloud plug-in's; made once per fleet
+    (:meth:`~fleet.platform.plugins.PluginSet.memo`). ``None``: those of the built-in
+    clouds (:func:`~fleet.clouds.base.guard_plugins` of no fleet)."""
+    return (plugins or guard_plugins()).memo(_tables_of)
 
 
 class _Environment:
     """Lookup tables over one environment's objects."""
 
-    def __init__(self, manifests: Sequence[Manifest]) -> None:
+    def __init__(self, manifests: Sequence[Manifest], rules: Tables) -> None:
         self.by_identity = {m.identity: m for m in manifests}
         self.by_kind: dict[tuple[str, str], list[Manifest]] = defaultdict(list)
         self.secrets: dict[tuple[str, str], list[frozenset[str] | None]] = defaultdict(list)
-        self.tables = tables()
+        self.tables = rules
         producers = self.tables.secret_producers
         for m in manifests:
             self.by_kind[(m.group, m.kind)].append(m)
@@ -182,22 +180,22 @@ class _Environment:
         return self._field_values[key]
 
 
-def _provider_config_group(group: str) -> str | None:
+def _provider_config_group(group: str, rules: Tables) -> str | None:
     best = ""
-    families = tables().provider_config_families
+    families = rules.provider_config_families
     for suffix in families:
         if group.endswith(suffix) and len(suffix) > len(best):
             best = suffix
     return families[best] if best else None
 
 
-def provider_config_ref(m: Manifest) -> Identity | None:
+def provider_config_ref(m: Manifest, rules: Tables | None = None) -> Identity | None:
     """The identity of the ProviderConfig a Crossplane managed resource uses.
 
     None for an object outside the known provider families, for a ProviderConfig itself,
     and for a ``spec.providerConfigRef`` that is not a map (a schema problem).
     """
-    target_group = _provider_config_group(m.group)
+    target_group = _provider_config_group(m.group, rules or tables())
     if target_group is None or m.kind in PROVIDER_CONFIG_KINDS:
         return None
     ref = _get(m.body, ("spec", "providerConfigRef"))
@@ -212,7 +210,7 @@ def provider_config_ref(m: Manifest) -> Identity | None:
     return (target_group, kind, namespace, name)
 
 
-def identity_ref(m: Manifest) -> Identity | None:
+def identity_ref(m: Manifest, rules: Tables | None = None) -> Identity | None:
     """The identity of the OCIClusterIdentity a CAPOCI cluster uses, as CAPOCI finds it.
 
     CAPOCI (``GetClusterIdentityFromRef``) gets the OCIClusterIdentity named by
@@ -221,7 +219,7 @@ def identity_ref(m: Manifest) -> Identity | None:
     a plug-in's ``identity_ref_kinds``, without ``spec.identityRef`` (CAPOCI then uses its own
     credentials) or with one that is not a map (a schema problem).
     """
-    target = tables().identity_refs.get((m.group, m.kind))
+    target = (rules or tables()).identity_refs.get((m.group, m.kind))
     if target is None:
         return None
     ref = _get(m.body, ("spec", "identityRef"))
@@ -231,28 +229,30 @@ def identity_ref(m: Manifest) -> Identity | None:
     return (*target, namespace, str(ref.get("name", "")))
 
 
-def shared_object_refs(m: Manifest) -> list[Identity]:
+def shared_object_refs(m: Manifest, rules: Tables | None = None) -> list[Identity]:
     """The shared objects ``m`` needs to be reconciled: its ProviderConfig, its identity.
 
     What :func:`provider_config_ref` and :func:`identity_ref` name; the deletion guard lets
     such an object go only when nothing uses it (:func:`fleet.guards.deletion.unused_objects`).
     """
-    return [t for t in (provider_config_ref(m), identity_ref(m)) if t is not None]
+    rules = rules or tables()
+    return [t for t in (provider_config_ref(m, rules), identity_ref(m, rules)) if t is not None]
 
 
-def is_use_known(group: str, kind: str) -> bool:
+def is_use_known(group: str, kind: str, rules: Tables | None = None) -> bool:
     """Whether the reference rules know every user of an object of ``group``/``kind``.
 
     A ProviderConfig of a known provider family, and the identity kinds (the
     OCIClusterIdentity. Who uses any other object is unknown.
     """
+    rules = rules or tables()
     if kind in PROVIDER_CONFIG_KINDS:
-        return group in tables().provider_config_families.values()
-    return (group, kind) in tables().identity_kinds
+        return group in rules.provider_config_families.values()
+    return (group, kind) in rules.identity_kinds
 
 
 def _check_provider_config(m: Manifest, env: _Environment) -> Iterator[Problem]:
-    target = provider_config_ref(m)
+    target = provider_config_ref(m, env.tables)
     if target is not None and target not in env.by_identity:
         target_group, kind, namespace, name = target
         where = f"{namespace}/{name}" if namespace else name
@@ -335,9 +335,9 @@ def _check_secret_refs(m: Manifest, env: _Environment) -> Iterator[Problem]:
             )
 
 
-def _check_names(m: Manifest) -> Iterator[Problem]:
+def _check_names(m: Manifest, rules: Tables) -> Iterator[Problem]:
     name = m.name
-    if (m.group, m.kind) in tables().label_named_kinds:
+    if (m.group, m.kind) in rules.label_named_kinds:
         if len(name) > 63 or not _DNS_LABEL.match(name):
             yield Problem.of(
                 m,
@@ -369,18 +369,20 @@ _CHECKS: tuple[Callable[[Manifest, _Environment], Iterator[Problem]], ...] = (
 )
 
 
-def check_references(manifests: Sequence[Manifest]) -> list[Problem]:
-    """Check names and cross-object references, each environment on its own.
+def check_references(manifests: Sequence[Manifest], plugins: PluginSet) -> list[Problem]:
+    """Check names and cross-object references, each environment on its own, with the
+    rules of the fleet's ``plugins`` (``Platform.of(fleet).plugins``).
 
     Returns one Problem per bad name or dangling reference, in manifest order.
     """
+    rules = tables(plugins)
     by_env: dict[str, list[Manifest]] = defaultdict(list)
     for m in manifests:
         by_env[m.environment].append(m)
-    envs = {name: _Environment(items) for name, items in by_env.items()}
+    envs = {name: _Environment(items, rules) for name, items in by_env.items()}
     problems: list[Problem] = []
     for m in manifests:
-        problems.extend(_check_names(m))
+        problems.extend(_check_names(m, rules))
         for check in _CHECKS:
             problems.extend(check(m, envs[m.environment]))
     return problems

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+from fleet.checks.crds import plugin_crds
 from fleet.checks.problem import Problem
 from fleet.checks.references import check_references
 from fleet.checks.secret_guard import find_secret_material
@@ -59,6 +60,7 @@ from fleet.core.manifest import Manifest
 from fleet.core.tree import MetadataEntry
 from fleet.core.usercode import call, wrong_result
 from fleet.core.values import caller_location
+from fleet.platform.plugins import Platform, PluginSet
 
 CheckScope = Literal["object", "environment"]
 """``"object"``: each object judged on its own; ``"environment"``: one environment at once."""
@@ -66,13 +68,24 @@ CheckScope = Literal["object", "environment"]
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may read besides the objects: the fleet's configuration and the CRD
-    folder schemas are checked against (None: no CRDs, schemas are not checked)."""
+    """What a check may read besides the objects: the fleet's configuration, the CRD
+    folder schemas are checked against (None: no CRDs, schemas are not checked), and the
+    fleet's plug-ins (:meth:`of` takes them from the fleet)."""
 
     config: FleetConfig
     crds_dir: Path | None
+    plugins: PluginSet
+    """The plug-ins of the fleet's declarations and its fleet-wide components
+    (``Platform.of(fleet).plugins``): which component owns a kind, the reference rules,
+    the plug-ins' CRDs."""
     schemaless: frozenset[tuple[str, str]] = frozenset()
     """(apiVersion, kind) the fleet accepts without a schema (:meth:`Checks.accept_schemaless`)."""
+
+    @classmethod
+    def of(cls, fleet: Fleet, crds_dir: Path | None) -> CheckContext:
+        """The context of ``fleet``'s checks: its configuration, schemaless kinds and
+        plug-ins, against ``crds_dir``."""
+        return cls(fleet.config, crds_dir, Platform.of(fleet).plugins, Checks.of(fleet).schemaless)
 
 
 CheckFunction = Callable[[Sequence[Manifest], CheckContext], list[Problem]]
@@ -133,21 +146,26 @@ def _schema(manifests: Sequence[Manifest], context: CheckContext) -> list[Proble
     # (every command, a fleet's own checks) need not pay.
     from fleet.checks.schema import validate_manifests
 
-    return validate_manifests(manifests, crds_dir=context.crds_dir, schemaless=context.schemaless)
+    return validate_manifests(
+        manifests,
+        crds_dir=context.crds_dir,
+        schemaless=context.schemaless,
+        extra=plugin_crds(context.plugins),
+    )
 
 
 def _schema_inputs(context: CheckContext) -> str:
     from fleet.checks.schema import schema_inputs
 
-    return schema_inputs(context.crds_dir, context.schemaless)
+    return schema_inputs(context.crds_dir, context.schemaless, plugin_crds(context.plugins))
 
 
 def _references(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
-    return check_references(manifests)
+    return check_references(manifests, context.plugins)
 
 
 def _waves(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:
-    return check_waves(manifests, context.config.dist)
+    return check_waves(manifests, context.plugins, context.config.dist)
 
 
 def _secret_guard(manifests: Sequence[Manifest], context: CheckContext) -> list[Problem]:

@@ -22,6 +22,13 @@ Each CRD's ``openAPIV3Schema`` is turned into a JSON Schema (Draft 4, whose bool
   ``["*"]``). Transition rules (``oldSelf``) apply to updates only and are not evaluated,
   as on create. A rule that does not compile is reported on every object of its kind.
 
+The CRDs are the pinned ones (or ``$FLEET_CRDS_DIR``) plus the pinned folders of the
+fleet's platform components that bring their own (``PlatformComponent.crds``), merged into
+one index; a kind two folders define is an error. Parsed indexes and compiled validators are
+kept per set of CRD files (their paths, sizes and modification times), at most
+:data:`INDEXES_KEPT` sets per process, so a long-lived process never grows without bound
+and a changed file is never served stale.
+
 Core Kubernetes kinds (Namespace, Secret, ConfigMap, ServiceAccount, ...) are checked against
 the strict JSON schemas bundled in the ``kubernetes-validate`` package (Kubernetes 1.37),
 also compiled with ``jsonschema_rs``. An object whose apiVersion/kind has no schema is an
@@ -37,9 +44,10 @@ import importlib.util
 import json
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +58,11 @@ from fleet.checks.crds import (
     ENV_VAR,
     PACKAGED_CRDS,
     CrdIndex,
+    folder_stamp,
     index_cache_dir,
     load_crds,
+    load_plugin_crds,
+    merged,
     resolve_crds_dir,
 )
 from fleet.checks.problem import Problem, format_path
@@ -145,17 +156,22 @@ def available_crds_dir() -> Path | None:
 
 
 def schema_inputs(
-    crds_dir: Path | None, schemaless: Collection[tuple[str, str]] = frozenset()
+    crds_dir: Path | None,
+    schemaless: Collection[tuple[str, str]] = frozenset(),
+    extra: Sequence[Path] = (),
 ) -> str:
     """Digest of what a schema verdict depends on besides the object and this code: the
-    contents of the CRD files in ``crds_dir`` (None: not checked) and the schemaless kinds."""
+    contents of the CRD files in ``crds_dir`` (None: not checked) and in the plug-ins'
+    folders ``extra``, and the schemaless kinds."""
     h = hashlib.blake2b(digest_size=16)
     h.update(repr(sorted(schemaless)).encode())
     if crds_dir is None:
         h.update(b"\0no-crds")
-    else:
-        for path in sorted(p for p in crds_dir.rglob("*") if p.is_file()):
-            h.update(b"\0" + path.relative_to(crds_dir).as_posix().encode() + b"\0")
+        return h.hexdigest()
+    for i, folder in enumerate((crds_dir, *extra)):
+        h.update(f"\0folder {i}\0".encode())
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            h.update(b"\0" + path.relative_to(folder).as_posix().encode() + b"\0")
             h.update(path.read_bytes())
     return h.hexdigest()
 
@@ -285,31 +301,55 @@ def _compile(schema: dict[str, Any], registry: Any = None) -> Any:
     return jsonschema_rs.Draft4Validator(schema, **kwargs)
 
 
-@cache
-def _load_crds_cached(directory: Path) -> CrdIndex:
-    return load_crds(directory, cache_dir=index_cache_dir())
+@dataclass(slots=True)
+class _Schemas:
+    """One merged CRD index and the validators compiled from it (one per kind asked for)."""
+
+    index: CrdIndex
+    compiled: dict[tuple[str, str], _Compiled | None] = field(default_factory=dict)
+
+    def validator(self, api_version: str, kind: str) -> _Compiled | None:
+        """The compiled schema and CEL rules of ``api_version``/``kind``; None: no CRD."""
+        key = (api_version, kind)
+        if key not in self.compiled:
+            crd = self.index.get(api_version, kind)
+            if crd is None:
+                self.compiled[key] = None
+            else:
+                converter = _Converter(api_version, kind)
+                schema, rules = convert_schema(crd.schema, api_version, kind, converter)
+                self.compiled[key] = _Compiled(
+                    _compile(schema),
+                    tuple(rules),
+                    RuleSet(rules) if rules else None,
+                    crd.schema,
+                    tuple(converter.broken),
+                )
+        return self.compiled[key]
 
 
-_COMPILED: dict[tuple[Path, str, str], _Compiled | None] = {}
+INDEXES_KEPT = 4
+"""Merged CRD indexes (with their compiled validators) a process keeps, least recently
+used dropped first."""
+_INDEXES: OrderedDict[tuple[tuple[Path, str], ...], _Schemas] = OrderedDict()
 
 
-def _crd_validator(index: CrdIndex, api_version: str, kind: str) -> _Compiled | None:
-    key = (index.directory or Path(), api_version, kind)
-    if key not in _COMPILED:
-        crd = index.get(api_version, kind)
-        if crd is None:
-            _COMPILED[key] = None
-        else:
-            converter = _Converter(api_version, kind)
-            schema, rules = convert_schema(crd.schema, api_version, kind, converter)
-            _COMPILED[key] = _Compiled(
-                _compile(schema),
-                tuple(rules),
-                RuleSet(rules) if rules else None,
-                crd.schema,
-                tuple(converter.broken),
-            )
-    return _COMPILED[key]
+def _schemas(crds_dir: Path, extra: Sequence[Path]) -> _Schemas:
+    """The index of ``crds_dir`` and the plug-ins' folders ``extra``, merged, with its
+    compiled validators: kept by the folders' :func:`~fleet.checks.crds.folder_stamp`."""
+    folders = (crds_dir, *extra)
+    key = tuple((folder, folder_stamp(folder)) for folder in folders)
+    found = _INDEXES.get(key)
+    if found is not None:
+        _INDEXES.move_to_end(key)
+        return found
+    cache_dir = index_cache_dir()
+    indexes = [load_crds(crds_dir, cache_dir=cache_dir)]
+    indexes += [load_plugin_crds(folder, cache_dir=cache_dir) for folder in extra]
+    found = _INDEXES[key] = _Schemas(merged(indexes))
+    while len(_INDEXES) > INDEXES_KEPT:
+        _INDEXES.popitem(last=False)
+    return found
 
 
 @cache
@@ -329,7 +369,7 @@ def _core_registry() -> Any:
     return jsonschema_rs.Registry([("https://kubernetes.io/api/_definitions.json", defs)])
 
 
-@cache
+@lru_cache(maxsize=256)
 def _core_validator(api_version: str, kind: str) -> _Compiled | None:
     """The kubernetes-validate schema for a built-in kind, or None if it has none."""
     group, _, version = api_version.rpartition("/")
@@ -388,23 +428,26 @@ def validate_manifests(
     *,
     crds_dir: Path | None = None,
     schemaless: Collection[tuple[str, str]] = frozenset(),
+    extra: Sequence[Path] = (),
 ) -> list[Problem]:
     """Check every manifest against its CRD (or core Kubernetes) schema.
 
-    ``crds_dir`` defaults to ``$FLEET_CRDS_DIR`` or the packaged CRDs; objects of the
-    ``schemaless`` (apiVersion, kind) pairs without a schema pass unchecked (a fleet's
-    ``Checks.of(fleet).accept_schemaless``).
-    Schemas are loaded and compiled once per process. Returns the problems found, in
-    manifest order; an empty list means every object is valid.
+    ``crds_dir`` defaults to ``$FLEET_CRDS_DIR`` or the packaged CRDs; ``extra`` are the
+    pinned CRD folders of the fleet's plug-ins (:func:`fleet.checks.crds.plugin_crds`),
+    merged with it; objects of the ``schemaless`` (apiVersion, kind) pairs without a
+    schema pass unchecked (a fleet's ``Checks.of(fleet).accept_schemaless``).
+    Schemas are loaded and compiled once per set of CRD files. Returns the problems
+    found, in manifest order; an empty list means every object is valid.
     """
-    index = _load_crds_cached(resolve_crds_dir(crds_dir).resolve())
+    schemas = _schemas(resolve_crds_dir(crds_dir).resolve(), extra)
+    index = schemas.index
     problems: list[Problem] = []
     for manifest in manifests:
         api_version, kind = manifest.api_version, manifest.kind
         if not api_version or not kind:
             problems.append(Problem.of(manifest, "", "apiVersion and kind are required"))
             continue
-        compiled = _crd_validator(index, api_version, kind) or _core_validator(api_version, kind)
+        compiled = schemas.validator(api_version, kind) or _core_validator(api_version, kind)
         if compiled is None:
             if (api_version, kind) not in schemaless:
                 problems.append(

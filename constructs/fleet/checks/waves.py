@@ -6,8 +6,9 @@ component in the same or a later wave fails to apply (``no matches for kind``), 
 bootstrap stops there; that is how cluster-api-operator's chart, which holds cert-manager
 ``Certificate``/``Issuer`` objects, stopped a bootstrap without cert-manager.
 
-The check reads the rendered objects, and what the platform components say about
-themselves (:func:`fleet.platform.plugins.catalogue`: every component a plug-in lists):
+The check reads the rendered objects, and what the fleet's platform components say about
+themselves (``Platform.of(fleet).plugins.catalogue``: every component a plug-in of the
+fleet's declarations lists, or the fleet added):
 
 * which component owns which CRD (``owns``; a test keeps the pinned ones equal to
   ``crds.lock.yaml``);
@@ -39,17 +40,10 @@ from fleet.platform.component import (
     PlatformComponent,
     Preinstalled,
 )
-from fleet.platform.plugins import catalogue
+from fleet.platform.plugins import PluginSet
 
 HEALTH_KEY = "resource.customizations.health."
 BEFORE_EVERYTHING = -(10**9)
-
-
-def component_of(group: str, kind: str) -> str | None:
-    """The name of the component whose CRD defines ``group``/``kind`` (or whose group it
-    is); None for a kind no known component installs (built-in or foreign)."""
-    owner = catalogue().owner(group, kind)
-    return owner.name if owner else None
 
 
 @dataclass(frozen=True)
@@ -121,10 +115,9 @@ def installed_by(m: Manifest, components: Catalogue) -> list[PlatformComponent]:
 
 
 def installers(
-    manifests: Sequence[Manifest], waves: Mapping[str, int], components: Catalogue | None = None
+    manifests: Sequence[Manifest], waves: Mapping[str, int], components: Catalogue
 ) -> dict[str, Installer]:
     """Component -> where it is installed in this environment (earliest wave wins)."""
-    components = components or catalogue()
     health = _health_keys(manifests)
     out: dict[str, Installer] = {}
     by_kind: dict[tuple[str, str], list[tuple[PlatformComponent, ObjectsInstall]]] = {}
@@ -176,14 +169,17 @@ def _uses(m: Manifest, components: Catalogue) -> Iterator[tuple[str, str, str]]:
             yield (group, kind, how)
 
 
-def check_waves(manifests: Sequence[Manifest], dist: str = "dist") -> list[Problem]:
+def check_waves(
+    manifests: Sequence[Manifest], plugins: PluginSet, dist: str = "dist"
+) -> list[Problem]:
     """A Problem for every object whose kind's CRD is not installed in an earlier root wave
-    (or not at all), and for every folder no Application syncs, per environment."""
+    (or not at all), and for every folder no Application syncs, per environment; which
+    component owns a kind is what the fleet's ``plugins`` say."""
     by_env: dict[str, list[Manifest]] = {}
     for m in manifests:
         by_env.setdefault(m.environment, []).append(m)
     problems: list[Problem] = []
-    components = catalogue()
+    components = plugins.catalogue
     for items in by_env.values():
         waves = root_waves(items, dist)
         if waves is None:

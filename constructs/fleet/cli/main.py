@@ -1,4 +1,5 @@
-"""The ``fleet`` command line: ``fleet synth``, and the subcommands other modules add."""
+"""The ``fleet`` command line: ``fleet synth``, the subcommands other modules add, and those
+installed plug-ins publish (entry-point group ``fleet.commands``: :mod:`fleet.cli.commands`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fleet.cli.commands import add_plugin_commands
 from fleet.cli.diff import add_parser as _add_diff
 from fleet.cli.distribution import version_line
 from fleet.cli.graph import add_parser as _add_graph
@@ -22,6 +24,7 @@ from fleet.cli.init import add_parser as _add_init
 from fleet.cli.ls import add_parser as _add_ls
 from fleet.cli.status import add_parser as _add_status
 from fleet.cli.validate import add_parsers as _add_validate
+from fleet.core.commands import Handler, Registrar, Subparsers
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.secrets import redact
@@ -33,8 +36,6 @@ if TYPE_CHECKING:  # the pipeline is imported by the commands that run it (cdk8s
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
 EXIT_SIGNAL = 128
 """Exit code of a command stopped by signal N: ``EXIT_SIGNAL + N`` (the shell's convention)."""
-
-Handler = Callable[[argparse.Namespace, FleetConfig], int]
 
 
 def drift_report(config: FleetConfig, differing: Sequence[str]) -> str:
@@ -94,7 +95,7 @@ def synth_summary(config: FleetConfig, result: Synth, seconds: float) -> str:
     return f"wrote {rendered} to {config.dist}/ in {took} ({changed} changed)"
 
 
-def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_synth(sub: Subparsers) -> None:
     p = sub.add_parser("synth", help="render the fleet into dist/")
     p.add_argument("--env", action="append", metavar="NAME", help="only this environment")
     p.add_argument("--check", action="store_true", help="exit 1 if dist/ differs from the sources")
@@ -112,7 +113,7 @@ def _add_synth(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(handler=_synth)
 
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ignore[type-arg]
+SUBCOMMANDS: tuple[Registrar, ...] = (
     _add_synth,
     _add_ls,
     _add_status,
@@ -121,11 +122,17 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [  # type: ign
     _add_import,
     _add_validate,
     _add_init,
-]
+)
+"""The tool's own subcommands; installed plug-ins add theirs through entry points."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def _warn(line: str) -> None:
+    print(f"warning: {line}", file=sys.stderr)
+
+
+def build_parser(warn: Callable[[str], None] = _warn) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand, the plug-ins' included (one that cannot
+    be added is one ``warn`` line)."""
     parser = argparse.ArgumentParser(prog="fleet", description="Fleet-as-code for Kubernetes.")
     parser.add_argument(
         "--root",
@@ -143,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:
         add(sub)
+    add_plugin_commands(sub, warn)
     for name, p in sub.choices.items():
         if name != "help":
             p.add_argument("--debug", action="store_true", help="show tracebacks")

@@ -7,6 +7,8 @@ packages) works with it and never needs to know the cloud.
 
 from __future__ import annotations
 
+import importlib
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -23,7 +25,7 @@ from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.changes import ChangeRule
 from fleet.platform.live import LiveStatus
-from fleet.platform.plugins import Plugin, plugins
+from fleet.platform.plugins import Plugin, PluginSet
 from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
 
@@ -39,9 +41,10 @@ PROTECT = layout.PROTECT
 # components the bootstrap installs for it (as values: fleet.platform.component), how ArgoCD
 # must apply and diff its objects, the reference rules the checks apply to its objects, the
 # kinds whose deletion would cut clusters off, and what ``fleet diff`` must refuse to change.
-# Each FleetCluster subclass names its plug-in (``plugin: ClassVar[CloudPlugin]``);
-# consumers (the bootstrap, checks/references.py, checks/waves.py, the diff guards,
-# views/graph/) read :func:`cloud_plugins` and never name a cloud.
+# Each FleetCluster subclass names its plug-in (``plugin: ClassVar[CloudPlugin]``); a fleet's
+# are those of its declarations' classes (``Platform.of(fleet).plugins``), and consumers (the
+# bootstrap, checks/references.py, checks/waves.py, the diff guards) read them through
+# :func:`cloud_plugins` and never name a cloud.
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,12 +103,41 @@ class CloudPlugin(Plugin):
     copies it (provider-argocd, every poll) must copy it often enough. None: it does not."""
 
 
-def cloud_plugins() -> list[tuple[type[FleetCluster], CloudPlugin]]:
-    """Every cluster class that names a plug-in, with it (the cluster classes among
-    :func:`fleet.platform.plugins.plugins`, in its order)."""
+BUILTIN_CLUSTERS = (
+    "fleet.clouds.magnum.cluster:MagnumCluster",
+    "fleet.clouds.oci.cluster:OciManagedCluster",
+)
+"""The cluster classes of the clouds the tool ships (``module:class``), imported on demand."""
+
+
+def builtin_clusters() -> tuple[type[FleetCluster], ...]:
+    """The classes of :data:`BUILTIN_CLUSTERS` (importing their modules)."""
+    out = []
+    for path in BUILTIN_CLUSTERS:
+        module, _, name = path.partition(":")
+        out.append(getattr(importlib.import_module(module), name))
+    return tuple(out)
+
+
+def guard_plugins(*fleets: PluginSet) -> PluginSet:
+    """What ``fleet diff``'s guards know: the plug-ins of the fleets compared (the head's, a
+    :class:`~fleet.pipeline.synth.Synth`'s; the base's too when it was loaded) and always the
+    built-in clouds', so that a change that removes the last cluster of a built-in cloud is
+    still guarded. Never what else the process imported."""
+    return PluginSet.of(
+        [*builtin_clusters(), *(cls for found in fleets for cls, _ in found.plugins)],
+        tuple(dict.fromkeys(c for found in fleets for c in found.fleet_wide)),
+    )
+
+
+def cloud_plugins(plugins: PluginSet | None = None) -> list[tuple[type[FleetCluster], CloudPlugin]]:
+    """The cluster classes among ``plugins`` (a fleet's: ``Platform.of(fleet).plugins``),
+    with their plug-ins, in its order. ``None``: those of the built-in clouds
+    (:func:`guard_plugins` of no fleet)."""
+    found = guard_plugins() if plugins is None else plugins
     return [
         (cls, plugin)
-        for cls, plugin in plugins()
+        for cls, plugin in found.plugins
         if issubclass(cls, FleetCluster) and isinstance(plugin, CloudPlugin)
     ]
 
@@ -128,12 +160,14 @@ class DeclaredField:
     """The kind of the object it renders into."""
 
 
-def declared_fields() -> dict[tuple[str, tuple[str, ...]], DeclaredField]:
+def declared_fields(
+    plugins: PluginSet | None = None,
+) -> dict[tuple[str, tuple[str, ...]], DeclaredField]:
     """(kind, render path) -> the option that renders there, over every cloud's cluster
-    class and the value types its options hold: which argument of a declaration a field of
-    a rendered object comes from (for ``fleet diff``'s messages)."""
+    class in ``plugins`` and the value types its options hold: which argument of a
+    declaration a field of a rendered object comes from (for ``fleet diff``'s messages)."""
     out: dict[tuple[str, tuple[str, ...]], DeclaredField] = {}
-    for cluster, _ in cloud_plugins():
+    for cluster, _ in cloud_plugins(plugins):
         for table in (cluster, *value_types_in(cluster)):
             for o in rendered(table):
                 kind = o.rendered_kind(table)
@@ -321,6 +355,10 @@ class Lifecycle(TypedDict, total=False):
 class FleetCluster(FleetConstruct):
     """A Kubernetes cluster of the fleet, placed in one or more environments.
 
+    An abstract base: a cloud's class implements the methods marked abstract (what the
+    fleet calls: render, version, region, account, node pools, kubeconfig) and names its
+    :class:`CloudPlugin`; a class that does not cannot be declared.
+
     ``name`` may differ per environment (a :class:`PerEnv`, or a string with an
     ``{env}`` placeholder such as ``"k8s-ais-batch-{env}-multi-v25"``); it names every
     object of the cluster and must never change once the cluster exists.
@@ -376,6 +414,13 @@ class FleetCluster(FleetConstruct):
     def __post_init__(self) -> None:
         """The names per environment and the lifecycle fields, checked."""
         super().__post_init__()
+        if not isinstance(getattr(type(self), "plugin", None), CloudPlugin):
+            raise DefinitionError(
+                f"{type(self).__name__} names no CloudPlugin: a cluster class says what it "
+                "contributes to the platform (plugin: ClassVar[CloudPlugin] = CloudPlugin(...))",
+                where=self.context,
+                field="plugin",
+            )
         self._cloud_names: dict[str, str] = {}
         self._object_names: dict[str, str] = {}
         for env in self.environments:
@@ -487,21 +532,21 @@ class FleetCluster(FleetConstruct):
         this cluster's environments (once every ``define()`` has run)."""
         self.fleet.catalog(_ObjectNames).check(self)
 
+    @abstractmethod
     def kubernetes_version(self, environment: str) -> str:
         """The Kubernetes version the cluster runs in ``environment`` (``v1.30.1``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def region(self, environment: str) -> str:
         """The cloud region (Magnum: the OpenStack region; OKE: the OCI region)."""
-        raise NotImplementedError
 
     def template_name(self, environment: str) -> str | None:
         """The Magnum template, or None where the cloud has no templates."""
         return None
 
+    @abstractmethod
     def account(self, environment: str) -> str:
         """The OpenStack project or OCI compartment the cluster is billed to."""
-        raise NotImplementedError
 
     def account_label(self, environment: str) -> str:
         """:meth:`account` as a narrow table shows it (the plug-in's ``short_account``)."""
@@ -509,17 +554,17 @@ class FleetCluster(FleetConstruct):
         shorten = type(self).plugin.short_account
         return shorten(account) if shorten is not None else account
 
+    @abstractmethod
     def node_pools(self, environment: str) -> list[NodePoolSummary]:
         """The node pools (Magnum node groups, OKE node pools) in ``environment``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def kubeconfig_secret(self, environment: str) -> SecretKeyRef:
         """Where the cluster's kubeconfig appears once the cluster exists."""
-        raise NotImplementedError
 
+    @abstractmethod
     def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
         """(apiVersion, kind, namespace, name) of the object that writes the kubeconfig."""
-        raise NotImplementedError
 
     def warnings(self) -> list[str]:
         """What ``fleet validate`` warns about (valid, but not safe yet); none by default."""

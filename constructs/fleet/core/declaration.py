@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import inspect
+from abc import ABCMeta, abstractmethod
 from collections.abc import Sequence
+from functools import cached_property
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar, cast, dataclass_transform
 
 import jsonpatch
@@ -11,9 +14,15 @@ import jsonpatch
 from fleet.core.arguments import CheckedArguments
 from fleet.core.errors import DefinitionError, FleetError
 from fleet.core.manifest import Manifest
-from fleet.core.options import argument_table, declare_fields, option
+from fleet.core.options import argument_table, declare_fields, field_names, option
 from fleet.core.tree import Scope, TreeConstruct, attach, did_you_mean, narrow_environments
-from fleet.core.values import JsonPatch, argument_location, caller_location, relocate
+from fleet.core.values import (
+    JsonPatch,
+    argument_location,
+    caller_location,
+    location_of,
+    relocate,
+)
 
 if TYPE_CHECKING:
     from fleet.core.fleet import Fleet
@@ -35,25 +44,126 @@ def _keywords(cls: type) -> frozenset[str] | None:
     return known
 
 
+_METHODS = (FunctionType, property, classmethod, staticmethod, cached_property)
+"""What a class body defines as behaviour (a method, a property): what a field or an
+attribute of a subclass must not hide."""
+_MEMBERS = "_fleet_members"
+
+
+def _methods(cls: type) -> dict[str, type]:
+    """Name -> the class defining it, for every method and property ``cls`` has (its own
+    and its bases'), dunders left out."""
+    found: dict[str, type] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, _METHODS) and not name.startswith("__"):
+                found[name] = klass
+            elif name in found and not isinstance(value, _METHODS):
+                del found[name]
+    return found
+
+
+def _hidden(cls: type, name: str) -> tuple[type, Any] | None:
+    """(the base, its member) that ``name`` in ``cls``'s own body would hide: a base's
+    method, property or class attribute that is not one of its fields."""
+    fields = {n for klass in cls.__mro__[1:] for n in field_names(klass)}
+    for base in cls.__mro__[1:]:
+        if name in vars(base) and name not in fields:
+            return base, vars(base)[name]
+    return None
+
+
+def _refuse_hiding(cls: type, namespace: dict[str, Any]) -> None:
+    """A class body that hides a base's member with data (a field named like a method,
+    ``cloud_name = ...`` over ``cloud_name()``): one line at the class, naming both."""
+    fields = set(field_names(cls))
+    for name, value in namespace.items():
+        if name.startswith("__") or name == _MEMBERS:
+            continue
+        found = _hidden(cls, name)
+        if found is None:
+            continue
+        base, member = found
+        is_field = name in fields
+        if isinstance(value, _METHODS) and isinstance(member, _METHODS):
+            continue  # an override
+        if not is_field and not isinstance(member, _METHODS):
+            continue  # a class attribute given another value (a ClassVar such as ``cloud``)
+        what = "field" if is_field else "class attribute"
+        raise DefinitionError(
+            f"{cls.__name__}.{name}: a {what} would hide {base.__name__}.{name} "
+            f"({_describe(member)}), which the fleet calls; rename it",
+            where=_class_location(cls),
+            field=name,
+        )
+    for name in fields - set(namespace):
+        found = _hidden(cls, name)
+        if found is not None:  # an annotation without a value (a required field)
+            base, member = found
+            raise DefinitionError(
+                f"{cls.__name__}.{name}: a field would hide {base.__name__}.{name} "
+                f"({_describe(member)}), which the fleet calls; rename it",
+                where=_class_location(cls),
+                field=name,
+            )
+
+
+def _describe(member: object) -> str:
+    if isinstance(member, property | cached_property):
+        return "a property"
+    if isinstance(member, _METHODS):
+        return "a method"
+    return "a class attribute"
+
+
+def _class_location(cls: type) -> str:
+    """``file:line`` of the ``class`` statement (the caller of the metaclass)."""
+    try:
+        lines = inspect.getsourcelines(cls)[1]
+        return location_of(inspect.getsourcefile(cls) or "", lines)
+    except (OSError, TypeError):
+        return caller_location()
+
+
 @dataclass_transform(eq_default=False, kw_only_default=True, field_specifiers=(option,))
-class _Sealed(type):
+class _Sealed(ABCMeta):
     """The metaclass of declarations.
 
     Type checkers (pyright, mypy) read a declaration's fields (``option``) as its
     constructor's signature (``typing.dataclass_transform``), unless the class defines
-    ``__init__``. At run time it collects each class's fields, checks the keywords of a
+    ``__init__``. At run time it collects each class's fields, refuses a field or class
+    attribute that would hide a base's method or property, checks the keywords of a
     class with its own ``__init__`` (one line naming the unknown keyword, not a TypeError
-    about another one), points an error about an argument at the argument's line, and
-    seals the declaration once its constructor (the whole subclass chain) has returned.
+    about another one), refuses a class that leaves an abstract method unimplemented,
+    points an error about an argument at the argument's line, and seals the declaration
+    once its constructor (the whole subclass chain) has returned.
     """
+
+    # ABCMeta's checks also consult classes registered as virtual subclasses, at about three
+    # times the cost of type's on a miss; declarations have none, and the fleet asks
+    # isinstance of every declaration in its loops: type's own checks, abstract methods kept.
+    __instancecheck__ = type.__instancecheck__
+    __subclasscheck__ = type.__subclasscheck__
 
     def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
         super().__init__(name, bases, namespace)
         init = namespace.get("__init__")
         if init is None or getattr(init, "_fleet_generic", False):
             declare_fields(cls)
+        _refuse_hiding(cls, namespace)
+        # What an instance attribute must not hide, looked up on every assignment.
+        cls._fleet_members = _methods(cls)
 
     def __call__(cls: type[_T], *args: Any, **kwargs: Any) -> _T:
+        missing = sorted(getattr(cls, "__abstractmethods__", ()))
+        if missing:
+            owners = {next(k.__name__ for k in cls.__mro__ if name in vars(k)) for name in missing}
+            raise DefinitionError(
+                f"{cls.__name__} cannot be declared: it does not implement "
+                f"{', '.join(missing)} (abstract in {', '.join(sorted(owners))})",
+                where=caller_location(),
+                field=cls.__name__,
+            )
         if not getattr(cls.__init__, "_fleet_generic", False):
             known = _keywords(cls)
             if known is not None and not known.issuperset(kwargs):
@@ -106,6 +216,8 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
     environments_required: ClassVar[bool] = False
     """True: ``environments`` must be given unless the scope narrows them (clusters)."""
     _sealed: ClassVar[bool] = False
+    _fleet_members: ClassVar[dict[str, type]] = {}
+    """Name -> the class defining it, of every method and property (set per class)."""
 
     if not TYPE_CHECKING:
 
@@ -146,6 +258,17 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
     def __setattr__(self, name: str, value: object) -> None:
         if self._sealed and not name.startswith("_"):
             self._refuse(name)
+        owner = type(self)._fleet_members.get(name)
+        if owner is not None:
+            raise DefinitionError(
+                f"{type(self).__name__}: attribute {name!r} would hide {owner.__name__}."
+                f"{name} ({_describe(vars(owner)[name])}), which the fleet calls; "
+                "name the attribute otherwise",
+                where=caller_location() + f" ({self.node.path})"
+                if "node" in self.__dict__
+                else caller_location(),
+                field=name,
+            )
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -254,9 +377,9 @@ class FleetConstruct(TreeConstruct, CheckedArguments, metaclass=_Sealed):
                     ) from None
         return Manifest(manifest.environment, body, manifest.folder, manifest.source)
 
+    @abstractmethod
     def render(self, environment: str) -> list[Manifest]:
         """The objects of this declaration in ``environment`` (no patches)."""
-        raise NotImplementedError
 
     def _manifest(self, environment: str, folder: str, body: dict[str, Any]) -> Manifest:
         return Manifest(environment, body, folder, self.context)

@@ -268,6 +268,12 @@ def declare_fields(cls: type) -> None:
     setattr(cls, _OWN, tuple(own))
 
 
+def field_names(cls: type) -> tuple[str, ...]:
+    """The names of the fields ``cls``'s own body declares (none for a class that defines
+    its own ``__init__``)."""
+    return tuple(name for name, _, _ in cls.__dict__.get(_OWN, ()))
+
+
 def _evaluate(annotation: Any, owner: type) -> Any:
     """An annotation string evaluated where its class was declared (Any when it names
     something importable only for type checkers)."""

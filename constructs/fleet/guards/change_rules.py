@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from fleet.clouds.base import cloud_plugins
 from fleet.guards.diff import Files, Finding, FleetDiff, ObjectChange, load_yaml, subject
 from fleet.platform.changes import Body, Change, ChangeRule
+from fleet.platform.plugins import PluginSet
 
 
-def change_rules() -> list[ChangeRule]:
-    """The change rules of every cloud plug-in, in plug-in order."""
-    return [rule for _, plugin in cloud_plugins() for rule in plugin.change_rules]
+def change_rules(plugins: PluginSet | None = None) -> list[ChangeRule]:
+    """The change rules of every cloud plug-in (of ``plugins``), in plug-in order."""
+    return [rule for _, plugin in cloud_plugins(plugins) for rule in plugin.change_rules]
 
 
 class _Side:

@@ -28,6 +28,7 @@ from fleet.core.manifest import Identity, Manifest
 from fleet.core.names import object_name_from
 from fleet.core.words import plural
 from fleet.guards.diff import Files, Finding, FleetDiff, ObjectRef, parse_files, subject
+from fleet.platform.plugins import PluginSet
 
 KindPattern = tuple[str, str]
 """(group, kind) as ``fnmatch`` patterns."""
@@ -43,16 +44,18 @@ PLATFORM_BEARING_KINDS: tuple[KindPattern, ...] = (
 """Cluster-bearing kinds of the platform itself, whatever the clouds."""
 
 
-def cluster_bearing_kinds() -> tuple[KindPattern, ...]:
+def cluster_bearing_kinds(plugins: PluginSet | None = None) -> tuple[KindPattern, ...]:
     """Every kind whose deletion would delete or cut off a cluster: the single list.
 
     The ``bearing_kinds`` of every :class:`~fleet.FleetCluster` subclass with a cloud
-    plug-in, the plug-in's ``protected_kinds`` (the same kinds when a user adds them as
-    plain objects, and the cloud's identities), plus :data:`PLATFORM_BEARING_KINDS`.
+    plug-in among ``plugins`` (:func:`fleet.clouds.base.guard_plugins`: the head fleet's
+    and the built-in clouds'), the plug-in's ``protected_kinds`` (the same kinds when a
+    user adds them as plain objects, and the cloud's identities), plus
+    :data:`PLATFORM_BEARING_KINDS`.
     """
     found: list[KindPattern] = []
     extra: list[KindPattern] = []
-    for cls, plugin in cloud_plugins():
+    for cls, plugin in cloud_plugins(plugins):
         for api_version, kind in cls.bearing_kinds:
             group = api_version.rpartition("/")[0] or "core"
             if (group, kind) not in found:
@@ -121,10 +124,11 @@ def deletions(
     retired: Mapping[tuple[str, Identity], str],
     kinds: Sequence[KindPattern] | None = None,
     unused: Collection[tuple[str, Identity]] = frozenset(),
+    plugins: PluginSet | None = None,
 ) -> list[Deletion]:
     """Every removed cluster-bearing object, judged (see :func:`deletion_guard`)."""
-    kinds = cluster_bearing_kinds() if kinds is None else kinds
-    rules = tables()
+    kinds = cluster_bearing_kinds(plugins) if kinds is None else kinds
+    rules = tables(plugins)
     hints = {kind: UNUSED_HINT for kind in PROVIDER_CONFIG_KINDS}
     hints.update({kind: UNUSED_HINT for _, kind in rules.identity_kinds})
     consequences = {**_CONSEQUENCES, **rules.identity_consequences}
@@ -247,12 +251,12 @@ def _unit(ref: ObjectRef) -> tuple[str, str]:
     return (ref.kind, ref.name)
 
 
-def _cluster_kinds() -> frozenset[tuple[str, str]]:
+def _cluster_kinds(plugins: PluginSet | None) -> frozenset[tuple[str, str]]:
     """(group, kind) of the object that is the cluster itself, per cloud (the first of its
     class's ``bearing_kinds``: ClusterV1, Cluster API's Cluster)."""
     return frozenset(
         (api.rpartition("/")[0] or "core", kind)
-        for cls, _ in cloud_plugins()
+        for cls, _ in cloud_plugins(plugins)
         for api, kind in cls.bearing_kinds[:1]
     )
 
@@ -267,13 +271,15 @@ REMOVED_DEFINITIONS = "removed definitions"
 
 
 def grouped_by_source(
-    judged: Sequence[Deletion], sources: DefinitionSources | None = None
+    judged: Sequence[Deletion],
+    sources: DefinitionSources | None = None,
+    plugins: PluginSet | None = None,
 ) -> list[Finding]:
     """The deletions folded into one finding per definition module and verdict:
     ``clusters/x.py: 3 clusters removed (39 objects in dev, prod): a-dev, ...; what that
     does; what to do``. Each object's own line is in the finding's ``details``."""
     sources = sources or DefinitionSources()
-    cluster_kinds = _cluster_kinds()
+    cluster_kinds = _cluster_kinds(plugins)
     groups: dict[tuple[str, Verdict, str], list[Deletion]] = defaultdict(list)
     for d in judged:
         source = sources.of(d) or REMOVED_DEFINITIONS
@@ -320,7 +326,9 @@ def grouped_by_source(
     return out
 
 
-def unused_objects(diff: FleetDiff, base: Files) -> frozenset[tuple[str, Identity]]:
+def unused_objects(
+    diff: FleetDiff, base: Files, plugins: PluginSet | None = None
+) -> frozenset[tuple[str, Identity]]:
     """(environment, identity) of every removed shared object no object of ``base`` uses.
 
     Shared objects are those many clusters use: ProviderConfigs and OCIClusterIdentities.
@@ -339,8 +347,9 @@ def unused_objects(diff: FleetDiff, base: Files) -> frozenset[tuple[str, Identit
     reference has to), every file of the environment for the ProviderConfig ``default``.
     """
     out: set[tuple[str, Identity]] = set()
+    rules = tables(plugins)
     for env in diff.environments:
-        removed = [r for r in env.removed if is_use_known(r.group, r.kind)]
+        removed = [r for r in env.removed if is_use_known(r.group, r.kind, rules)]
         if not removed:
             continue
         files = base.get(env.environment, {})
@@ -356,7 +365,7 @@ def unused_objects(diff: FleetDiff, base: Files) -> frozenset[tuple[str, Identit
             if not body.get("kind"):
                 continue
             manifest = Manifest(env.environment, dict(body), posixpath.dirname(relpath), relpath)
-            used.update(shared_object_refs(manifest))
+            used.update(shared_object_refs(manifest, rules))
         anywhere = {(g, k, name) for g, k, ns, name in used if not ns}
         out.update(
             (env.environment, r.identity)

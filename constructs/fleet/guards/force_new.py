@@ -19,6 +19,7 @@ from fleet.guards.diff import (
     shown,
     subject,
 )
+from fleet.platform.plugins import PluginSet
 from fleet.platform.upjet import ForceNewRules, ForceNewTable
 
 EXTERNAL_NAME = "crossplane.io/external-name"
@@ -28,15 +29,17 @@ UPJET_REFUSAL = (
 """upjet v2.2.0 ``pkg/controller/external_tfpluginsdk.go`` (``Update``), verbatim."""
 
 
-def force_new_rules() -> list[ForceNewRules]:
-    """The ForceNew rules of every cloud plug-in that has some."""
-    return [plugin.force_new for _, plugin in cloud_plugins() if plugin.force_new is not None]
+def force_new_rules(plugins: PluginSet | None = None) -> list[ForceNewRules]:
+    """The ForceNew rules of every cloud plug-in (of ``plugins``) that has some."""
+    return [
+        plugin.force_new for _, plugin in cloud_plugins(plugins) if plugin.force_new is not None
+    ]
 
 
-def _names(ref: ObjectRef, changes: Sequence[FieldChange]) -> str:
+def _names(ref: ObjectRef, changes: Sequence[FieldChange], plugins: PluginSet | None = None) -> str:
     """The fields, each with the declaration's argument it renders from when that is
     another name (``dockerVolumeSize (docker_volume_size_gb)``): the option tables."""
-    declared = declared_fields()
+    declared = declared_fields(plugins)
     names = []
     for name in sorted({str(c.path[2]) for c in changes}):
         found = declared.get((ref.kind, ("spec", "forProvider", name)))
@@ -46,7 +49,10 @@ def _names(ref: ObjectRef, changes: Sequence[FieldChange]) -> str:
 
 
 def force_new_guard(
-    diff: FleetDiff, *, rules: Sequence[ForceNewRules] | None = None
+    diff: FleetDiff,
+    *,
+    rules: Sequence[ForceNewRules] | None = None,
+    plugins: PluginSet | None = None,
 ) -> list[Finding]:
     """Errors for changes upjet refuses on existing managed resources of a cloud's provider.
 
@@ -62,7 +68,7 @@ def force_new_guard(
     template's name -> UUID, say) gets that rule's verdict. Changes under
     ``spec.initProvider`` are notes: they apply only when the object is created.
     """
-    found = force_new_rules() if rules is None else rules
+    found = force_new_rules(plugins) if rules is None else rules
     tables: list[tuple[ForceNewRules, ForceNewTable]] = [(r, r.table()) for r in found]
     out: list[Finding] = []
     for env in diff.environments:
@@ -71,7 +77,7 @@ def force_new_guard(
             for rule, table in tables:
                 fields = table.kinds.get((ref.group, ref.kind))
                 if fields is not None:
-                    out.extend(_judge(env.environment, change, rule, table))
+                    out.extend(_judge(env.environment, change, rule, table, plugins))
     return out
 
 
@@ -86,6 +92,7 @@ def _judge(
     change: ObjectChange,
     rule: ForceNewRules,
     table: ForceNewTable,
+    plugins: PluginSet | None = None,
 ) -> list[Finding]:
     ref, changes = change.after, change.fields
     fields = table.kinds[(ref.group, ref.kind)]
@@ -125,7 +132,7 @@ def _judge(
                 "error",
                 environment,
                 what,
-                f"{shown(refused)}: Terraform marks {_names(ref, refused)} ForceNew "
+                f"{shown(refused)}: Terraform marks {_names(ref, refused, plugins)} ForceNew "
                 f'({table.source}), so upjet refuses the update ("{UPJET_REFUSAL}"): nothing '
                 "of it is applied and the object stays Synced=False; "
                 f"{rule.instead.get(ref.kind, rule.default_instead)}",

@@ -24,6 +24,7 @@ from fleet.guards.diff import (
     show,
     subject,
 )
+from fleet.platform.plugins import PluginSet
 from fleet.platform.upjet import Level
 
 IMMUTABLE_MARKER = re.compile(r"changing this creates a new\s*([A-Za-z-]*)", re.IGNORECASE)
@@ -89,7 +90,11 @@ def _covers(pattern: tuple[str, ...], path: FieldPath) -> bool:
 
 
 def immutable_guard(
-    diff: FleetDiff, *, immutable: ImmutableFields, strict: bool = False
+    diff: FleetDiff,
+    *,
+    immutable: ImmutableFields,
+    strict: bool = False,
+    plugins: PluginSet | None = None,
 ) -> list[Finding]:
     """A warning (an error when ``strict``) per changed object and immutable field.
 
@@ -98,7 +103,7 @@ def immutable_guard(
     descriptions miss most ForceNew fields).
     """
     level: Level = "error" if strict else "warning"
-    tables = [p.force_new.table() for _, p in cloud_plugins() if p.force_new is not None]
+    tables = [p.force_new.table() for _, p in cloud_plugins(plugins) if p.force_new is not None]
     out: list[Finding] = []
     for env in diff.environments:
         for change in env.changed:
@@ -128,11 +133,13 @@ def immutable_guard(
     return out
 
 
-def declared_create_only() -> dict[tuple[str, str], tuple[CreateOnlyField, ...]]:
+def declared_create_only(
+    plugins: PluginSet | None = None,
+) -> dict[tuple[str, str], tuple[CreateOnlyField, ...]]:
     """(apiVersion, kind) -> the ``force_new_fields`` every cluster class with a plug-in
-    declares."""
+    (among ``plugins``) declares."""
     out: dict[tuple[str, str], list[CreateOnlyField]] = defaultdict(list)
-    for cls, _ in cloud_plugins():
+    for cls, _ in cloud_plugins(plugins):
         for f in cls.force_new_fields:
             if f not in out[(f.api_version, f.kind)]:
                 out[(f.api_version, f.kind)].append(f)

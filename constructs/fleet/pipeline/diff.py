@@ -27,12 +27,12 @@ from pathlib import Path
 
 from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.checks.crds import index_cache_dir, load_crds, resolve_crds_dir
-from fleet.clouds.base import FleetCluster
+from fleet.clouds.base import FleetCluster, guard_plugins
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Identity, Manifest
-from fleet.guards.change_rules import change_rule_guard
+from fleet.guards.change_rules import change_rule_guard, change_rules
 from fleet.guards.deletion import (
     DefinitionSources,
     cluster_bearing_kinds,
@@ -61,6 +61,7 @@ from fleet.pipeline.git import (
 from fleet.pipeline.render import render_environment, to_files
 from fleet.pipeline.synth import Synth, synthesize
 from fleet.pipeline.writer import read_tree
+from fleet.platform.plugins import Platform, PluginSet
 
 BASE_RENDER_TIMEOUT_S = 900
 
@@ -288,26 +289,29 @@ def guard(
     retired: Callable[[], Retired],
     sources: Callable[[], DefinitionSources],
     crds_dir: Path | None,
+    plugins: PluginSet,
     strict: bool = False,
 ) -> list[Finding]:
     """Every guard's findings on ``diff`` (of ``base_files`` and ``head_files``), errors
     first: deletions (``retired`` and ``sources`` are asked only when needed: a removed
     cluster-bearing object, a deletion to attribute), ForceNew fields and external names,
     create-only fields, the plug-ins' change rules, and the fields the CRDs of ``crds_dir``
-    call immutable (a warning without CRDs; with ``strict`` they fail)."""
-    kinds = cluster_bearing_kinds()
+    call immutable (a warning without CRDs; with ``strict`` they fail). The clouds the
+    guards know are ``plugins`` (:func:`~fleet.clouds.base.guard_plugins`: the compared
+    fleets' and the built-in clouds')."""
+    kinds = cluster_bearing_kinds(plugins)
     removes_bearing = any(
         is_cluster_bearing(ref, kinds) for env in diff.environments for ref in env.removed
     )
     # Loading the fleet again costs a second import of every definition: only when needed.
     retired_found = retired() if removes_bearing else {}
-    unused = unused_objects(diff, base_files) if removes_bearing else frozenset()
-    judged = deletions(diff, retired=retired_found, kinds=kinds, unused=unused)
+    unused = unused_objects(diff, base_files, plugins) if removes_bearing else frozenset()
+    judged = deletions(diff, retired=retired_found, kinds=kinds, unused=unused, plugins=plugins)
     # One finding per definition module (each object in its details), not one per object.
-    findings = grouped_by_source(judged, sources() if judged else None)
-    findings += force_new_guard(diff) + external_name_guard(diff)
-    findings += create_only_guard(diff, base_files, head_files, declared_create_only())
-    findings += change_rule_guard(diff, base_files, head_files)
+    findings = grouped_by_source(judged, sources() if judged else None, plugins)
+    findings += force_new_guard(diff, plugins=plugins) + external_name_guard(diff)
+    findings += create_only_guard(diff, base_files, head_files, declared_create_only(plugins))
+    findings += change_rule_guard(diff, base_files, head_files, rules=change_rules(plugins))
     if crds_dir is None:
         findings.append(
             Finding(
@@ -321,7 +325,7 @@ def guard(
     elif any(env.changed for env in diff.environments):
         index = load_crds(crds_dir, cache_dir=index_cache_dir())
         immutable = immutable_fields(index)
-        findings += immutable_guard(diff, immutable=immutable, strict=strict)
+        findings += immutable_guard(diff, immutable=immutable, strict=strict, plugins=plugins)
     order = {"error": 0, "warning": 1, "note": 2}
     return sorted(findings, key=lambda f: order[f.level])
 
@@ -356,6 +360,7 @@ def diff_revision(
         retired=lambda: retired_objects(config, head),
         sources=lambda: definition_sources(repo, sha, config, head),
         crds_dir=crds_dir,
+        plugins=guard_plugins(head.plugins),
         strict=strict,
     )
     return RevisionDiff(config, sha, described, origin, base_objects, head, diff, findings)
@@ -368,12 +373,14 @@ def diff_renders(
     *,
     crds: Path | None = None,
     strict: bool = False,
+    base_fleet: Fleet | None = None,
 ) -> tuple[FleetDiff, list[Finding]]:
     """The comparison and every guard's findings from ``base``'s objects to ``head``'s
     (``fleet``'s render), per environment, held in memory: what :func:`diff_revision` finds,
     with the files as ``dist/`` would hold them and without git. Removed objects are
     attributed to the head's definitions only (there is no base revision to read edited
-    modules from)."""
+    modules from). The guards know the plug-ins of ``fleet`` and of ``base_fleet`` (the
+    base's, when it was loaded), and the built-in clouds'."""
     base_files = {env: to_files(ms) for env, ms in base.items()}
     head_files = {env: to_files(ms) for env, ms in head.items()}
     crds_dir = crds_dir_for(crds, strict=strict)
@@ -387,6 +394,9 @@ def diff_renders(
             head={(env, m.identity): m.source for env, ms in head.items() for m in ms}
         ),
         crds_dir=crds_dir,
+        plugins=guard_plugins(
+            *(Platform.of(f).plugins for f in (fleet, base_fleet) if f is not None)
+        ),
         strict=strict,
     )
     return diff, findings

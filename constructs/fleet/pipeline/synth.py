@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.argocd.argo_cd import ArgoCd
-from fleet.checks.crds import unvalidated_versions
+from fleet.checks.crds import plugin_crds, unvalidated_versions
 from fleet.checks.problem import InvalidObjects, Problem
 from fleet.checks.registry import CheckContext, Checks, collect, run_checks, verdict_key
 from fleet.checks.schema import available_crds_dir
@@ -30,6 +30,7 @@ from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.progress import Progress
 from fleet.pipeline.render import check_unique, object_yaml, render_environment
 from fleet.pipeline.writer import TEMP_PREFIX, Staging, diff_tree, write_environment
+from fleet.platform.plugins import Platform, PluginSet
 
 JOBS_VAR = "FLEET_JOBS"
 PARALLEL_SOURCE_BYTES = 256 * 1024
@@ -60,6 +61,9 @@ class Synth:
     changed_files: int | None = None
     """With ``synthesize(..., write=True)``: files created, replaced or deleted in ``dist/``
     (0: it held the rendered bytes already); None when nothing was written."""
+    plugins: PluginSet = field(default_factory=PluginSet)
+    """The rendered fleet's plug-ins (``Platform.of(fleet).plugins``): what ``fleet diff``'s
+    guards know about its clouds."""
 
     @property
     def object_count(self) -> int:
@@ -93,32 +97,36 @@ class _Rendered:
 
 def _deploys_what_is_validated(fleet: Fleet, environment: str, crds_dir: Path | None) -> None:
     """Refuse an ``ArgoCd(versions=...)`` that deploys another release of a component than
-    the one whose CRDs ``crds_dir`` holds: its objects would be checked against schemas the
-    deployed release does not serve (issue 21: validate against the deployed versions)."""
+    the one whose CRDs ``crds_dir`` (or a plug-in's own pinned folder) holds: its objects
+    would be checked against schemas the deployed release does not serve (issue 21:
+    validate against the deployed versions)."""
     if crds_dir is None:
         return
+    folders = (crds_dir, *plugin_crds(Platform.of(fleet).plugins))
     for argocd in fleet.declarations():
         if not isinstance(argocd, ArgoCd) or environment not in argocd.environments:
             continue
-        for name, version, release in unvalidated_versions(argocd.versions, crds_dir):
-            if not release:
+        for folder in folders:
+            for name, version, release in unvalidated_versions(argocd.versions, folder):
+                if not release:
+                    raise DefinitionError(
+                        f"{version!r} deploys {name} {version}, but no crds.lock.yaml beside "
+                        f"{folder} pins the release its CRDs are of, so its objects cannot be "
+                        f"validated against what is deployed: vendor the CRDs of {version} in "
+                        "a crds/ folder beside a crds.lock.yaml of your own (`fleet crds pull "
+                        "--lock`) and set FLEET_CRDS_DIR to it",
+                        where=argocd.context,
+                        field=f"versions[{name}]",
+                    )
                 raise DefinitionError(
-                    f"{version!r} deploys {name} {version}, but no crds.lock.yaml beside "
-                    f"{crds_dir} pins the release its CRDs are of, so its objects cannot be "
-                    f"validated against what is deployed: vendor the CRDs of {version} in a "
-                    "crds/ folder beside a crds.lock.yaml of your own (`fleet crds pull "
-                    "--lock`) and set FLEET_CRDS_DIR to it",
+                    f"{version!r} deploys {name} {version}, but the CRDs its objects are "
+                    f"validated against are of {release} (the crds.lock.yaml beside {folder}): "
+                    f"deploy {release}, or vendor the CRDs of {version} in a crds/ folder "
+                    "beside a crds.lock.yaml of your own (`fleet crds pull --lock`) and set "
+                    "FLEET_CRDS_DIR",
                     where=argocd.context,
                     field=f"versions[{name}]",
                 )
-            raise DefinitionError(
-                f"{version!r} deploys {name} {version}, but the CRDs its objects are "
-                f"validated against are of {release} (the crds.lock.yaml beside {crds_dir}): "
-                f"deploy {release}, or vendor the CRDs of {version} in a crds/ folder beside a "
-                "crds.lock.yaml of your own (`fleet crds pull --lock`) and set FLEET_CRDS_DIR",
-                where=argocd.context,
-                field=f"versions[{name}]",
-            )
 
 
 def _environment(
@@ -135,7 +143,7 @@ def _environment(
     check_unique(rendered)
     store = synth_cache.SynthCache(settings.config.root, environment, active=settings.use_cache)
     checks = Checks.of(fleet).all if settings.validate else ()
-    context = CheckContext(settings.config, settings.crds_dir, Checks.of(fleet).schemaless)
+    context = CheckContext.of(fleet, settings.crds_dir)
     verdict = verdict_key(checks, context) if settings.validate and store.active else ""
     per_object = [c for c in checks if c.scope == "object"]
     problems: dict[str, list[Problem]] = {c.name: [] for c in checks}
@@ -283,7 +291,7 @@ def _render_parallel(
     jobs: int,
     progress: Progress,
     stage: Stage | None,
-    loaded: Callable[[], None],
+    loaded: Callable[[Fleet], None],
 ) -> Iterator[_Rendered]:
     """The first environments in this process, the others in ``jobs - 1`` workers.
 
@@ -311,11 +319,12 @@ def _render_serial(
     envs: list[str],
     progress: Progress,
     stage: Stage | None,
-    loaded: Callable[[], None],
+    loaded: Callable[[Fleet], None],
 ) -> Iterator[_Rendered]:
-    """Load the declarations (then call ``loaded``) and render ``envs`` in this process."""
+    """Load the declarations (then call ``loaded`` with them) and render ``envs`` in this
+    process."""
     fleet = load_fleet(settings.config)
-    loaded()
+    loaded(fleet)
     progress.advance("loaded the declarations")
     for env in envs:
         yield _environment(fleet, env, settings, stage)
@@ -381,10 +390,16 @@ def synthesize(
         location_root(config.root),
     ):
         sink = stage if staging is not None else None
+        plugins: list[PluginSet] = []
+
+        def loaded(fleet: Fleet) -> None:
+            plugins.append(Platform.of(fleet).plugins)
+            gc_pause.start()
+
         if workers > 1:
-            stream = _render_parallel(settings, envs, workers, progress, sink, gc_pause.start)
+            stream = _render_parallel(settings, envs, workers, progress, sink, loaded)
         else:
-            stream = _render_serial(settings, envs, progress, sink, gc_pause.start)
+            stream = _render_serial(settings, envs, progress, sink, loaded)
         done: dict[str, _Rendered] = {}
         for result in stream:
             done[result.environment] = result
@@ -401,6 +416,7 @@ def synthesize(
             files={r.environment: r.files for r in ordered},
             crds_dir=crds_dir,
             cache_hits=sum(r.cache_hits for r in ordered),
+            plugins=plugins[0],
         )
         if staging is not None:
             synth = dataclasses.replace(

@@ -24,12 +24,24 @@ from yaml.nodes import ScalarNode
 from fleet.pipeline.yaml_canonical import DUMPER, to_yaml
 from fleet.pipeline.yaml_canonical import dump as _pyyaml
 
+TEXTS_KEPT = 1 << 16
+"""Scalar texts each table below keeps: a full table is emptied before it takes another (a
+synth of 1,000 clusters has about 20,000 distinct strings), so a long-lived process keeps
+at most this many, whatever it dumps."""
 _VALUES: dict[str, str | None] = {}
 """String value -> its YAML text (None: not a single-line scalar, use the slow path)."""
 _KEYS: dict[str, str | None] = {}
 """Mapping key -> its YAML text as a simple key (None: use the slow path)."""
 _FLOATS: dict[str, str | None] = {}
 """repr(float) -> its YAML text (by repr: 0.0 and -0.0 are equal keys but differ here)."""
+
+
+def _keep(table: dict[str, str | None], key: str, text: str | None) -> None:
+    """``table[key] = text``, the table emptied first when it holds :data:`TEXTS_KEPT`.
+    Keyed by the scalar itself, a text is the same whoever asks: only the memory is bounded."""
+    if len(table) >= TEXTS_KEPT:
+        table.clear()
+    table[key] = text
 
 
 class _Slow(Exception):
@@ -77,7 +89,7 @@ def _value(value: str) -> str:
             text = None
         else:
             text = _scalar_text(value)
-        _VALUES[value] = text
+        _keep(_VALUES, value, text)
     if text is None:
         raise _Slow
     return text
@@ -93,7 +105,7 @@ def _key(key: object) -> str:
             dumped = _pyyaml({key: 0})
             if dumped.endswith(": 0\n") and dumped.count("\n") == 1:
                 text = dumped[:-4]
-        _KEYS[key] = text
+        _keep(_KEYS, key, text)
     if text is None:
         raise _Slow
     return text
@@ -112,7 +124,8 @@ def _scalar(value: object) -> str:
     if isinstance(value, float) and kind is float:
         text = _FLOATS.get(repr(value), "")
         if text == "":
-            text = _FLOATS[repr(value)] = _scalar_text(value)
+            text = _scalar_text(value)
+            _keep(_FLOATS, repr(value), text)
         if text is None:
             raise _Slow
         return text

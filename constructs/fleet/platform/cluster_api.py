@@ -1,5 +1,5 @@
-"""Cluster API, as several clouds require it: cluster-api-operator, the Cluster API core, and
-the install of an infrastructure provider.
+"""Cluster API, as several clouds require it: cluster-api-operator, the Cluster API core, the
+kubeadm bootstrap and control-plane providers, and the install of an infrastructure provider.
 
 Cluster API is installed with the cluster-api-operator Helm chart plus ``CoreProvider`` and
 ``InfrastructureProvider`` objects, because those are plain declarative objects that ArgoCD
@@ -11,13 +11,17 @@ name the way clusterctl does (kubernetes-sigs/cluster-api v1.12.11
 ``openstack``, ...).
 
 Pinned: cluster-api-operator 0.28.0 (chart), Cluster API v1.12.11 (the release the pinned
-``cluster-api/`` CRDs come from).
+``cluster-api/`` CRDs come from; the kubeadm providers are released with it, their CRDs
+pinned under ``cluster-api-kubeadm-bootstrap/`` and ``cluster-api-kubeadm-control-plane/``).
+
+The kubeadm providers, on these pieces, are :mod:`fleet.platform.kubeadm`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fleet.core.layout import PROTECT, sync_options
@@ -38,6 +42,10 @@ OPERATOR_API = f"{OPERATOR_GROUP}/v1alpha2"
 CAPI_GROUP = "cluster.x-k8s.io"
 INFRASTRUCTURE_GROUP = "infrastructure.cluster.x-k8s.io"
 """The group every infrastructure provider serves its kinds in."""
+BOOTSTRAP_GROUP = "bootstrap.cluster.x-k8s.io"
+"""The group every bootstrap provider serves its kinds in (kubeadm's ``KubeadmConfig``)."""
+CONTROLPLANE_GROUP = "controlplane.cluster.x-k8s.io"
+"""The group every control-plane provider serves its kinds in (``KubeadmControlPlane``)."""
 
 OPERATOR_PROVIDER_HEALTH = """\
 -- cluster-api-operator provider (v1alpha2): Healthy once installed at spec.version and its
@@ -271,26 +279,30 @@ def _kubeconfig(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
 
 
 CLUSTER_API_REFERENCES = ReferenceRules(
-    field_refs=(
+    field_refs=tuple(
         FieldRef(
             CAPI_GROUP,
-            "MachinePool",
+            kind,
             (("spec", "clusterName"), ("spec", "template", "spec", "clusterName")),
             CAPI_GROUP,
             "Cluster",
             (("metadata", "name"),),
             same_namespace=True,
-        ),
+        )
+        for kind in ("MachinePool", "MachineDeployment")
     ),
     object_refs={
         (CAPI_GROUP, "Cluster"): (
             ("spec", "infrastructureRef"),
             ("spec", "controlPlaneRef"),
         ),
-        (CAPI_GROUP, "MachinePool"): (
-            ("spec", "template", "spec", "infrastructureRef"),
-            ("spec", "template", "spec", "bootstrap", "configRef"),
-        ),
+        **{
+            (CAPI_GROUP, kind): (
+                ("spec", "template", "spec", "infrastructureRef"),
+                ("spec", "template", "spec", "bootstrap", "configRef"),
+            )
+            for kind in ("MachinePool", "MachineDeployment")
+        },
     },
     secret_producers=(SecretProducer(CAPI_GROUP, "Cluster", _kubeconfig),),
     # Cluster API puts the cluster name in the cluster.x-k8s.io/cluster-name label.
@@ -367,6 +379,7 @@ CLUSTER_API = PlatformComponent(
         {
             (CAPI_GROUP, "Cluster"),
             (CAPI_GROUP, "MachinePool"),
+            (CAPI_GROUP, "MachineDeployment"),
             (CAPI_GROUP, "ClusterClass"),
         }
     ),
@@ -374,8 +387,19 @@ CLUSTER_API = PlatformComponent(
     health_checks=(HealthCheck(CAPI_GROUP, "Cluster", CLUSTER_HEALTH),),
 )
 """The Cluster API core (a ``CoreProvider``). ``Cluster`` health is :data:`CLUSTER_HEALTH`;
-ArgoCD's built-in ``MachinePool`` check stays (argo-cd
-``resource_customizations/cluster.x-k8s.io/``)."""
+ArgoCD's built-in ``MachinePool`` and ``MachineDeployment`` checks stay (argo-cd v3.5.1
+``resource_customizations/cluster.x-k8s.io/``: ``Running`` is Healthy, ``Failed``
+Degraded, ``spec.paused`` Suspended)."""
+
+
+def operator_health(kind: str) -> HealthCheck:
+    """:data:`OPERATOR_PROVIDER_HEALTH` for one cluster-api-operator provider kind: the
+    operator runs one generic reconciler and health check for every provider kind
+    (cluster-api-operator v0.28.0 ``cmd/main.go``,
+    ``internal/controller/healthcheck/healthcheck_controller.go``: Core, Infrastructure,
+    Bootstrap and ControlPlane providers). Carried by the component that a provider of that
+    kind installs, so that ``argocd-cm`` holds it exactly where one is installed."""
+    return HealthCheck(OPERATOR_GROUP, kind, OPERATOR_PROVIDER_HEALTH)
 
 
 def infrastructure_provider(
@@ -390,11 +414,13 @@ def infrastructure_provider(
     options: Callable[[InstallContext], ProviderOptions] | None = None,
     requires: tuple[PlatformComponent, ...] = (),
     crds_pinned: bool = True,
+    crds: Path | None = None,
 ) -> PlatformComponent:
     """A Cluster API infrastructure provider as a component: an ``InfrastructureProvider``
     named ``provider`` (clusterctl's name for it) in ``namespace``, requiring the Cluster API
     core (and ``requires``). It owns its kinds, not its group, which every infrastructure
-    provider shares."""
+    provider shares. ``crds``: a plug-in's pinned CRD folder
+    (:attr:`~fleet.platform.component.PlatformComponent.crds`)."""
     return PlatformComponent(
         name=name,
         version=version,
@@ -407,4 +433,5 @@ def infrastructure_provider(
         crds_pinned=crds_pinned,
         health_checks=health_checks,
         feature_gates=dict(feature_gates or {}),
+        crds=crds,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fleet.core.errors import FleetError
@@ -145,7 +146,11 @@ class PlatformComponent:
     core and in its own manager. ``wave``: its root sync wave when installed by a bootstrap
     Application; left out, one after the latest of what it requires and of the owners of
     the kinds its install applies. ``references``: the reference rules of the kinds it owns
-    (every cloud that requires it gets them, once).
+    (every cloud that requires it gets them, once). ``crds``: a plug-in's own pinned CRDs,
+    a ``crds/`` folder beside a ``crds.lock.yaml`` (the tool's format: upstream URL,
+    release and sha256 of each file, vendored gzipped as ``<path>.gz``); the schema check
+    of every fleet that installs the component validates against them too, after checking
+    each file's sha256 against the lock (:func:`fleet.checks.crds.plugin_crds`).
     """
 
     name: str
@@ -159,6 +164,7 @@ class PlatformComponent:
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     wave: int | None = None
     references: ReferenceRules = field(default_factory=ReferenceRules)
+    crds: Path | None = None
 
     def __repr__(self) -> str:
         return f"PlatformComponent({self.name!r})"

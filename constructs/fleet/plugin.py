@@ -1,0 +1,140 @@
+"""The extension API: everything a plug-in (a cloud, a fleet-wide component, a subcommand)
+is written against, typed, in one module.
+
+A plug-in imports from ``fleet`` (the constructs a fleet declares), ``fleet.plugin`` (this
+module) and ``fleet.testing`` (its tests), and nothing deeper: what is here is the contract,
+the rest of the package may move. ``docs/architecture.md`` ("Writing a plug-in") walks one
+from zero; ``tests/fixtures/clouds/capo`` is a whole cloud written against it.
+
+* **A cloud**: a :class:`FleetCluster` subclass (an abstract base: the methods marked
+  abstract are what the fleet calls) whose ``plugin`` is a :class:`CloudPlugin` listing its
+  :class:`PlatformComponent` values, :class:`ReferenceRules`, :class:`ChangeRule` values
+  and what ``fleet diff`` guards; fields are :func:`option` entries, value types
+  :func:`value_type`.
+* **Slots** (what a plug-in fills instead of editing the tool): ``PlatformComponent.crds``
+  (its own pinned CRDs), ``Platform.of(fleet).add(...)`` (a fleet-wide component), the
+  shared Cluster API pieces (:data:`CLUSTER_API`, :data:`KUBEADM_BOOTSTRAP`,
+  :data:`KUBEADM_CONTROL_PLANE`, :func:`infrastructure_provider`,
+  :data:`KUBEADM_CHANGE_RULES`), and subcommands (a :data:`Registrar` published under the
+  entry-point group :data:`COMMANDS_GROUP`).
+"""
+
+from fleet.clouds.base import (
+    CloudPlugin,
+    CreateOnlyField,
+    FleetCluster,
+    IgnoreDifference,
+    Lifecycle,
+    NeedsSecrets,
+    NodeCounts,
+    NodePoolSummary,
+    resolve_counts,
+    unique_pools,
+)
+from fleet.core.commands import COMMANDS_GROUP, Handler, Registrar, Subparsers
+from fleet.core.config import FleetConfig
+from fleet.core.errors import DefinitionError, FleetError
+from fleet.core.manifest import Manifest
+from fleet.core.options import option, options_of, value_type
+from fleet.core.tree import Scope
+from fleet.core.validators import check_dns_label, check_kubernetes_version
+from fleet.core.values import PerEnv, SecretKeyRef, per_env, resolve
+from fleet.platform.cert_manager import CERT_MANAGER
+from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict, dig
+from fleet.platform.cluster_api import (
+    BOOTSTRAP_GROUP,
+    CAPI_GROUP,
+    CLUSTER_API,
+    CLUSTER_API_OPERATOR,
+    CONTROLPLANE_GROUP,
+    INFRASTRUCTURE_GROUP,
+    ProviderOptions,
+    infrastructure_provider,
+    operator_health,
+    ready_health,
+    ready_health_checks,
+)
+from fleet.platform.component import (
+    ChartInstall,
+    DirectoryInstall,
+    HealthCheck,
+    InstallContext,
+    Kind,
+    ObjectsInstall,
+    PlatformComponent,
+    Preinstalled,
+)
+from fleet.platform.crossplane import CROSSPLANE, CrossplaneProvider
+from fleet.platform.kubeadm import KUBEADM_BOOTSTRAP, KUBEADM_CHANGE_RULES, KUBEADM_CONTROL_PLANE
+from fleet.platform.plugins import Platform, Plugin, PluginSet
+from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
+from fleet.platform.upjet import ForceNewRules
+
+__all__ = [
+    "BOOTSTRAP_GROUP",
+    "CAPI_GROUP",
+    "CERT_MANAGER",
+    "CLUSTER_API",
+    "CLUSTER_API_OPERATOR",
+    "COMMANDS_GROUP",
+    "CONTROLPLANE_GROUP",
+    "CROSSPLANE",
+    "INFRASTRUCTURE_GROUP",
+    "KUBEADM_BOOTSTRAP",
+    "KUBEADM_CHANGE_RULES",
+    "KUBEADM_CONTROL_PLANE",
+    "Body",
+    "Change",
+    "ChangeRule",
+    "ChartInstall",
+    "CloudPlugin",
+    "CreateOnlyField",
+    "CrossplaneProvider",
+    "DefinitionError",
+    "DirectoryInstall",
+    "FieldRef",
+    "FleetCluster",
+    "FleetConfig",
+    "FleetError",
+    "ForceNewRules",
+    "Handler",
+    "HealthCheck",
+    "IgnoreDifference",
+    "InstallContext",
+    "Kind",
+    "Lifecycle",
+    "Manifest",
+    "NeedsSecrets",
+    "NodeCounts",
+    "NodePoolSummary",
+    "Objects",
+    "ObjectsInstall",
+    "PerEnv",
+    "Platform",
+    "PlatformComponent",
+    "Plugin",
+    "PluginSet",
+    "Preinstalled",
+    "ProviderOptions",
+    "ReferenceRules",
+    "Registrar",
+    "Scope",
+    "SecretKeyRef",
+    "SecretProducer",
+    "Subparsers",
+    "Verdict",
+    "check_dns_label",
+    "check_kubernetes_version",
+    "dig",
+    "infrastructure_provider",
+    "operator_health",
+    "option",
+    "options_of",
+    "per_env",
+    "ready_health",
+    "ready_health_checks",
+    "resolve",
+    "resolve_counts",
+    "unique_pools",
+    "value_type",
+]
