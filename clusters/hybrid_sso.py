@@ -111,13 +111,16 @@ def define(fleet: Fleet) -> None:
                 node_count=per_env(test=1, prod=3),
                 labels={"fleet.example.org/pool": "system"},
             ),
+            # Batch work comes and goes: the cluster's autoscaler adds nodes from zero (it
+            # never removes any: docs/oke-clusters.md, "Node pool size").
             OkeNodePool(
                 name="batch-arm",
                 node_shape="VM.Standard.A1.Flex",
                 ocpus=4,
                 memory_gb=24,
                 boot_volume_size_gb=100,
-                node_count=per_env(test=1, prod=4),
+                min_node_count=0,
+                max_node_count=per_env(test=2, prod=6),
                 max_pods_per_node=31,
                 labels={"fleet.example.org/pool": "batch"},
             ),

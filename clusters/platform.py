@@ -4,7 +4,7 @@ Every cluster declared in this folder is registered in its environment's ArgoCD 
 says ``register_in_argocd=False``.
 """
 
-from fleet import ArgoCd, Fleet, FleetPackage, HelmChart, SecretKeyRef, per_env
+from fleet import ArgoCd, Fleet, FleetPackage, HelmChart, ManagementCluster, SecretKeyRef, per_env
 
 
 def define(fleet: Fleet) -> None:
@@ -19,6 +19,19 @@ def define(fleet: Fleet) -> None:
         # Prod kubeconfigs go to the secret store, as the seed's CronJob did (section 7.b).
         export_kubeconfigs=per_env(prod=True, default=False),
         kubeconfig_store="cern-secret-store",
+    )
+
+    # Each environment's management cluster as the workload clusters see it: the API server
+    # an OKE cluster's autoscaler scales its node pools through, and where its own traffic
+    # comes from (the NAT address for public API endpoints, the campus range the DRG routes
+    # for private ones).
+    ManagementCluster(
+        fleet,
+        "management",
+        api_server=per_env(
+            prod="https://mgmt-prod.example.org:6443", default="https://mgmt-test.example.org:6443"
+        ),
+        egress_cidrs=["198.51.100.17/32", "10.20.0.0/16"],
     )
 
     # A monitoring stack on every prod cluster (the seed's step 5).

@@ -8,6 +8,11 @@ libraries and a safe ``os`` (``time``, ``date``: ``util/lua/oslib_safe.go``) are
 ``GetHealthScript`` runs ArgoCD's built-in scripts with the open libraries. The object
 arrives as the global ``obj`` (JSON decoded into tables); the script returns a table whose
 ``status`` must be a health status (``isValidHealthStatusCode``).
+
+``os.time()`` with no argument is ``time.Now().Unix()`` (``util/lua/oslib_safe.go``
+``osTime``), in both modes: a check may bound a transient state by the age of a timestamp.
+Tests pass ``now`` (seconds since the epoch) so that a verdict does not depend on the day
+the suite runs.
 """
 
 from __future__ import annotations
@@ -33,10 +38,13 @@ getmetatable("").__index = nil
 """
 
 
-def run_health(script: str, obj: dict[str, Any], *, open_libs: bool) -> dict[str, str]:
+def run_health(
+    script: str, obj: dict[str, Any], *, open_libs: bool, now: int | None = None
+) -> dict[str, str]:
     """``script``'s verdict on ``obj``: ``{"status", "message"}``. Without ``open_libs``
     the script runs without ``string``/``math`` (an ``argocd-cm`` check without its
-    ``useOpenLibs`` key); a Lua error raises :data:`LuaError` (ArgoCD: health Unknown)."""
+    ``useOpenLibs`` key); a Lua error raises :data:`LuaError` (ArgoCD: health Unknown).
+    ``now``: what ``os.time()`` returns (the real clock when None)."""
     lua = lua51.LuaRuntime(unpack_returned_tuples=True)
 
     def to_lua(value: Any) -> Any:
@@ -48,6 +56,11 @@ def run_health(script: str, obj: dict[str, Any], *, open_libs: bool) -> dict[str
 
     if not open_libs:
         lua.execute(_SANDBOX)
+    if now is not None:
+        lua.execute(
+            "local real = os.time\n"
+            f"os.time = function(t) if t == nil then return {int(now)} end return real(t) end"
+        )
     lua.globals().obj = to_lua(obj)
     result = lua.execute(script)
     status = str(result["status"])

@@ -84,6 +84,19 @@ def v1beta1_condition(
     return out
 
 
+def cluster_api_status(
+    api: str, fields: dict[str, Any], v1beta1: list[Any], v1beta2: list[Any]
+) -> dict[str, Any]:
+    """A Cluster API core object's status as the API server serves it at ``api``
+    (kubernetes-sigs/cluster-api v1.12.11 ``api/core/v1beta2/cluster_types.go``,
+    ``machinepool_types.go``: metav1 ``conditions``, the old ones in
+    ``deprecated.v1beta1.conditions``; ``api/core/v1beta1/``: the old ``conditions``, the
+    new ones in ``v1beta2.conditions``)."""
+    if api.endswith("/v1beta2"):
+        return {**fields, "conditions": v1beta2, "deprecated": {"v1beta1": {"conditions": v1beta1}}}
+    return {**fields, "conditions": v1beta1, "v1beta2": {"conditions": v1beta2}}
+
+
 def live(manifest: Manifest, application: str) -> dict[str, Any]:
     """``manifest`` as the API server returns it once ArgoCD applied it for
     ``application`` (server fields, the tracking annotation), without status."""
@@ -132,39 +145,34 @@ def converged_status(body: dict[str, Any], revision: str) -> dict[str, Any]:
             }
         return status
     if kind == "Cluster":
-        return {
-            "phase": "Provisioned",
-            "conditions": [v1beta1_condition("Ready")],
-            "v1beta2": {
-                "conditions": [
-                    metav1_condition("Available"),
-                    metav1_condition(
-                        "RemoteConnectionProbe", reason="RemoteConnectionProbeSucceeded"
-                    ),
-                    metav1_condition("ControlPlaneAvailable"),
-                    metav1_condition("WorkersAvailable"),
-                    metav1_condition("ControlPlaneMachinesUpToDate", reason="UpToDate"),
-                    metav1_condition("WorkerMachinesUpToDate", reason="UpToDate"),
-                    metav1_condition("RollingOut", "False", reason="NotRollingOut"),
-                ]
-            },
-        }
+        return cluster_api_status(
+            api,
+            {"phase": "Provisioned"},
+            [v1beta1_condition("Ready")],
+            [
+                metav1_condition("Available"),
+                metav1_condition("InfrastructureReady", reason="Ready"),
+                metav1_condition("RemoteConnectionProbe", reason="RemoteConnectionProbeSucceeded"),
+                metav1_condition("ControlPlaneAvailable"),
+                metav1_condition("WorkersAvailable"),
+                metav1_condition("ControlPlaneMachinesUpToDate", reason="UpToDate"),
+                metav1_condition("WorkerMachinesUpToDate", reason="UpToDate"),
+                metav1_condition("RollingOut", "False", reason="NotRollingOut"),
+            ],
+        )
     if kind == "MachinePool":
         replicas = body["spec"].get("replicas", 1)
-        return {
-            "phase": "Running",
-            "replicas": replicas,
-            "readyReplicas": replicas,
-            "conditions": [v1beta1_condition("Ready")],
-            "v1beta2": {
-                "conditions": [
-                    metav1_condition("Available"),
-                    metav1_condition("InfrastructureReady", reason="Ready"),
-                    metav1_condition("MachinesUpToDate", reason="UpToDate"),
-                    metav1_condition("ScalingUp", "False", reason="NotScalingUp"),
-                ]
-            },
-        }
+        return cluster_api_status(
+            api,
+            {"phase": "Running", "replicas": replicas, "readyReplicas": replicas},
+            [v1beta1_condition("Ready")],
+            [
+                metav1_condition("Available"),
+                metav1_condition("InfrastructureReady", reason="Ready"),
+                metav1_condition("MachinesUpToDate", reason="UpToDate"),
+                metav1_condition("ScalingUp", "False", reason="NotScalingUp"),
+            ],
+        )
     if kind == "OCIManagedControlPlane":
         return {
             "ready": True,

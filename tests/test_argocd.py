@@ -38,6 +38,7 @@ from fleet import (
 )
 from fleet.argocd.bootstrap import (
     APPLICATION_HEALTH,
+    RESOURCES_FINALIZER,
     WAVE_CLUSTERS,
     WAVE_CORE,
     WAVE_PACKAGES,
@@ -45,6 +46,7 @@ from fleet.argocd.bootstrap import (
     WAVE_PROVIDERS,
 )
 from fleet.checks.schema import validate_manifests
+from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
 from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
@@ -597,7 +599,13 @@ def _walk(config: FleetConfig, env: str, files: dict[str, bytes]) -> dict[str, i
         for path in children:
             body = yaml.safe_load(files[path])
             if body["kind"] == "Application":
-                child_wave = int(body["metadata"].get("annotations", {}).get(SYNC_WAVE, "0"))
+                # Root waves order the bootstrap's Applications; an Application in a
+                # cluster's folder (its workload objects) comes in that folder's root wave.
+                child_wave = (
+                    int(body["metadata"].get("annotations", {}).get(SYNC_WAVE, "0"))
+                    if folder == "bootstrap"
+                    else wave
+                )
                 queue.append((body, child_wave))
     return reached
 
@@ -646,8 +654,12 @@ def test_no_kustomize_and_no_finalizers(example: Synth) -> None:
         assert not names & {"kustomization.yaml", "kustomization.yml", "Chart.yaml"}
         for m in example.manifests[env]:
             if m.kind == "Application":
-                assert "finalizers" not in m.body["metadata"], m.name
                 assert "kustomize" not in m.body["spec"]["source"]
+                if _syncs_a_workload_cluster(m):
+                    # An OKE autoscaler's: removing it removes the autoscaler from its cluster.
+                    assert m.body["metadata"]["finalizers"] == [RESOURCES_FINALIZER], m.name
+                else:
+                    assert "finalizers" not in m.body["metadata"], m.name
 
 
 def test_directory_applications_skip_the_dry_run_for_missing_crds(example: Synth) -> None:
@@ -684,12 +696,25 @@ def test_every_cluster_bearing_object_is_never_pruned_or_deleted(example: Synth)
     assert count > 20
 
 
+def _syncs_a_workload_cluster(m: Manifest) -> bool:
+    """An Application to a registered cluster (by name), not to the management cluster."""
+    return "name" in m.body["spec"]["destination"]
+
+
 def test_applications_over_clusters_keep_their_resources(example: Synth) -> None:
+    workload = 0
     for manifests in example.manifests.values():
         for m in manifests:
-            if m.kind == "Application" and "/clusters/" in str(m.body["spec"]["source"]):
-                assert "finalizers" not in m.body["metadata"]
-                assert _wave(m) == WAVE_CLUSTERS
+            if m.kind != "Application" or "/clusters/" not in str(m.body["spec"]["source"]):
+                continue
+            if _syncs_a_workload_cluster(m):
+                # in its cluster's folder, with the registration (its own wave 1)
+                assert m.folder.startswith("clusters/") and _wave(m) == 1, m.name
+                workload += 1
+                continue
+            assert "finalizers" not in m.body["metadata"]
+            assert _wave(m) == WAVE_CLUSTERS
+    assert workload == 2  # the audit cluster's autoscaler in test and prod
 
 
 def _example_fleet() -> Fleet:
@@ -707,6 +732,9 @@ def _produced_secrets(manifests: list[Manifest]) -> set[tuple[str, str, str]]:
             out.add((ref["namespace"], ref["name"], "attribute.kubeconfig.raw_config"))
         if m.api_version.startswith("cluster.x-k8s.io/") and m.kind == "Cluster":
             out.add((m.namespace, f"{m.name}-kubeconfig", "value"))
+        if m.kind == "Secret" and m.body.get("type") == "kubernetes.io/service-account-token":
+            # filled by Kubernetes' token controller (an OKE autoscaler's token)
+            out |= {(m.namespace, m.name, key) for key in ("ca.crt", "namespace", "token")}
     return out
 
 
@@ -721,8 +749,12 @@ def test_every_registration_reads_the_secret_its_cluster_writes(example: Synth) 
                 checked += 1
             if m.kind == "PushSecret":
                 secret = m.body["spec"]["selector"]["secret"]["name"]
-                key = m.body["spec"]["data"][0]["match"]["secretKey"]
-                assert (m.namespace, secret, key) in produced, m.describe()
+                for item in m.body["spec"]["data"]:
+                    key = item["match"]["secretKey"]
+                    assert (m.namespace, secret, key) in produced, m.describe()
+            if m.kind == "SecretStore":
+                ref = m.body["spec"]["provider"]["kubernetes"]["authRef"]
+                assert (m.namespace, ref["name"], ref["key"]) in produced, m.describe()
     assert checked >= 10
 
 
@@ -808,10 +840,15 @@ def test_argocd_cm_keys(fleet: Fleet) -> None:
         network=OkeVcn(api_allowed_cidrs=["198.51.100.17/32"]),
     )
     data = find(rendered(fleet), "ConfigMap", "argocd-cm").body["data"]
-    for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool"):
-        assert data[f"resource.customizations.health.infrastructure.cluster.x-k8s.io_{kind}"] == (
-            READY_HEALTH
-        )
+    infra = "infrastructure.cluster.x-k8s.io"
+    assert data[f"resource.customizations.health.{infra}_OCIManagedCluster"] == READY_HEALTH
+    for kind, lua in (
+        ("OCIManagedControlPlane", CONTROL_PLANE_HEALTH),
+        ("OCIManagedMachinePool", POOL_HEALTH),
+    ):
+        assert data[f"resource.customizations.health.{infra}_{kind}"] == lua
+        # they read timestamps (fleet.platform.health_lua): string.match needs the libraries
+        assert data[f"resource.customizations.useOpenLibs.{infra}_{kind}"] == "true"
     key = "resource.customizations.health.infrastructure.cluster.x-k8s.io_OCIClusterIdentity"
     assert data[key] == IDENTITY_HEALTH
 

@@ -220,9 +220,13 @@ def test_each_registration_lives_in_its_clusters_folder_after_the_cluster(fleet:
         assert [m.name for m in registration] == [cluster]
         # OKE kubeconfigs are never exported (their token expires within minutes).
         assert len(push) == (0 if cluster.startswith("oke") else 1)
-        objects = [m for m in inside if m not in registration + push]
+        # OKE node pools come with the registration: it needs the API server, not the nodes
+        # (fleet.clouds.oci.render; the Cluster's health, fleet.platform.capi_health).
+        pools = [m for m in inside if m.kind in ("MachinePool", "OCIManagedMachinePool")]
+        assert len(pools) == (2 if cluster.startswith("oke") else 0)
+        objects = [m for m in inside if m not in registration + push + pools]
         assert objects and {wave(m) for m in objects} == {0}
-        assert {wave(m) for m in registration + push} == {1}
+        assert {wave(m) for m in registration + push + pools} == {1}
         app = find(out, "Application", f"fleet-dev-cluster-{cluster}")
         assert app.body["spec"]["source"]["path"] == f"dist/dev/{folder}"
 
@@ -380,6 +384,24 @@ def test_argocd_cm_keeps_argocds_default_exclusions(fleet: Fleet) -> None:
     assert [e for e in exclusions if e not in UPSTREAM_EXCLUSIONS] == [
         {"apiGroups": ["*"], "kinds": ["ProviderConfigUsage"], "clusters": ["*"]}
     ]
+
+
+def test_the_root_never_takes_over_a_client_side_argocd_cm(fleet: Fleet) -> None:
+    """A server-side sync first moves the fields that ``kubectl-client-side-apply`` owns
+    (operation Update) to ArgoCD's manager, unless the Application's sync options carry
+    ``ClientSideApplyMigration=false`` (argo-cd v3.5.1 ``controller/sync.go``
+    ``WithClientSideApplyMigration``; ``gitops-engine/pkg/sync/sync_context.go``
+    ``needsClientSideApplyMigration``), and the partial ``argocd-cm`` would then drop
+    upstream's ``resource.customizations.ignoreResourceUpdates.*`` keys of an ArgoCD installed
+    client-side. The root syncs the ArgoCD config maps: it carries the option; the maps
+    themselves are applied server-side."""
+    argocd(fleet)
+    out = rendered(fleet)
+    root = find(out, "Application", "fleet-dev").body
+    assert root["spec"]["syncPolicy"]["syncOptions"] == ["ClientSideApplyMigration=false"]
+    for name in ("argocd-cm", "argocd-cmd-params-cm", "argocd-rbac-cm"):
+        options = find(out, "ConfigMap", name).body["metadata"]["annotations"][SYNC_OPTIONS]
+        assert "ServerSideApply=true" in options.split(",")
 
 
 # --- item 4: provider-argocd can talk to a stock ArgoCD ---------------------------------------

@@ -457,7 +457,7 @@ def test_fleet_graph_draws_it(rendered: Path, capsys: pytest.CaptureFixture[str]
     capsys.readouterr()
     assert main(["--root", str(root), "graph", "--env", "dev"]) == 0
     out = capsys.readouterr().out
-    assert 'dev_cluster_capo_batch_dev["capo v1.31.4<br/>? (4-8) nodes"]' in out
+    assert 'dev_cluster_capo_batch_dev["capo v1.31.4<br/>4..8 nodes"]' in out
     assert 'dev_pool_capo_batch_dev_general("general: 3 x m1.large")' in out
     assert "dev_cluster_capo_batch_dev --> dev_pool_capo_batch_dev_burst" in out
 

@@ -343,3 +343,34 @@ def test_readme_cluster_in_python_renders_where_it_says(
         assert re.fullmatch(r"[0-9a-f-]{36}", cluster["spec"]["forProvider"]["clusterTemplateId"])
         platform = root / "dist" / env / "platform"
         assert (platform / "providerconfig_openstack.crossplane.io_jeedy-ais.yaml").is_file()
+
+
+ARGOCD_INSTALL = re.compile(
+    r"kubectl apply (?P<flags>[^\n]*?)-f https://raw\.githubusercontent\.com/argoproj/argo-cd/"
+    r"(?P<ref>[^/\s]+)/manifests/(?P<file>[\w.-]+\.yaml)"
+)
+
+
+def test_the_argocd_install_is_the_pinned_release_applied_server_side() -> None:
+    """Every ArgoCD install command of the guide and the README names the release the
+    bootstrap is verified against (``fleet.argocd.components.ARGO_CD``), which is the release
+    of the pinned ArgoCD CRDs (``crds.lock.yaml``), and applies it server-side: a
+    client-side ``argocd-cm`` is taken over by ArgoCD's server-side sync and loses upstream's
+    ``ignoreResourceUpdates`` defaults (argo-cd v3.5.1 ``gitops-engine/pkg/sync/
+    sync_context.go`` ``needsClientSideApplyMigration``; docs/upstream-behaviour.md). Fails
+    when the lock, the component and the docs diverge."""
+    from fleet.argocd.components import ARGO_CD
+    from fleet.checks.crds import PACKAGED_LOCK
+
+    lock = yaml.safe_load(PACKAGED_LOCK.read_text())["crds"]
+    releases = {e["release"] for e in lock if e["path"].startswith("argo-cd/")}
+    assert releases == {ARGO_CD.version}
+    found = 0
+    for doc in (GUIDE, REPO / "README.md"):
+        for match in ARGOCD_INSTALL.finditer(doc.read_text()):
+            found += 1
+            assert match["ref"] == ARGO_CD.version, (doc.name, match[0])
+            assert match["file"] == "install.yaml", (doc.name, match[0])
+            flags = match["flags"].split()
+            assert "--server-side" in flags and "--force-conflicts" in flags, (doc.name, match[0])
+    assert found == 2

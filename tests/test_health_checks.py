@@ -40,7 +40,10 @@ Sources of the objects built here:
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,7 @@ from argocd_lua import LuaError, run_health
 from builders import argocd, find, magnum, oke, rendered
 
 from fleet import Fleet, FleetConfig, NodeGroup
+from fleet.platform.cluster_api import ready_health
 
 FIXTURES = Path(__file__).parent / "fixtures" / "argocd-health"
 HEALTH = "resource.customizations.health."
@@ -72,11 +76,29 @@ def _key(obj: dict[str, Any]) -> str:
     return f"{obj['apiVersion'].rpartition('/')[0]}_{obj['kind']}"
 
 
-def fleet_verdict(cm: dict[str, str], obj: dict[str, Any]) -> str:
+def epoch(ts: str) -> int:
+    """Seconds since the epoch of a ``metav1.Time`` (``YYYY-MM-DDTHH:MM:SSZ``)."""
+    return calendar.timegm(datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").timetuple())
+
+
+T0 = "2026-11-02T10:00:00Z"
+"""When :func:`cond`'s conditions changed last."""
+NOW = epoch(T0) + 120
+"""The clock of every verdict unless a row says otherwise: two minutes after :data:`T0`."""
+
+
+def stamp(minutes_before_now: float) -> str:
+    """A ``metav1.Time`` that many minutes before :data:`NOW`."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW - int(minutes_before_now * 60)))
+
+
+def fleet_verdict(cm: dict[str, str], obj: dict[str, Any], *, now: int = NOW) -> str:
     """What ArgoCD makes of ``obj`` with the rendered ``argocd-cm`` (exact key, its
-    ``useOpenLibs`` key deciding the libraries)."""
+    ``useOpenLibs`` key deciding the libraries), at ``now``."""
     key = _key(obj)
-    return run_health(cm[HEALTH + key], obj, open_libs=cm.get(OPEN_LIBS + key) == "true")["status"]
+    return run_health(cm[HEALTH + key], obj, open_libs=cm.get(OPEN_LIBS + key) == "true", now=now)[
+        "status"
+    ]
 
 
 def builtin_verdict(folder: str, obj: dict[str, Any]) -> str:
@@ -84,7 +106,7 @@ def builtin_verdict(folder: str, obj: dict[str, Any]) -> str:
     is health Unknown for ArgoCD."""
     script = (FIXTURES / folder / "builtin_health.lua").read_text()
     try:
-        return run_health(script, obj, open_libs=True)["status"]
+        return run_health(script, obj, open_libs=True, now=NOW)["status"]
     except LuaError:
         return "Unknown (Lua error)"
 
@@ -100,7 +122,7 @@ def upstream(path: str) -> dict[str, Any]:
 def cond(
     type_: str, status: str, reason: str = "", message: str = "", **extra: str
 ) -> dict[str, str]:
-    out = {"type": type_, "status": status, "lastTransitionTime": "2026-11-02T10:00:00Z"}
+    out = {"type": type_, "status": status, "lastTransitionTime": T0}
     if reason:
         out["reason"] = reason
     if message:
@@ -164,6 +186,24 @@ def _create_failed(error: str) -> list[dict[str, str]]:
     ]
 
 
+def _cluster_create_failed() -> list[dict[str, str]]:
+    """``LastAsyncOperation`` and ``Synced`` after terraform-provider-openstack v3.4.0's
+    create saw CREATE_FAILED (``containerInfraClusterV1StateRefreshFunc``: "is in an error
+    state"; ``resourceContainerInfraClusterV1Create``: "Error waiting for ... to become
+    ready"), wrapped by upjet v2.2.0 (``external_tfpluginsdk.go`` ``Create``,
+    ``pkg/terraform/errors`` async create, ``api.go`` ``callbackFn``)."""
+    error = (
+        "Error waiting for openstack_containerinfra_cluster_v1 5e2f0c4a to become ready: "
+        "openstack_containerinfra_cluster_v1 is in an error state: Resource CREATE failed: "
+        "WaitConditionTimeout: resources.kube_minions"
+    )
+    message = f"async create failed: failed to create the resource: [{{0 {error}  []}}]"
+    return [
+        cond("LastAsyncOperation", "False", "AsyncCreateFailure", message),
+        cond("Synced", "False", "ReconcileError", f"create failed: {message}"),
+    ]
+
+
 API_ADDRESS_409 = _magnum_error(
     409, "Cluster API address is not available yet", "Cluster API address is not available yet"
 )
@@ -196,10 +236,53 @@ MAGNUM_ROWS = [
         "Healthy",
     ),
     (
-        "cluster whose create failed after the POST: Ready, no API address",
-        mr("ClusterV1", AVAILABLE, SYNCED, at_provider={"apiAddress": ""}),
+        "cluster still creating in Magnum after a provider restart: Ready, no API address yet",
+        mr("ClusterV1", AVAILABLE, SYNCED, at_provider={"apiAddress": "", "createdAt": stamp(12)}),
+        "Healthy",
+        "Progressing",
+    ),
+    (
+        "cluster without an API address past its create timeout (60 + 10 minutes)",
+        mr("ClusterV1", AVAILABLE, SYNCED, at_provider={"apiAddress": "", "createdAt": stamp(71)}),
         "Healthy",
         "Degraded",
+    ),
+    (
+        "cluster without an API address within its own createTimeout (120 minutes)",
+        {
+            **mr(
+                "ClusterV1",
+                AVAILABLE,
+                SYNCED,
+                at_provider={"apiAddress": "", "createdAt": stamp(71)},
+            ),
+            "spec": {"forProvider": {"name": "k8s-x", "createTimeout": 120}},
+        },
+        "Healthy",
+        "Progressing",
+    ),
+    (
+        "CREATE_FAILED whose master came up, as the async create's callback leaves it",
+        mr(
+            "ClusterV1",
+            CREATING,
+            *_cluster_create_failed(),
+            at_provider={"apiAddress": "https://10.0.0.5:6443"},
+        ),
+        "Degraded",
+        "Degraded",
+    ),
+    (
+        "CREATE_FAILED with an API address after the provider's next Observe (no trace left)",
+        mr(
+            "ClusterV1",
+            AVAILABLE,
+            SYNCED,
+            cond("LastAsyncOperation", "True", "Success"),
+            at_provider={"apiAddress": "https://10.0.0.5:6443", "createdAt": stamp(30)},
+        ),
+        "Healthy",
+        "Healthy",
     ),
     ("paused cluster", mr("ClusterV1", AVAILABLE, PAUSED), "Degraded", "Suspended"),
     (
@@ -313,6 +396,297 @@ def test_cluster_api_clusters(
     assert fleet_verdict(argocd_cm, obj) == ours, what
 
 
+def v1beta2_cluster(
+    *conditions: dict[str, str],
+    phase: str = "Provisioned",
+    deprecated: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """A Cluster API ``Cluster`` as the fleet renders it (v1beta2) and the API server serves
+    it: v1beta2 conditions in ``status.conditions``, the v1beta1 ones (with severities) in
+    ``status.deprecated.v1beta1.conditions`` (kubernetes-sigs/cluster-api v1.12.11
+    ``api/core/v1beta2/cluster_types.go``)."""
+    status: dict[str, Any] = {"phase": phase, "conditions": list(conditions)}
+    if deprecated is not None:
+        status["deprecated"] = {"v1beta1": {"conditions": deprecated}}
+    return {
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Cluster",
+        "metadata": {"name": "oke-dev", "namespace": "oke-clusters"},
+        "spec": {},
+        "status": status,
+    }
+
+
+INFRA_READY = cond("InfrastructureReady", "True", "Ready")
+CP_AVAILABLE = cond("ControlPlaneAvailable", "True", "Available")
+PROBE_OK = cond("RemoteConnectionProbe", "True", "ProbeSucceeded")
+PROBE_NOT_YET = cond(
+    "RemoteConnectionProbe", "False", "ProbeFailed", "Remote connection not established yet"
+)
+PROBE_FAILED = cond(
+    "RemoteConnectionProbe", "False", "ProbeFailed", "Remote connection probe failed"
+)
+WORKERS_NOT_AVAILABLE = cond(
+    "WorkersAvailable", "False", "NotAvailable", "* MachinePool oke-dev-general: 0 of 3 ready"
+)
+
+V1BETA2_ROWS = [
+    (
+        "network being created (InfrastructureReady False)",
+        v1beta2_cluster(cond("InfrastructureReady", "False", "NotReady"), PROBE_NOT_YET),
+        "Progressing",
+    ),
+    (
+        "OKE control plane being created; the ClusterCache already failed to connect",
+        v1beta2_cluster(
+            INFRA_READY,
+            cond("ControlPlaneAvailable", "False", "NotAvailable"),
+            PROBE_FAILED,
+            deprecated=[cond("Ready", "False", "ControlPlaneNotReady", severity="Info")],
+        ),
+        "Progressing",
+    ),
+    (
+        "OKE control plane failed (CAPOCI severity Error, mirrored into the v1beta1 Ready)",
+        v1beta2_cluster(
+            INFRA_READY,
+            cond("ControlPlaneAvailable", "False", "NotAvailable"),
+            deprecated=[cond("Ready", "False", "ControlPlaneProvisionFailed", severity="Error")],
+        ),
+        "Degraded",
+    ),
+    (
+        "API server up and reachable, node pools still coming up: registration may start",
+        v1beta2_cluster(INFRA_READY, CP_AVAILABLE, PROBE_OK, WORKERS_NOT_AVAILABLE),
+        "Healthy",
+    ),
+    (
+        "control plane just available, the probe still counting earlier failures",
+        v1beta2_cluster(
+            INFRA_READY, {**CP_AVAILABLE, "lastTransitionTime": stamp(1)}, PROBE_FAILED
+        ),
+        "Progressing",
+    ),
+    (
+        "private endpoint without a route: the probe fails 10 minutes after the API came up",
+        v1beta2_cluster(
+            INFRA_READY, {**CP_AVAILABLE, "lastTransitionTime": stamp(10)}, PROBE_FAILED
+        ),
+        "Degraded",
+    ),
+    (
+        "paused",
+        {**v1beta2_cluster(INFRA_READY, CP_AVAILABLE, PROBE_OK), "spec": {"paused": True}},
+        "Suspended",
+    ),
+    ("phase Failed", v1beta2_cluster(INFRA_READY, phase="Failed"), "Degraded"),
+]
+
+
+@pytest.mark.parametrize(("what", "obj", "ours"), V1BETA2_ROWS, ids=lambda v: v)
+def test_cluster_api_v1beta2_clusters(
+    argocd_cm: dict[str, str], what: str, obj: dict[str, Any], ours: str
+) -> None:
+    """The ``Cluster`` at v1beta2 (what the fleet renders): Healthy once the infrastructure
+    is ready, the control plane available and the management cluster reaches the API server
+    (``RemoteConnectionProbe``), whatever the workers do; kubernetes-sigs/cluster-api v1.12.11
+    ``internal/controllers/cluster/cluster_controller_status.go``
+    (``setRemoteConnectionProbeCondition``: "Remote connection not established yet" before
+    five failed probes, "Remote connection probe failed" after), ``controllers/clustercache/
+    cluster_accessor.go`` ``Connect`` (a failed connection counts as a failed probe, and the
+    ClusterCache tries as soon as the infrastructure is provisioned)."""
+    assert fleet_verdict(argocd_cm, obj) == ours, what
+
+
+# --- CAPOCI's managed kinds ---------------------------------------------------------------
+
+
+def oci_object(kind: str, status: dict[str, Any] | None, *, created: str = T0) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+        "kind": kind,
+        "metadata": {
+            "name": "oke-dev-general",
+            "namespace": "oke-clusters",
+            "creationTimestamp": created,
+        },
+        "spec": {},
+    }
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+def pool(state: str | None, *conditions: dict[str, str], **status: Any) -> dict[str, Any]:
+    """An OCIManagedMachinePool as CAPOCI v0.24.0 leaves it
+    (``exp/controllers/ocimanaged_machinepool_controller.go`` ``reconcileNormal``)."""
+    body: dict[str, Any] = {"conditions": list(conditions), **status}
+    if state is not None:
+        body["nodepoolLifecycleState"] = state
+    return oci_object("OCIManagedMachinePool", body)
+
+
+NP_CREATING = cond("NodePoolReady", "False", "NodePoolNotReady", severity="Info")
+NP_FAILED = cond("NodePoolReady", "False", "NodePoolProvisionFailed", severity="Error")
+NP_READY = cond("NodePoolReady", "True")
+MACHINES_FAILED = cond("Ready", "False", "FailedToCreateNewMachines", severity="Warning")
+
+POOL_ROWS = [
+    # (what, object, the check before issue 29 (Ready/failureReason), the fleet's now)
+    ("no status yet", oci_object("OCIManagedMachinePool", None), "Progressing", "Progressing"),
+    (
+        "no condition 40 minutes after creation (CAPOCI never reached OKE)",
+        oci_object("OCIManagedMachinePool", {"ready": False}, created=stamp(40)),
+        "Progressing",
+        "Degraded",
+    ),
+    ("OKE pool CREATING", pool("CREATING", NP_CREATING), "Progressing", "Progressing"),
+    (
+        "OKE pool CREATING for 50 minutes (capacity or quota)",
+        pool("CREATING", {**NP_CREATING, "lastTransitionTime": stamp(50)}),
+        "Progressing",
+        "Degraded",
+    ),
+    (
+        "create call refused (NodePoolProvisionFailed, severity Error)",
+        pool(None, NP_FAILED),
+        "Progressing",
+        "Degraded",
+    ),
+    ("ACTIVE", pool("ACTIVE", NP_READY, ready=True, replicas=3), "Healthy", "Healthy"),
+    (
+        "FAILED after ACTIVE: ready stays true",
+        pool(
+            "FAILED",
+            NP_FAILED,
+            ready=True,
+            failureMessages=["Node pool status FAILED is unexpected"],
+        ),
+        "Healthy",
+        "Degraded",
+    ),
+    (
+        "FAILED seen before the condition changed",
+        pool("FAILED", NP_READY, ready=True),
+        "Healthy",
+        "Degraded",
+    ),
+    (
+        "transient FailedToCreateNewMachines (2 minutes old)",
+        pool("ACTIVE", NP_READY, MACHINES_FAILED, ready=True),
+        "Progressing",
+        "Progressing",
+    ),
+    (
+        "FailedToCreateNewMachines 30 minutes old, never cleared by CAPOCI",
+        pool("ACTIVE", NP_READY, {**MACHINES_FAILED, "lastTransitionTime": stamp(30)}, ready=True),
+        "Progressing",
+        "Healthy",
+    ),
+    ("UPDATING (node cycling)", pool("UPDATING", NP_READY, ready=True), "Healthy", "Progressing"),
+    (
+        "node pool not found for 20 minutes (tags modified out of context)",
+        pool(
+            None,
+            {
+                **cond("NodePoolReady", "Unknown", "NodePoolNotFound"),
+                "lastTransitionTime": stamp(20),
+            },
+        ),
+        "Progressing",
+        "Degraded",
+    ),
+    (
+        "node pool not found for a minute",
+        pool(
+            None,
+            {
+                **cond("NodePoolReady", "Unknown", "NodePoolNotFound"),
+                "lastTransitionTime": stamp(1),
+            },
+        ),
+        "Progressing",
+        "Progressing",
+    ),
+]
+
+OLD_READY_HEALTH = ready_health("the check every OCIManaged* kind had before issue 29")
+
+
+@pytest.mark.parametrize(("what", "obj", "before", "ours"), POOL_ROWS, ids=lambda v: v)
+def test_oke_node_pools(
+    argocd_cm: dict[str, str], what: str, obj: dict[str, Any], before: str, ours: str
+) -> None:
+    """oracle/cluster-api-provider-oci v0.24.0 ``exp/controllers/
+    ocimanaged_machinepool_controller.go``: failures are ``NodePoolReady=False`` severity
+    Error (``NodePoolProvisionFailed``) and any lifecycle state but CREATING, UPDATING,
+    ACTIVE; ``status.ready`` is set True on ACTIVE and never reset there; ``Ready=False``
+    ``FailedToCreateNewMachines`` (``reconcileManagedMachines``) is never set back to True;
+    ``exp/api/v1beta2/conditions_consts.go`` names the reasons. ``before``: the Ready/
+    failureReason check, which read a failed pool Healthy and a refused one Progressing."""
+    assert run_health(OLD_READY_HEALTH, obj, open_libs=False, now=NOW)["status"] == before, what
+    assert fleet_verdict(argocd_cm, obj) == ours, what
+
+
+def control_plane(*conditions: dict[str, str], created: str = T0, **status: Any) -> dict[str, Any]:
+    return oci_object(
+        "OCIManagedControlPlane", {"conditions": list(conditions), **status}, created=created
+    )
+
+
+CP_CREATING = [
+    cond("ControlPlaneReady", "False", "ControlPlaneNotReady", severity="Info"),
+    cond("Ready", "False", "ControlPlaneNotReady", severity="Info"),
+]
+
+CONTROL_PLANE_ROWS = [
+    ("new, no condition yet", control_plane(), "Progressing", "Progressing"),
+    (
+        "OKE refused the create: no condition 35 minutes after creation",
+        control_plane(created=stamp(35)),
+        "Progressing",
+        "Degraded",
+    ),
+    ("OKE cluster CREATING", control_plane(*CP_CREATING), "Progressing", "Progressing"),
+    (
+        "OKE cluster CREATING for 70 minutes",
+        control_plane(*({**c, "lastTransitionTime": stamp(70)} for c in CP_CREATING)),
+        "Progressing",
+        "Degraded",
+    ),
+    (
+        "OKE cluster FAILED (ControlPlaneProvisionFailed, severity Error)",
+        control_plane(
+            cond("ControlPlaneReady", "False", "ControlPlaneProvisionFailed", severity="Error"),
+            cond("Ready", "False", "ControlPlaneProvisionFailed", severity="Error"),
+        ),
+        "Degraded",
+        "Degraded",
+    ),
+    (
+        "ACTIVE",
+        control_plane(cond("ControlPlaneReady", "True"), cond("Ready", "True"), ready=True),
+        "Healthy",
+        "Healthy",
+    ),
+]
+
+
+@pytest.mark.parametrize(("what", "obj", "before", "ours"), CONTROL_PLANE_ROWS, ids=lambda v: v)
+def test_oke_control_planes(
+    argocd_cm: dict[str, str], what: str, obj: dict[str, Any], before: str, ours: str
+) -> None:
+    """oracle/cluster-api-provider-oci v0.24.0 ``controllers/
+    ocimanagedcluster_controlplane_controller.go``: ``reconcile`` returns the error of
+    ``GetOrCreateControlPlane`` before it marks any condition, and ``SetSummary`` adds no
+    ``Ready`` to an object without conditions (kubernetes-sigs/cluster-api v1.12.11
+    ``util/deprecated/v1beta1/conditions/merge.go``: no conditions, nil; ``setter.go`` ``Set``
+    of nil does nothing); CREATING is severity Info, any state but CREATING, UPDATING,
+    ACTIVE severity Error."""
+    assert run_health(OLD_READY_HEALTH, obj, open_libs=False, now=NOW)["status"] == before, what
+    assert fleet_verdict(argocd_cm, obj) == ours, what
+
+
 def provider(
     *conditions: dict[str, str], annotations: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -326,6 +700,24 @@ def provider(
 
 
 INSTALLED = cond("Installed", "True", "ActivePackageRevision")
+
+
+def runtime_unavailable(minutes: float) -> dict[str, str]:
+    """A Provider's ``Healthy`` while its Deployment is not Available (crossplane v2.3.4
+    ``apis/pkg/v1/conditions.go`` ``PackageHealth``; ``internal/controller/pkg/runtime/
+    reconciler.go`` ``errPostHook``; ``runtime_provider.go`` ``Post``): the same message
+    while the pod starts and while it crash-loops, unchanged for ``minutes``."""
+    return cond(
+        "Healthy",
+        "False",
+        "UnhealthyPackageRevision",
+        'Package runtime health is "False" with message: post establish runtime hook failed '
+        "for package: provider package deployment is unavailable with message: Deployment "
+        "does not have minimum availability.",
+        lastTransitionTime=stamp(minutes),
+    )
+
+
 UNKNOWN_HEALTH = cond(
     "Healthy", "False", "UnhealthyPackageRevision", 'Package revision health is "Unknown"'
 )
@@ -361,10 +753,22 @@ PROVIDER_ROWS = [
         "Progressing",
     ),
     (
-        "upstream testdata provider_degraded (runtime Deployment not available yet)",
+        "upstream testdata provider_degraded (runtime Deployment unavailable for a year)",
         upstream("_.crossplane.io_/provider_degraded.yaml"),
         "Degraded",
+        "Degraded",
+    ),
+    (
+        "runtime Deployment starting (unavailable for 3 minutes)",
+        provider(INSTALLED, runtime_unavailable(3)),
+        "Degraded",
         "Progressing",
+    ),
+    (
+        "runtime crash-looping (unavailable for 15 minutes)",
+        provider(INSTALLED, runtime_unavailable(15)),
+        "Degraded",
+        "Degraded",
     ),
     (
         "revision health not reported yet, no Installed condition",

@@ -122,13 +122,13 @@ def test_node_totals_fixed_pools() -> None:
 def test_node_totals_autoscaled_pool_counts_fixed_pools_in_both_bounds() -> None:
     totals = node_totals([_pool("a", 2), _pool("b", 1, 0, 5)])
     assert totals == NodeTotals(nodes=3, min_nodes=2, max_nodes=7)
-    assert totals.text() == "3 (2-7)"
+    assert totals.text() == "3 (2..7)"
 
 
 def test_node_totals_unknown_count_left_to_the_autoscaler() -> None:
     totals = node_totals([_pool("a", 2), _pool("b", None, 1, 4)])
     assert totals == NodeTotals(nodes=None, min_nodes=3, max_nodes=6)
-    assert totals.text() == "? (3-6)"
+    assert totals.text() == "3..6"
 
 
 def test_node_totals_no_pools() -> None:
@@ -148,7 +148,7 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
             "cluster": "web-dev",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "nodes": "2 (2-7)",
+            "nodes": "2 (2..7)",
             "account": "PROJ",
             "notes": "",
         },
@@ -164,7 +164,7 @@ def test_rows_per_environment_in_configured_order(tmp_path: Path) -> None:
             "cluster": "web-prod",
             "cloud": "magnum",
             "version": "k8s-1.30",
-            "nodes": "4 (4-9)",
+            "nodes": "4 (4..9)",
             "account": "PROJ",
             "notes": "not in ArgoCD",  # no ArgoCd in prod
         },
@@ -267,7 +267,7 @@ def test_table_shows_every_row_under_its_environment(tmp_path: Path) -> None:
     lines = out.getvalue().splitlines()
     assert lines[0].split() == ["cluster", "cloud", "template/version", "nodes", "account", "notes"]
     assert lines[1].strip() == "dev: 2 clusters"
-    assert lines[2].split() == ["web-dev", "magnum", "k8s-1.30", "2", "(2-7)", "PROJ"]
+    assert lines[2].split() == ["web-dev", "magnum", "k8s-1.30", "2", "(2..7)", "PROJ"]
     assert lines[3].split()[:5] == ["lab", "magnum", "k8s-1.30", "3", "PROJ"]
     assert lines[3].endswith("  not in ArgoCD, unprotected")
     assert lines[4].strip() == "prod: 2 clusters"

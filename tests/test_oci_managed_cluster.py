@@ -42,7 +42,8 @@ TEMPLATES = Path(__file__).resolve().parent / "fixtures" / "capoci-templates"
 
 PROTECTED = {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
 INFRA = "infrastructure.cluster.x-k8s.io/v1beta2"
-CAPI = "cluster.x-k8s.io/v1beta1"
+CAPI = "cluster.x-k8s.io/v1beta2"
+WAVE_1 = {"argocd.argoproj.io/sync-wave": "1"}
 COMPARTMENT = "ocid1.compartment.oc1..aaaaexample"
 IMAGE = "ocid1.image.oc1.eu-frankfurt-1.aaaaexample"
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIexample user@example"
@@ -95,8 +96,9 @@ def meta(name: str, cluster: str = "oke-dev", **annotations: str) -> dict[str, A
     }
 
 
-def ref(api_version: str, kind: str, name: str) -> dict[str, str]:
-    return {"apiVersion": api_version, "kind": kind, "name": name, "namespace": "oke"}
+def ref(kind: str, name: str) -> dict[str, str]:
+    """A Cluster API v1beta2 reference to a CAPOCI object (same namespace)."""
+    return {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": kind, "name": name}
 
 
 # --- exact output ----------------------------------------------------------------------
@@ -114,8 +116,8 @@ def test_minimal_cluster_exact_dicts(fleet: Fleet) -> None:
                     "pods": {"cidrBlocks": ["10.244.0.0/16"]},
                     "services": {"cidrBlocks": ["10.96.0.0/16"]},
                 },
-                "controlPlaneRef": ref(INFRA, "OCIManagedControlPlane", "oke-dev"),
-                "infrastructureRef": ref(INFRA, "OCIManagedCluster", "oke-dev"),
+                "controlPlaneRef": ref("OCIManagedControlPlane", "oke-dev"),
+                "infrastructureRef": ref("OCIManagedCluster", "oke-dev"),
             },
         },
         {
@@ -142,7 +144,7 @@ def test_minimal_cluster_exact_dicts(fleet: Fleet) -> None:
         {
             "apiVersion": CAPI,
             "kind": "MachinePool",
-            "metadata": meta("oke-dev-mp-0"),
+            "metadata": meta("oke-dev-mp-0", **WAVE_1),
             "spec": {
                 "clusterName": "oke-dev",
                 "replicas": 3,
@@ -150,7 +152,7 @@ def test_minimal_cluster_exact_dicts(fleet: Fleet) -> None:
                     "spec": {
                         "bootstrap": {"dataSecretName": ""},
                         "clusterName": "oke-dev",
-                        "infrastructureRef": ref(INFRA, "OCIManagedMachinePool", "oke-dev-mp-0"),
+                        "infrastructureRef": ref("OCIManagedMachinePool", "oke-dev-mp-0"),
                         "version": "v1.30.1",
                     }
                 },
@@ -159,7 +161,7 @@ def test_minimal_cluster_exact_dicts(fleet: Fleet) -> None:
         {
             "apiVersion": INFRA,
             "kind": "OCIManagedMachinePool",
-            "metadata": meta("oke-dev-mp-0"),
+            "metadata": meta("oke-dev-mp-0", **WAVE_1),
             "spec": {
                 "nodePoolNodeConfig": {
                     "nodePoolPodNetworkOptionDetails": {
@@ -202,19 +204,25 @@ def _template(name: str, cluster: str, namespace: str) -> list[dict[str, Any]]:
 
 
 def _wiring(objects: list[dict[str, Any]]) -> list[tuple[str, str, str, list[tuple[str, ...]]]]:
-    """(apiVersion, kind, name, refs) per object; refs as (path, apiVersion, kind, name)."""
+    """(group, kind, name, refs) per object; refs as (path, group, kind, name): a v1beta1
+    reference names the apiVersion, a v1beta2 one the apiGroup (Cluster API v1.12.11
+    ``api/core/v1beta2`` ``ContractVersionedObjectReference``), the same wiring."""
+
+    def group(value: str) -> str:
+        return value.rpartition("/")[0] if "/" in value else value
 
     def refs(node: Any, path: str) -> list[tuple[str, ...]]:
         found: list[tuple[str, ...]] = []
         if isinstance(node, dict):
-            if {"kind", "name", "apiVersion"} <= node.keys():
-                found.append((path, node["apiVersion"], node["kind"], node["name"]))
+            target = node.get("apiGroup") or node.get("apiVersion")
+            if target and {"kind", "name"} <= node.keys():
+                found.append((path, group(target), node["kind"], node["name"]))
             for key, value in sorted(node.items()):
                 found.extend(refs(value, f"{path}.{key}"))
         return found
 
     return [
-        (o["apiVersion"], o["kind"], o["metadata"]["name"], refs(o.get("spec"), "spec"))
+        (group(o["apiVersion"]), o["kind"], o["metadata"]["name"], refs(o.get("spec"), "spec"))
         for o in objects
     ]
 
@@ -350,19 +358,10 @@ def test_existing_vcn_by_id(fleet: Fleet) -> None:
     assert placement[0]["subnetName"] == "nodes"
 
 
-@pytest.mark.parametrize("field", ["min_node_count", "max_node_count"])
-def test_fails_autoscaled_oke_pool(field: str) -> None:
-    """With ``cluster.x-k8s.io/replicas-managed-by`` (any value but "false") CAPOCI never
-    resizes the OKE pool (oracle/cluster-api-provider-oci ``cloud/scope/managed_machine_pool.go``
-    ``UpdateNodePool``; kubernetes-sigs/cluster-api ``util/annotations/helpers.go``
-    ``ReplicasManagedByExternalAutoscaler``), and CAPI's webhook starts it at min
-    (``calculateMachinePoolReplicas``): with no autoscaler the pool stays there. Refused."""
-    with fails(rf"{field}: OKE node pools have a fixed size: give node_count"):
-        pool(**{field: 3})
-
-
-def test_every_pool_has_a_fixed_size_and_no_autoscaler_annotations(fleet: Fleet) -> None:
-    """The one model: ``MachinePool.spec.replicas``, which CAPOCI enforces on OKE."""
+def test_fixed_size_pools_have_replicas_and_no_autoscaler_annotations(fleet: Fleet) -> None:
+    """A fixed-size pool: ``MachinePool.spec.replicas``, which CAPOCI enforces on OKE
+    (oracle/cluster-api-provider-oci v0.24.0 ``cloud/scope/managed_machine_pool.go``
+    ``UpdateNodePool``)."""
     oke(fleet, node_pools=[pool(node_count=0), pool(name="b", node_count=5)])
     machine_pools = [b for b in bodies(fleet) if b["kind"] == "MachinePool"]
     assert [m["spec"]["replicas"] for m in machine_pools] == [0, 5]
@@ -464,7 +463,13 @@ def test_kubeconfig_handle(fleet: Fleet) -> None:
 
 def test_unprotected_cluster_carries_no_sync_options(fleet: Fleet) -> None:
     oke(fleet, deletion_protection=False)
-    assert all("annotations" not in b["metadata"] for b in bodies(fleet))
+    assert [b["metadata"].get("annotations") for b in bodies(fleet)] == [
+        None,
+        None,
+        None,
+        WAVE_1,  # the node pools come with the registration (wave 1)
+        WAVE_1,
+    ]
 
 
 def test_retired_cluster_renders_nothing(fleet: Fleet) -> None:
@@ -497,10 +502,10 @@ def example() -> dict[str, list[Manifest]]:
 
 
 def _object_refs(node: Any) -> list[dict[str, Any]]:
-    """Every {apiVersion, kind, name} dict anywhere in ``node``."""
+    """Every {apiVersion or apiGroup, kind, name} dict anywhere in ``node``."""
     found = []
     if isinstance(node, dict):
-        if {"apiVersion", "kind", "name"} <= node.keys():
+        if {"kind", "name"} <= node.keys() and ("apiVersion" in node or "apiGroup" in node):
             found.append(node)
         for value in node.values():
             found.extend(_object_refs(value))
@@ -513,17 +518,18 @@ def _object_refs(node: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("environment", ["test", "prod"])
 def test_every_reference_resolves(example: dict[str, list[Manifest]], environment: str) -> None:
     manifests = example[environment]
-    index = {(m.api_version, m.kind, m.namespace, m.name): m for m in manifests}
+    index = {(m.group, m.kind, m.namespace, m.name): m for m in manifests}
     walked = 0
     oke_kinds = set(OciManagedCluster.bearing_kinds)
     for m in manifests:
         spec = m.body.get("spec") or {}
         for r in _object_refs(spec):
-            target = (r["apiVersion"], r["kind"], r.get("namespace") or m.namespace, r["name"])
+            group = r.get("apiGroup") or r["apiVersion"].rpartition("/")[0]
+            target = (group, r["kind"], r.get("namespace") or m.namespace, r["name"])
             assert target in index, f"{m.describe()} points at missing {target}"
             walked += (m.api_version, m.kind) in oke_kinds
         if m.kind == "MachinePool":
-            assert (CAPI, "Cluster", m.namespace, spec["clusterName"]) in index
+            assert ("cluster.x-k8s.io", "Cluster", m.namespace, spec["clusterName"]) in index
     assert walked == 9  # 2 clusters x (infrastructure, control plane, identity) + 3 pools
     assert check_references(manifests, builtin_plugins()) == []
     assert find_secret_material(manifests) == []
@@ -574,7 +580,7 @@ def test_fleet_wide_code_treats_both_clouds_alike() -> None:
     assert rows["oke-sso-audit-prod"] == (
         "oke",
         "v1.30.1",
-        [("system", 3, None), ("batch-arm", 4, None)],
+        [("system", 3, None), ("batch-arm", None, 6)],
         "value",
     )
     audit = next(c for c in fleet.declarations() if c.construct_id == "sso-audit-oke")
@@ -1112,7 +1118,9 @@ def test_diff_refuses_to_flip_the_api_endpoint(tmp_path: Path) -> None:
     CreateCluster (oracle/cluster-api-provider-oci ``cloud/scope/subnet_reconciler.go``,
     ``cloud/scope/managed_control_plane.go`` ``UpdateControlPlane`` sends no endpoint
     config): a flip would never happen on the live cluster."""
-    private = OkeVcn(api_endpoint="private", private_api_reachable_via="peering")
+    private = OkeVcn(
+        api_endpoint="private", private_api_reachable_via="peering", api_allowed_cidrs=[MGMT]
+    )
     lines = _force_new(tmp_path, {"network": private}, {"network": NETWORK})
     assert lines == [
         "error: dev: OCIManagedCluster oke/oke-dev (infrastructure.cluster.x-k8s.io): "
@@ -1173,8 +1181,8 @@ def define(fleet: Fleet) -> None:
         ),
         (
             'OkeVcn(api_allowed_cidrs=["192.0.2.0/24"])',
-            'OkeNodePool(name="a", ocpus=1, min_node_count=1, max_node_count=3)',
-            r"clusters/oke\.py:11 \(node pool a\): min_node_count: OKE node pools have a fixed",
+            'OkeNodePool(name="a", ocpus=1, min_node_count=1)',
+            r"clusters/oke\.py:11 \(node pool a\): max_node_count: an autoscaled pool needs both",
         ),
     ],
 )

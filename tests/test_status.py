@@ -119,8 +119,8 @@ def test_every_served_kind_is_checked_against_its_pinned_crd(converged: World) -
         "/apis/cluster.argocd.crossplane.io/v1alpha1/clusters",
         "/apis/containerinfra.openstack.crossplane.io/v1alpha1/clusterv1s",
         "/apis/containerinfra.openstack.crossplane.io/v1alpha1/nodegroupv1s",
-        "/apis/cluster.x-k8s.io/v1beta1/clusters",
-        "/apis/cluster.x-k8s.io/v1beta1/machinepools",
+        "/apis/cluster.x-k8s.io/v1beta2/clusters",
+        "/apis/cluster.x-k8s.io/v1beta2/machinepools",
         "/apis/infrastructure.cluster.x-k8s.io/v1beta2/ocimanagedcontrolplanes",
         "/apis/infrastructure.cluster.x-k8s.io/v1beta2/ocimanagedmachinepools",
     ):
@@ -161,7 +161,7 @@ def test_a_cluster_converging_is_waited_for(
     root, _, _ = project
     plane = find(converged, "OCIManagedControlPlane", OKE)
     cluster = find(converged, "Cluster", OKE)
-    conditions = cluster["status"]["v1beta2"]["conditions"]
+    conditions = cluster["status"]["conditions"]
     before = json.loads(json.dumps(conditions))
     plane["status"]["version"] = "v1.29.1"
     conditions[-1] = metav1_condition(
@@ -279,7 +279,7 @@ def test_an_oke_pool_failing_names_the_pool_and_its_failure_messages(
         ],
     )
     machine_pool = find(converged, "MachinePool", f"{OKE}-general")
-    machine_pool["status"]["v1beta2"]["conditions"][1] = metav1_condition(
+    machine_pool["status"]["conditions"][1] = metav1_condition(
         "InfrastructureReady",
         "False",
         reason="NotReady",
@@ -398,12 +398,12 @@ def test_expired_credentials_and_a_missing_crd_are_one_line_each(
     project: tuple[Path, str, str], converged: World, tmp_path: Path
 ) -> None:
     root, _, _ = project
-    del converged.objects["/apis/cluster.x-k8s.io/v1beta1/machinepools"]
-    converged.known.discard("/apis/cluster.x-k8s.io/v1beta1/machinepools")
+    del converged.objects["/apis/cluster.x-k8s.io/v1beta2/machinepools"]
+    converged.known.discard("/apis/cluster.x-k8s.io/v1beta2/machinepools")
     with serve(converged) as url:
         status = _read(root, url, tmp_path)
         [missing] = status.problems
-        assert "does not serve machinepools.cluster.x-k8s.io/v1beta1" in missing
+        assert "does not serve machinepools.cluster.x-k8s.io/v1beta2" in missing
         assert "install cluster-api" in missing
         config = FleetConfig.load(root)
         stale = tmp_path / "stale"

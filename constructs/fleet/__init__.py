@@ -25,6 +25,7 @@ from fleet.core.options import option, value_type
 from fleet.core.refs import Ref
 from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
+from fleet.platform.management import ManagementCluster
 
 if TYPE_CHECKING:
     from fleet.clouds.magnum.cluster import MagnumCluster
@@ -106,6 +107,7 @@ __all__ = [
     "JsonPatch",
     "Lifecycle",
     "MagnumCluster",
+    "ManagementCluster",
     "ManagementPolicy",
     "Manifest",
     "Node",

@@ -15,7 +15,8 @@ from zero; ``tests/fixtures/clouds/capo`` is a whole cloud written against it.
   (its own pinned CRDs), ``Platform.of(fleet).add(...)`` (a fleet-wide component), the
   shared Cluster API pieces (:data:`CLUSTER_API`, :data:`KUBEADM_BOOTSTRAP`,
   :data:`KUBEADM_CONTROL_PLANE`, :func:`infrastructure_provider`,
-  :data:`KUBEADM_CHANGE_RULES`), and subcommands (a :data:`Registrar` published under the
+  :data:`KUBEADM_CHANGE_RULES`), :data:`AGE_FUNCTION` (for a health check that bounds a
+  transient state), and subcommands (a :data:`Registrar` published under the
   entry-point group :data:`COMMANDS_GROUP`).
 """
 
@@ -65,12 +66,14 @@ from fleet.platform.component import (
     Preinstalled,
 )
 from fleet.platform.crossplane import CROSSPLANE, CrossplaneProvider
+from fleet.platform.health_lua import AGE_FUNCTION
 from fleet.platform.kubeadm import KUBEADM_BOOTSTRAP, KUBEADM_CHANGE_RULES, KUBEADM_CONTROL_PLANE
 from fleet.platform.plugins import Platform, Plugin, PluginSet
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules
 
 __all__ = [
+    "AGE_FUNCTION",
     "BOOTSTRAP_GROUP",
     "CAPI_GROUP",
     "CERT_MANAGER",

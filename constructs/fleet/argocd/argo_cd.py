@@ -28,6 +28,7 @@ from fleet.argocd.components import ARGO_CD, EXTERNAL_SECRETS, PROVIDER_ARGOCD
 from fleet.argocd.live import APPLICATIONS, REGISTRATIONS, status_reader_role
 from fleet.argocd.package import FleetPackage
 from fleet.argocd.registration import (
+    REGISTRATION_WAVE,
     ArgoRegistration,
     KubeconfigExport,
     exports_kubeconfig,
@@ -280,13 +281,48 @@ class ArgoCd(FleetConstruct):
             export = KubeconfigExport(
                 store=self.kubeconfig_store, remote_key=self.kubeconfig_remote_key
             )
-        return render_registration(
-            cluster,
-            environment,
-            registration,
-            provider_config=self.provider_config_name,
-            export=export,
-        )
+        return [
+            *render_registration(
+                cluster,
+                environment,
+                registration,
+                provider_config=self.provider_config_name,
+                export=export,
+            ),
+            *self._workload_applications(cluster, environment),
+        ]
+
+    def _workload_applications(self, cluster: FleetCluster, environment: str) -> list[Manifest]:
+        """An Application per folder of objects that go into ``cluster`` itself
+        (:meth:`~fleet.FleetCluster.workload_folders`), to the registered cluster, in the
+        registration's wave (none where the cluster is paused: its Application has one).
+        Not in a later wave: that wave would wait for the node pools too, and ArgoCD's
+        MachinePool check reads a pool that waits for capacity Progressing without a bound
+        (argo-cd v3.5.1 ``resource_customizations/cluster.x-k8s.io/MachinePool/
+        health.lua``); ArgoCD retries the Application until the registration exists."""
+        out: list[Manifest] = []
+        name = cluster.object_name(environment)
+        for folder in cluster.workload_folders(environment):
+            wave = None if cluster.is_paused(environment) else REGISTRATION_WAVE
+            body = bs.application(
+                name=f"fleet-{environment}-cluster-{name}-{folder.rsplit('/', 1)[-1]}",
+                namespace=self.namespace,
+                project=self.project,
+                source=bs.git_source(self.fleet.config, environment, folder),
+                destination_namespace="",
+                wave=wave,
+                protect=False,
+                sync_options_=bs.DIRECTORY_SYNC_OPTIONS,
+            )
+            # The registration's name (provider-argocd forProvider.name), not the in-cluster
+            # server; and the finalizer: removing the Application (no pool autoscales any
+            # more, or the cluster retires) deletes its objects from the cluster. Without the
+            # cluster registered any more, ArgoCD drops the finalizer itself (argo-cd v3.5.1
+            # controller/appcontroller.go finalizeApplicationDeletion).
+            body["spec"]["destination"] = {"name": name}
+            body["metadata"]["finalizers"] = [bs.RESOURCES_FINALIZER]
+            out.append(Manifest(environment, body, cluster.folder(environment), cluster.context))
+        return out
 
     def check_poll(self) -> None:
         """provider-argocd copies each registered cluster's kubeconfig once per poll: where a
@@ -345,7 +381,7 @@ class ArgoCd(FleetConstruct):
         ):
             wanted.append(EXTERNAL_SECRETS)
         for cluster in self._placed(environment):
-            wanted.extend(type(cluster).plugin.components)
+            wanted.extend(cluster.platform_components(environment))
         return tuple(self._configured(c, environment) for c in with_requirements(wanted))
 
     def _configured(self, component: PlatformComponent, environment: str) -> PlatformComponent:
@@ -497,7 +533,7 @@ class ArgoCd(FleetConstruct):
             last,
             dest=self.namespace,
             protect=True,
-            options=(),
+            options=bs.ROOT_SYNC_OPTIONS,
         )
         put(bs.argocd_cm(self.namespace, [h for c in components for h in c.health_checks]))
         put(bs.argocd_rbac_cm(self.namespace))
@@ -558,7 +594,10 @@ class ArgoCd(FleetConstruct):
             for p in self.fleet.declarations()
             if isinstance(p, FleetPackage) and environment in p.environments
         )
-        applications = sum(m.kind == "Application" for m in out) + generated
+        workload = sum(
+            len(c.workload_folders(environment)) for c, _ in self.registered(environment)
+        )
+        applications = sum(m.kind == "Application" for m in out) + generated + workload
         put(bs.argocd_cmd_params_cm(self.namespace, applications))
         return out
 

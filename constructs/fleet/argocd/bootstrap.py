@@ -113,9 +113,27 @@ IGNORE_HEALTHCHECK = "argocd.argoproj.io/ignore-healthcheck"
 CHART_SYNC_OPTIONS = ("CreateNamespace=true", "ServerSideApply=true", *PROTECT)
 """Platform charts: server-side apply (large CRDs), and never prune or delete what a chart
 rendered (a CRD dropped by a chart upgrade would take every object of its kind along)."""
+ROOT_SYNC_OPTIONS = ("ClientSideApplyMigration=false",)
+"""The root Application's sync option. Its ``argocd-cm``, ``argocd-cmd-params-cm`` and
+``argocd-rbac-cm`` are partial objects applied server-side: ArgoCD owns only the keys it
+sends. By default a server-side sync first moves every field that ``kubectl apply`` (client
+side, manager ``kubectl-client-side-apply``) owns to ArgoCD's own manager (argo-cd v3.5.1
+``gitops-engine/pkg/sync/sync_context.go`` ``needsClientSideApplyMigration``,
+``performCSAUpgradeMigration``; ``controller/sync.go``: on unless
+``ClientSideApplyMigration=false``), and the apply that follows then drops every key the
+partial object leaves out: an ArgoCD installed with a client-side ``kubectl apply`` would
+lose upstream's ``resource.customizations.ignoreResourceUpdates.*`` defaults
+(``manifests/base/config/argocd-cm.yaml``), and every status update of every watched object
+would trigger a refresh again. The install is server-side too (the guide's first step)."""
 DIRECTORY_SYNC_OPTIONS = ("SkipDryRunOnMissingResource=true",)
 """Folders whose kinds an earlier wave installs: skip the dry run that fails before the CRD
 exists (it only hides the dry-run failure; the waves give the order)."""
+
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+"""On an Application: deleting it deletes what it synced (argo-cd v3.5.1
+``pkg/apis/application/v1alpha1/application_defaults.go`` ``ResourcesFinalizerName``). No
+bootstrap Application carries it; a cluster's workload Application does
+(:meth:`fleet.ArgoCd.registration_manifests`)."""
 
 PROVIDER_ARGOCD_ACCOUNT = "provider-argocd"
 """The ArgoCD local account provider-argocd's token belongs to."""

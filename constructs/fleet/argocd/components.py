@@ -1,5 +1,6 @@
 """The platform components of the ArgoCD layer: ArgoCD itself (installed before the
-bootstrap), provider-argocd (every registration) and External Secrets (kubeconfig export).
+bootstrap), provider-argocd (every registration) and External Secrets (kubeconfig export;
+defined in :mod:`fleet.platform.external_secrets`, since a cloud needs it too).
 
 They are listed by :class:`~fleet.ArgoCd`'s plug-in, which is how the wave check learns
 their CRDs. Pinned: ArgoCD v3.5.1 (installed by a person), provider-argocd v0.14.3,
@@ -8,10 +9,11 @@ External Secrets 2.9.0 (chart); ``crds.lock.yaml`` pins the CRDs of the same rel
 
 from __future__ import annotations
 
-from fleet.core import layout
-from fleet.core.layout import PROTECT
-from fleet.platform.component import ChartInstall, PlatformComponent, Preinstalled
+from fleet.platform.component import PlatformComponent, Preinstalled
 from fleet.platform.crossplane import CROSSPLANE, XPKG_CONTRIB, CrossplaneProvider
+from fleet.platform.external_secrets import EXTERNAL_SECRETS
+
+__all__ = ["ARGO_CD", "EXTERNAL_SECRETS", "PROVIDER_ARGOCD"]
 
 ARGO_CD = PlatformComponent(
     name="argo-cd",
@@ -47,32 +49,3 @@ PROVIDER_ARGOCD = PlatformComponent(
 interval (``--poll``, a ``DeploymentRuntimeConfig``). v0.14.3 serves only cluster-scoped kinds
 (the namespaced ``*.m.argocd.crossplane.io`` ones came after it), so only those are owned,
 pinned and valid."""
-
-EXTERNAL_SECRETS = PlatformComponent(
-    name="external-secrets",
-    version="2.9.0",
-    install=ChartInstall(
-        repo_url="https://charts.external-secrets.io",
-        chart="external-secrets",
-        namespace="external-secrets",
-        # Keep its CRDs out of any prune (external-secrets hack/helm.generate.sh).
-        values={
-            "installCRDs": True,
-            "crds": {
-                "annotations": {
-                    layout.SYNC_OPTIONS: ",".join(PROTECT),
-                    "helm.sh/resource-policy": "keep",
-                }
-            },
-        },
-    ),
-    owns=frozenset(
-        {
-            ("external-secrets.io", "ExternalSecret"),
-            ("external-secrets.io", "PushSecret"),
-            ("external-secrets.io", "SecretStore"),
-            ("external-secrets.io", "ClusterSecretStore"),
-        }
-    ),
-)
-"""External Secrets Operator: pushes kubeconfigs to a secret store (only where exported)."""

@@ -55,8 +55,15 @@ def _external_secret_target(m: Manifest) -> tuple[str, str, frozenset[str] | Non
     return (m.namespace, str(name), keys)
 
 
+SERVICE_ACCOUNT_TOKEN_KEYS = frozenset({"ca.crt", "namespace", "token"})
+"""What Kubernetes' token controller writes into a ``kubernetes.io/service-account-token``
+Secret (kubernetes/kubernetes ``pkg/controller/serviceaccount/tokens_controller.go``)."""
+
+
 def _secret_object(m: Manifest) -> tuple[str, str, frozenset[str] | None]:
     keys = {*(m.body.get("data") or {}), *(m.body.get("stringData") or {})}
+    if m.body.get("type") == "kubernetes.io/service-account-token":
+        keys |= SERVICE_ACCOUNT_TOKEN_KEYS
     return (m.namespace, m.name, frozenset(keys))
 
 
@@ -74,8 +81,13 @@ PLATFORM_RULES = ReferenceRules(
 """The rules of the platform every environment runs (not of a cloud)."""
 
 SECRET_REFS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
-    (group, "Cluster"): (("spec", "forProvider", "config", "kubeconfigSecretRef"),)
-    for group in ("cluster.argocd.crossplane.io", "cluster.m.argocd.crossplane.io")
+    **{
+        (group, "Cluster"): (("spec", "forProvider", "config", "kubeconfigSecretRef"),)
+        for group in ("cluster.argocd.crossplane.io", "cluster.m.argocd.crossplane.io")
+    },
+    # A Kubernetes store's kubeconfig (external-secrets helm-chart-2.9.0
+    # runtime/esutils/k8s_rest_config.go: authRef).
+    ("external-secrets.io", "SecretStore"): (("spec", "provider", "kubernetes", "authRef"),),
 }
 """Secret references ``{name, namespace?, key}`` that must point at a produced secret."""
 

@@ -63,21 +63,37 @@ def _wave(body: Mapping[str, Any]) -> int:
         return 0
 
 
+def _synced_folder(m: Manifest, dist: str) -> str | None:
+    """The folder of ``<dist>/<env>/`` an Application syncs (None: none of its
+    environment's, or the bootstrap)."""
+    path = str(((m.body.get("spec") or {}).get("source") or {}).get("path") or "")
+    prefix = layout.environment_path(dist, m.environment, "")
+    folder = path.removeprefix(prefix)
+    if path.startswith(prefix) and folder and folder != layout.BOOTSTRAP:
+        return folder
+    return None
+
+
 def root_waves(manifests: Sequence[Manifest], dist: str = "dist") -> dict[str, int] | None:
     """Folder -> the root wave of the Application that syncs it (``bootstrap`` -> None
     entries are per object); None when the environment has no root Application. ``dist``
     is the fleet's output folder (``[tool.fleet] dist``, one level or more:
-    ``deploy/dist``), which every Application's path starts with."""
+    ``deploy/dist``), which every Application's path starts with. A folder an Application
+    of another folder syncs (a cluster's workload objects, synced by an Application in the
+    cluster's folder) comes in that folder's root wave."""
     apps = [m for m in manifests if m.folder == layout.BOOTSTRAP and m.kind == "Application"]
     if not apps:
         return None
     out: dict[str, int] = {}
     for m in apps:
-        path = str(((m.body.get("spec") or {}).get("source") or {}).get("path") or "")
-        prefix = layout.environment_path(dist, m.environment, "")
-        folder = path.removeprefix(prefix)
-        if path.startswith(prefix) and folder and folder != layout.BOOTSTRAP:
+        folder = _synced_folder(m, dist)
+        if folder is not None:
             out[folder] = _wave(m.body)
+    for m in manifests:
+        if m.kind == "Application" and m.folder in out:
+            folder = _synced_folder(m, dist)
+            if folder is not None and folder not in out:
+                out[folder] = out[m.folder]
     return out
 
 

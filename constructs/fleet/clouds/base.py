@@ -24,6 +24,7 @@ from fleet.core.options import Option, option, rendered, value_types_in
 from fleet.core.validators import check_dns_label
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
 from fleet.platform.changes import ChangeRule
+from fleet.platform.component import PlatformComponent
 from fleet.platform.live import LiveStatus
 from fleet.platform.plugins import Plugin, PluginSet
 from fleet.platform.references import ReferenceRules
@@ -569,6 +570,19 @@ class FleetCluster(FleetConstruct):
     def warnings(self) -> list[str]:
         """What ``fleet validate`` warns about (valid, but not safe yet); none by default."""
         return []
+
+    def platform_components(self, environment: str) -> tuple[PlatformComponent, ...]:
+        """The components the bootstrap installs for the cluster in ``environment``: its
+        plug-in's, and what its declaration needs besides (an OKE cluster whose pools
+        autoscale: External Secrets)."""
+        return type(self).plugin.components
+
+    def workload_folders(self, environment: str) -> tuple[str, ...]:
+        """Folders of ``dist/<environment>/`` whose objects go into the cluster itself, not
+        into the management cluster (an OKE cluster's autoscaler). Each is synced by an
+        Application to the registered cluster, in the registration's wave (the ArgoCd renders
+        it); () when there are none."""
+        return ()
 
     def protection_annotations(self) -> dict[str, str]:
         """The sync-options annotation every cluster-bearing object carries."""

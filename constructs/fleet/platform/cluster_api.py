@@ -26,6 +26,7 @@ from typing import Any
 
 from fleet.core.layout import PROTECT, sync_options
 from fleet.core.manifest import Manifest
+from fleet.platform.capi_health import CLUSTER_HEALTH
 from fleet.platform.cert_manager import CERT_MANAGER
 from fleet.platform.component import (
     ChartInstall,
@@ -310,66 +311,6 @@ CLUSTER_API_REFERENCES = ReferenceRules(
 )
 """What the Cluster API core's kinds refer to: every cloud built on Cluster API gets them."""
 
-CLUSTER_HEALTH = """\
--- Cluster API Cluster (v1beta1): Progressing while provisioning (Ready=False with severity
--- Info or Warning), Degraded on a failure (phase Failed, failureReason, Ready=False with
--- severity Error), Suspended while paused.
-local hs = {status = "Progressing", message = "Waiting for the cluster"}
-local meta = obj.metadata or {}
-local ann = meta.annotations or {}
-if (obj.spec ~= nil and obj.spec.paused == true) or ann["cluster.x-k8s.io/paused"] ~= nil then
-  hs.status = "Suspended"
-  hs.message = "Cluster is paused"
-  return hs
-end
-local st = obj.status
-if st == nil then
-  return hs
-end
-if st.phase == "Failed" or st.failureReason ~= nil or st.failureMessage ~= nil then
-  hs.status = "Degraded"
-  hs.message = st.failureMessage or st.failureReason or "Cluster failed"
-  return hs
-end
-local ready = nil
-if st.conditions ~= nil then
-  for _, c in ipairs(st.conditions) do
-    if c.type == "Ready" then
-      ready = c
-    end
-  end
-end
-if ready ~= nil and ready.status == "False" and ready.severity == "Error" then
-  hs.status = "Degraded"
-  hs.message = ready.message or ready.reason or "Not ready"
-  return hs
-end
-if st.phase == "Provisioned" and ready ~= nil and ready.status == "True" then
-  hs.status = "Healthy"
-  hs.message = "Cluster is running"
-  return hs
-end
-if ready ~= nil and ready.status == "False" then
-  hs.message = ready.message or ready.reason or "Not ready"
-elseif st.phase ~= nil then
-  hs.message = "Cluster is " .. st.phase
-end
-return hs
-"""
-"""Health of a Cluster API ``Cluster``. kubernetes-sigs/cluster-api v1.12.11: the v1beta1
-``Ready`` condition summarises ``InfrastructureReady`` and ``ControlPlaneReady``
-(``internal/controllers/cluster/cluster_controller.go`` ``SetSummary``), which are False with
-severity Info while the infrastructure and control plane come up
-(``cluster_controller_phases.go``: ``WaitingForInfrastructure``/``WaitingForControlPlane``
-fallbacks); CAPOCI v0.24.0 marks a failed OKE cluster with severity Error
-(``controllers/ocimanagedcluster_controlplane_controller.go``). ``spec.paused`` and the
-``cluster.x-k8s.io/paused`` annotation pause it (``util/annotations/helpers.go``
-``IsPaused``). ArgoCD's built-in (argo-cd v3.5.1
-``resource_customizations/cluster.x-k8s.io/Cluster/health.lua``) calls any ``Ready=False``
-Degraded, so a whole OKE provisioning (10 to 20 minutes) would fail the cluster's sync. No
-deletion branch: ArgoCD calls an object with a ``deletionTimestamp`` Progressing before any
-Lua runs (``gitops-engine/pkg/health/health.go`` ``GetResourceHealth``)."""
-
 CLUSTER_API = PlatformComponent(
     name="cluster-api",
     version="v1.12.11",
@@ -384,12 +325,12 @@ CLUSTER_API = PlatformComponent(
         }
     ),
     references=CLUSTER_API_REFERENCES,
-    health_checks=(HealthCheck(CAPI_GROUP, "Cluster", CLUSTER_HEALTH),),
+    health_checks=(HealthCheck(CAPI_GROUP, "Cluster", CLUSTER_HEALTH, open_libs=True),),
 )
-"""The Cluster API core (a ``CoreProvider``). ``Cluster`` health is :data:`CLUSTER_HEALTH`;
-ArgoCD's built-in ``MachinePool`` and ``MachineDeployment`` checks stay (argo-cd v3.5.1
-``resource_customizations/cluster.x-k8s.io/``: ``Running`` is Healthy, ``Failed``
-Degraded, ``spec.paused`` Suspended)."""
+"""The Cluster API core (a ``CoreProvider``). ``Cluster`` health is
+:data:`fleet.platform.capi_health.CLUSTER_HEALTH`; ArgoCD's built-in ``MachinePool`` and
+``MachineDeployment`` checks stay (argo-cd v3.5.1 ``resource_customizations/cluster.x-k8s.io/``:
+``Running`` is Healthy, ``Failed`` Degraded, ``spec.paused`` Suspended)."""
 
 
 def operator_health(kind: str) -> HealthCheck:

@@ -24,6 +24,7 @@ from fleet.platform.component import (
     ObjectsInstall,
     PlatformComponent,
 )
+from fleet.platform.health_lua import AGE_FUNCTION, minutes
 
 CROSSPLANE_SYSTEM = "crossplane-system"
 """Crossplane's namespace (its chart's), where providers run and credentials live."""
@@ -74,6 +75,17 @@ def crossplane_health(comment: str, waiting: str, body: str) -> str:
     return comment + head + _PAUSED_PROLOGUE + body
 
 
+RUNTIME_UNHEALTHY_SECONDS = 10 * 60
+"""How long a Provider whose package revision or runtime is not healthy yet (``Package
+revision health is "Unknown"``, ``Package runtime health is ...``) reads Progressing. Its
+Deployment reports the same ``Available=False`` "Deployment does not have minimum
+availability." while the pod starts and while it crash-loops, and Crossplane passes on only
+that message (crossplane v2.3.4 ``internal/controller/pkg/runtime/runtime_provider.go``
+``Post``: ``errFmtUnavailableProviderDeployment``); the condition's ``lastTransitionTime``
+moves only when the message does (crossplane-runtime v2.1.0 ``apis/common/condition.go``
+``SetConditions``: an equal condition keeps its time). Ten minutes is a Deployment's default
+``progressDeadlineSeconds``; a provider that started takes a minute or two."""
+
 PROVIDER_HEALTH = crossplane_health(
     """\
 -- Crossplane Provider (crossplane v2.3.4 apis/pkg/v1/conditions.go): Healthy once Installed
@@ -81,7 +93,8 @@ PROVIDER_HEALTH = crossplane_health(
 -- the package cannot be fetched or its revision is unhealthy; Suspended when paused.
 """,
     "Waiting for the provider to be installed",
-    """\
+    AGE_FUNCTION
+    + f"""\
 local inst, healthy = cond["Installed"], cond["Healthy"]
 if inst ~= nil and inst.status == "False" then
   if inst.reason == "UnpackingPackage" and inst.message ~= nil and inst.message ~= "" then
@@ -100,6 +113,11 @@ if healthy ~= nil and healthy.status == "False" then
   if string.find(m, 'health is "Unknown"', 1, true) ~= nil
       or string.find(m, "Package runtime health is", 1, true) ~= nil then
     hs.message = m
+    local age = fleet_age(healthy.lastTransitionTime)
+    if age ~= nil and age > {RUNTIME_UNHEALTHY_SECONDS} then
+      hs.status = "Degraded"
+      hs.message = "Not healthy for more than {minutes(RUNTIME_UNHEALTHY_SECONDS)}: " .. m
+    end
     return hs
   end
   hs.status = "Degraded"
@@ -124,7 +142,8 @@ it cannot (``internal/controller/pkg/manager/reconciler.go``); ``Healthy`` comes
 before the revision reports, ``Package runtime health is ...`` while the Deployment is not
 yet available (``internal/controller/pkg/runtime/runtime_provider.go``), ``Package revision
 health is "False" with message: ...`` when the revision fails. The runtime message is the
-same while the pod starts and while it crash-loops, so both read as Progressing. Paused:
+same while the pod starts and while it crash-loops: Progressing for
+:data:`RUNTIME_UNHEALTHY_SECONDS`, then Degraded (a crash-looping provider). Paused:
 crossplane-runtime ``ReconcilePaused``. ArgoCD's built-in (argo-cd v3.5.1
 ``resource_customizations/pkg.crossplane.io/Provider/health.lua``) calls all but Healthy
 Degraded, and raises a Lua error when a condition is missing."""

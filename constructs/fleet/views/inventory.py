@@ -59,13 +59,16 @@ class NodeTotals:
         return self.min_nodes is not None or self.max_nodes is not None
 
     def text(self) -> str:
-        """``6``, or ``6 (4-14)`` when autoscaled (``?`` for an unknown count)."""
+        """``6``; when autoscaled ``6 (4..14)``, or ``4..14`` when the autoscaler owns the
+        count (an OKE pool has no ``node_count``; ``?`` for an unknown bound)."""
         count = "?" if self.nodes is None else str(self.nodes)
         if not self.autoscaled:
             return count
         low = "?" if self.min_nodes is None else str(self.min_nodes)
         high = "?" if self.max_nodes is None else str(self.max_nodes)
-        return f"{count} ({low}-{high})"
+        if self.nodes is None:
+            return f"{low}..{high}"
+        return f"{count} ({low}..{high})"
 
 
 def node_totals(pools: Sequence[NodePoolSummary]) -> NodeTotals:

@@ -32,6 +32,7 @@ from fleet.platform.crossplane import (
     crossplane_health,
     max_reconcile_rate,
 )
+from fleet.platform.health_lua import AGE_FUNCTION
 from fleet.platform.live import CROSSPLANE_MANAGED, LiveKind, LiveStatus, VersionAt
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules, Level
@@ -50,14 +51,22 @@ def _connection_secret(m: Manifest) -> tuple[str, str, frozenset[str] | None] | 
     return (str(ref.get("namespace") or m.namespace), str(ref["name"]), frozenset({KUBECONFIG_KEY}))
 
 
+MAGNUM_CREATE_TIMEOUT_MINUTES = 60
+"""Magnum's create timeout when the cluster names none (openstack/magnum stable/2025.1
+``magnum/api/controllers/v1/cluster.py``: ``create_timeout`` defaults to 60 minutes)."""
+CREATE_MARGIN_MINUTES = 10
+"""Past the create timeout, how long a ClusterV1 without an API address still reads
+Progressing (Magnum's periodic status sync runs after the timeout)."""
+
 MAGNUM_HEALTH = crossplane_health(
     """\
 -- provider-openstack's Magnum objects (upjet managed resources): Progressing while Magnum
 -- provisions, Suspended while paused, Degraded on a failure.
 """,
     "Provisioning",
-    """\
-for _, t in ipairs({"LastAsyncOperation", "Synced"}) do
+    AGE_FUNCTION
+    + f"""\
+for _, t in ipairs({{"LastAsyncOperation", "Synced"}}) do
   local c = cond[t]
   if c ~= nil and c.status == "False" then
     if c.message ~= nil
@@ -73,10 +82,20 @@ end
 local ready = cond["Ready"]
 if ready ~= nil and ready.status == "True" then
   if obj.kind == "ClusterV1" then
-    local at = obj.status.atProvider or {}
+    local at = obj.status.atProvider or {{}}
+    local spec = (obj.spec or {{}}).forProvider or {{}}
     if at.apiAddress == nil or at.apiAddress == "" then
-      hs.status = "Degraded"
-      hs.message = "Magnum has no API address for the cluster: its create failed or timed out"
+      local timeout = tonumber(spec.createTimeout or at.createTimeout)
+        or {MAGNUM_CREATE_TIMEOUT_MINUTES}
+      local bound = (timeout + {CREATE_MARGIN_MINUTES}) * 60
+      local age = fleet_age(at.createdAt) or fleet_age((obj.metadata or {{}}).creationTimestamp)
+      hs.message = "Magnum has no API address for the cluster yet"
+      if age ~= nil and age > bound then
+        hs.status = "Degraded"
+        hs.message = "Magnum has no API address for the cluster "
+          .. tostring(timeout + {CREATE_MARGIN_MINUTES}) .. " minutes after creating it: "
+          .. "its create failed or timed out"
+      end
       return hs
     end
   end
@@ -104,12 +123,24 @@ return hs
   which upjet reports in ``LastAsyncOperation`` and ``Synced`` (``pkg/controller/api.go``
   ``callbackFn``): Progressing. Node groups are applied after their cluster (wave 1), so
   this is rare.
-* Failure: any other ``False`` ``LastAsyncOperation``/``Synced`` (a refused update, a bad
-  flavor); and a ``ClusterV1`` that is ``Ready`` without ``status.atProvider.apiAddress``:
-  upjet keeps the state of a create that failed after the POST (CREATE_FAILED, or
-  terraform-provider-openstack v3.4.0's create timeout: ``WaitForStateContext`` for
-  ``CREATE_COMPLETE``, then ``Read`` sets ``api_address``), and the next Observe clears the
-  error and marks it Available; the missing address is the only trace left.
+* Failure: any ``False`` ``LastAsyncOperation``/``Synced`` (a failed create, a refused
+  update, a bad flavor), whatever ``apiAddress`` says: Magnum resolves ``api_address`` on
+  failure too (openstack/magnum stable/2025.1 ``magnum/drivers/heat/driver.py``
+  ``poll_and_check``: CREATE_FAILED syncs the stack's outputs; openstack/magnum-capi-helm
+  ``driver.py`` ``_update_cluster_api_address``: set while CREATE_IN_PROGRESS), so an address
+  proves nothing. provider-openstack v0.9.0 never sets ``AsyncOperation``
+  (``zz_controller.go``: ``WithStatusUpdates(false)``; ``Ongoing`` comes only from upjet's
+  CLI client, ``pkg/controller/external.go``), and upjet clears ``LastAsyncOperation`` on the
+  next Observe that finds the resource up to date (``external_async_tfpluginsdk.go``
+  ``Observe``), which after a failed create keeps the state of the POST
+  (``external_tfpluginsdk.go`` ``Create``) and so finds the cluster: the failure reads
+  Degraded until that poll, and terraform-provider-openstack v3.4.0's Read has no status
+  attribute to show it after (``resource_openstack_containerinfra_cluster_v1.go``).
+* ``Ready`` without ``status.atProvider.apiAddress``: Magnum is still creating (after a
+  provider restart the new process sees ``Available`` at once: the create runs on in
+  Magnum, not in its memory) or the create failed before the API came up: Progressing until
+  the create timeout (``createTimeout``, else Magnum's :data:`MAGNUM_CREATE_TIMEOUT_MINUTES`)
+  plus :data:`CREATE_MARGIN_MINUTES` after Magnum's ``createdAt``, then Degraded.
 
 Needs Lua's ``string`` library (``useOpenLibs``)."""
 

@@ -22,21 +22,29 @@ from fleet.clouds.base import (
     CreateOnlyField,
     FleetCluster,
     IgnoreDifference,
+    NodeCounts,
     NodePoolSummary,
     resolve_counts,
     unique_pools,
 )
-from fleet.clouds.oci import render
+from fleet.clouds.oci import autoscaler, render
 from fleet.clouds.oci.identity import OciClusterIdentity
+from fleet.clouds.oci.management import (
+    check_autoscaler,
+    check_management_route,
+    check_private_route,
+)
 from fleet.clouds.oci.network import POD, OkeNetwork
 from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.clouds.oci.pool import (
     MAX_NODE_POOL_NAME,
+    OKE_MAX_PODS_PER_NODE,
     OkeNodePool,
     ResolvedPool,
     StrPerEnv,
 )
 from fleet.clouds.oci.regions import REGION_KEYS
+from fleet.clouds.oci.shapes import capacity_annotations
 from fleet.clouds.oci.validators import (
     AVAILABILITY_DOMAIN,
     check_availability_domains,
@@ -54,6 +62,9 @@ from fleet.core.validators import (
     check_ssh_public_key,
 )
 from fleet.core.values import PerEnv, SecretKeyRef, resolve
+from fleet.platform.component import PlatformComponent
+from fleet.platform.external_secrets import EXTERNAL_SECRETS
+from fleet.platform.management import ManagementCluster
 
 CAPI_API = render.CAPI_API
 INFRA_API = render.INFRA_API
@@ -208,12 +219,14 @@ class OciManagedCluster(FleetCluster):
             "OCIManagedMachinePool",
             (".spec.id", ".spec.providerID", ".spec.providerIDList"),
         ),
-        # Cluster API core copies these from the provider objects / its webhook defaults.
+        # Cluster API core copies these from the provider objects / its webhook defaults
+        # (v1beta2: internal/webhooks/machinepool.go Default sets
+        # deletion.nodeDeletionTimeoutSeconds).
         IgnoreDifference("cluster.x-k8s.io", "Cluster", (".spec.controlPlaneEndpoint",)),
         IgnoreDifference(
             "cluster.x-k8s.io",
             "MachinePool",
-            (".spec.providerIDList", ".spec.template.spec.nodeDeletionTimeout"),
+            (".spec.providerIDList", ".spec.template.spec.deletion"),
         ),
     )
     """What CAPOCI and Cluster API write into the ``spec`` of the rendered objects: the
@@ -372,6 +385,7 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field="network",
             )
+        check_private_route(self.network, where=ctx)
         pods = check_cidr(self.pods_cidr, where=ctx, field="pods_cidr")
         services = check_cidr(self.services_cidr, where=ctx, field="services_cidr")
         if pods.overlaps(services):
@@ -560,7 +574,10 @@ class OciManagedCluster(FleetCluster):
         ctx = self.context
         prefix = f"node_pools[{pool.name}]."
         control_plane = check_kubernetes_version(version, where=ctx, field="") if version else None
-        counts = resolve_counts(ctx, prefix, env, pool.node_count, None, None)
+        counts = resolve_counts(
+            ctx, prefix, env, pool.node_count, pool.min_node_count, pool.max_node_count
+        )
+        capacity = self._capacity(env, pool, counts) if pool.autoscaled else None
         pool_version = resolve(
             pool.kubernetes_version or version,
             env,
@@ -595,6 +612,7 @@ class OciManagedCluster(FleetCluster):
             image_id=image,
             ssh_public_key=pool.ssh_public_key or self.ssh_public_key,
             availability_domains=tuple(pool.availability_domains or self.default_ads),
+            capacity=capacity,
         )
 
     def warnings(self) -> list[str]:
@@ -612,6 +630,34 @@ class OciManagedCluster(FleetCluster):
             "import tfstate` printed (docs/oke-clusters.md, Adopting clusters built with "
             "Terraform), then set adoption_tags_applied=True"
         ]
+
+    def _capacity(self, env: str, pool: OkeNodePool, counts: NodeCounts) -> dict[str, str] | None:
+        """The capacity annotations of an autoscaled pool whose minimum is 0 in ``env`` (the
+        autoscaler cannot see its nodes then), None for a minimum of 1 or more."""
+        prefix = f"node_pools[{pool.name}]."
+        if not counts.max_node_count:
+            raise DefinitionError(
+                f"must be 1 or more: a pool of at most 0 nodes never has one ({env})",
+                where=self.context,
+                field=prefix + "max_node_count",
+            )
+        if counts.min_node_count:
+            return None
+        found = capacity_annotations(
+            pool.node_shape,
+            ocpus=pool.ocpus,
+            memory_gb=pool.memory_gb,
+            max_pods=OKE_MAX_PODS_PER_NODE,
+            labels=dict(pool.labels),
+        )
+        if isinstance(found, str):
+            raise DefinitionError(
+                f"a pool that scales from 0 needs the nodes' capacity for the autoscaler: "
+                f"{found} ({env})",
+                where=self.context,
+                field=prefix + "node_shape",
+            )
+        return found
 
     # --- the hybrid API -------------------------------------------------------------
 
@@ -669,11 +715,59 @@ class OciManagedCluster(FleetCluster):
         pools = self._resolved[environment].pools
         return [p for p in pools if not p.spec.retired or self.reviving]
 
+    def autoscaled_pools(self, environment: str) -> list[str]:
+        """The names of the pools rendered in ``environment`` that autoscale."""
+        return [p.spec.name for p in self._pools(environment) if p.spec.autoscaled]
+
+    def prepare(self) -> None:
+        """Once every declaration exists: the management cluster's route to the API
+        endpoint, and what an autoscaler needs (:mod:`fleet.clouds.oci.management`)."""
+        super().prepare()
+        for env in self.environments:
+            check_management_route(self, env)
+            pools = self.autoscaled_pools(env)
+            if pools and not self.is_retired(env):
+                check_autoscaler(self, env, pools)
+
+    def platform_components(self, environment: str) -> tuple[PlatformComponent, ...]:
+        """CAPOCI (the plug-in's), and External Secrets where pools autoscale (it pushes the
+        autoscaler's token into the cluster)."""
+        components = type(self).plugin.components
+        if self.workload_folders(environment):
+            return (*components, EXTERNAL_SECRETS)
+        return components
+
+    def workload_folders(self, environment: str) -> tuple[str, ...]:
+        """The autoscaler's folder where pools autoscale."""
+        if self.is_retired(environment) or not self.autoscaled_pools(environment):
+            return ()
+        return (f"{self.folder(environment)}/{autoscaler.WORKLOAD_FOLDER}",)
+
     def render(self, environment: str) -> list[Manifest]:
         """Cluster, OCIManagedCluster, OCIManagedControlPlane, then per node pool a
-        MachinePool and its OCIManagedMachinePool (retired pools left out)."""
+        MachinePool and its OCIManagedMachinePool (retired pools left out); where pools
+        autoscale, the autoscaler's objects (:mod:`fleet.clouds.oci.autoscaler`)."""
         folder = self.folder(environment)
-        return [
+        out = [
             self._manifest(environment, folder, body)
             for body in render.objects(self, environment, self._pools(environment))
         ]
+        pools = self.autoscaled_pools(environment)
+        if not pools:
+            return out
+        name = self.object_name(environment)
+        labels = {render.CLUSTER_NAME_LABEL: name}
+        machine_pools = [f"{name}-{pool}" for pool in pools]
+        for body in autoscaler.management_objects(
+            name, self.namespace, machine_pools, labels=labels, paused=self.is_paused(environment)
+        ):
+            out.append(self._manifest(environment, folder, body))
+        management = ManagementCluster.of(self.fleet, environment)
+        release = autoscaler.release_for(self.kubernetes_version(environment))
+        assert management is not None and release is not None  # checked in prepare()
+        (workload,) = self.workload_folders(environment)
+        for body in autoscaler.workload_objects(
+            name, self.namespace, management.api_server(environment), release
+        ):
+            out.append(self._manifest(environment, workload, body))
+        return out

@@ -26,6 +26,7 @@ from dataclasses import replace
 from fleet.clouds.base import CloudPlugin, FleetCluster, ShortLivedCredential
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
+from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
 from fleet.core.errors import DefinitionError
 from fleet.platform.cluster_api import (
     CAPI_GROUP,
@@ -48,9 +49,11 @@ INFRA_GROUP = INFRASTRUCTURE_GROUP
 IDENTITY = (INFRA_GROUP, "OCIClusterIdentity")
 
 READY_HEALTH = ready_health(
-    "Cluster API provider objects (CAPOCI's OCIManaged*): healthy when Ready."
+    "Cluster API provider objects (CAPOCI's OCIManagedCluster): healthy when Ready."
 )
-"""Health of the OCIManaged* kinds (the Cluster API v1beta1 contract's ``Ready``)."""
+"""Health of ``OCIManagedCluster`` (the Cluster API v1beta1 contract's ``Ready``); the
+control plane and the node pools have checks of their own
+(:mod:`fleet.clouds.oci.health`)."""
 
 IDENTITY_HEALTH = """\
 -- OCIClusterIdentity has no Ready state of its own: healthy unless a condition failed.
@@ -130,10 +133,9 @@ CAPOCI = infrastructure_provider(
         )
     ),
     health_checks=(
-        *(
-            HealthCheck(INFRA_GROUP, kind, READY_HEALTH)
-            for kind in ("OCIManagedCluster", "OCIManagedControlPlane", "OCIManagedMachinePool")
-        ),
+        HealthCheck(INFRA_GROUP, "OCIManagedCluster", READY_HEALTH),
+        HealthCheck(INFRA_GROUP, "OCIManagedControlPlane", CONTROL_PLANE_HEALTH, open_libs=True),
+        HealthCheck(INFRA_GROUP, "OCIManagedMachinePool", POOL_HEALTH, open_libs=True),
         HealthCheck(*IDENTITY, IDENTITY_HEALTH),
     ),
     feature_gates={"MachinePool": True},
@@ -151,7 +153,7 @@ OKE_STATUS = LiveStatus(
             LiveKind(
                 group=CAPI_GROUP,
                 kind=kind,
-                version="v1beta1",
+                version="v1beta2",
                 plural=f"{kind.lower()}s",
                 namespaced=True,
                 component="cluster-api",
@@ -179,9 +181,9 @@ OKE_STATUS = LiveStatus(
     version=VersionAt(group=INFRA_GROUP, kind="OCIManagedControlPlane", path=("status", "version")),
 )
 """What ``fleet status`` reads of an OKE cluster. The Cluster API ``Cluster`` and
-``MachinePool`` (read as the ``v1beta1`` the fleet renders) by their v1beta2 conditions in
-``status.v1beta2.conditions`` (cluster-api v1.12.11 ``api/core/v1beta1/cluster_types.go``
-``ClusterV1Beta2Status``, ``machinepool_types.go`` ``MachinePoolV1Beta2Status``); CAPOCI's
+``MachinePool`` (read as the ``v1beta2`` the fleet renders) by their v1beta2 conditions in
+``status.conditions`` (cluster-api v1.12.11 ``api/core/v1beta2/cluster_types.go``
+``ClusterStatus``, ``machinepool_types.go`` ``MachinePoolStatus``); CAPOCI's
 kinds by their v1beta1-contract conditions (CAPOCI v0.24.0 keeps
 ``clusterv1beta1.Conditions`` on its ``v1beta2`` kinds), where a failed node pool is
 ``NodePoolReady=False``, severity ``Error``, reason ``NodePoolProvisionFailed``, with an

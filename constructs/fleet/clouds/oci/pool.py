@@ -47,10 +47,12 @@ class OkeNodePool:
     """An OKE node pool: nodes of one shape, placed across availability domains.
 
     Fixed size: give ``node_count`` (may differ per environment, :class:`PerEnv`); CAPOCI
-    keeps the OKE node pool at ``MachinePool.spec.replicas``. ``min_node_count`` and
-    ``max_node_count`` are refused: no cluster autoscaler runs for OKE clusters, and with
-    Cluster API's autoscaler annotations CAPOCI never resizes the pool (see
-    docs/oke-clusters.md, "Node pool size").
+    keeps the OKE node pool at ``MachinePool.spec.replicas``. Autoscaled: give
+    ``min_node_count`` and ``max_node_count`` instead; the MachinePool carries Cluster API's
+    autoscaler min/max annotations and no ``replicas`` (a new pool starts at its minimum),
+    and the cluster's autoscaler scales it up (docs/oke-clusters.md, "Node pool size").
+    A pool whose minimum is 0 also carries the nodes' capacity, from its shape
+    (:mod:`fleet.clouds.oci.shapes`).
 
     Upgrades: a pool's ``kubernetes_version`` and ``image_id`` change together (an image is
     built for one Kubernetes version), after the control plane's; OKE replaces the nodes
@@ -79,9 +81,15 @@ class OkeNodePool:
     memory_gb: float | None = option(
         default=None, doc="Memory per node (the shape's default for the OCPUs)."
     )
-    node_count: IntPerEnv | None = option(default=None, doc="The number of nodes (required).")
-    min_node_count: IntPerEnv | None = option(default=None, doc="Refused: fixed-size pools.")
-    max_node_count: IntPerEnv | None = option(default=None, doc="Refused: fixed-size pools.")
+    node_count: IntPerEnv | None = option(
+        default=None, doc="The number of nodes of a fixed-size pool."
+    )
+    min_node_count: IntPerEnv | None = option(
+        default=None, doc="The least nodes of an autoscaled pool (with max_node_count)."
+    )
+    max_node_count: IntPerEnv | None = option(
+        default=None, doc="The most nodes of an autoscaled pool (with min_node_count)."
+    )
     availability_domains: Sequence[str] | None = option(
         default=None, doc="Where the nodes go (default: the cluster's)."
     )
@@ -144,17 +152,32 @@ class OkeNodePool:
                 where=ctx,
                 field="max_pods_per_node",
             )
-        for name in ("min_node_count", "max_node_count"):
-            if getattr(self, name) is not None:
+        if self.autoscaled:
+            for name, other in (
+                ("min_node_count", "max_node_count"),
+                ("max_node_count", "min_node_count"),
+            ):
+                if getattr(self, name) is None:
+                    raise DefinitionError(
+                        f"an autoscaled pool needs both bounds: give {name} with {other}",
+                        where=ctx,
+                        field=name,
+                    )
+            if self.node_count is not None:
                 raise DefinitionError(
-                    "OKE node pools have a fixed size: give node_count. No cluster autoscaler "
-                    "runs for OKE clusters, and CAPOCI never resizes a pool that Cluster API's "
-                    "autoscaler annotations mark (docs/oke-clusters.md, Node pool size)",
+                    "give node_count (a fixed size) or min_node_count and max_node_count "
+                    "(autoscaled), not both: the autoscaler owns the size of an autoscaled "
+                    "pool, and a new one starts at its minimum (Cluster API's MachinePool "
+                    "webhook)",
                     where=ctx,
-                    field=name,
+                    field="node_count",
                 )
-        if self.node_count is None:
-            raise DefinitionError("give node_count", where=ctx, field="node_count")
+        elif self.node_count is None:
+            raise DefinitionError(
+                "give node_count (a fixed size), or min_node_count and max_node_count (autoscaled)",
+                where=ctx,
+                field="node_count",
+            )
         for name in ("max_surge", "max_unavailable"):
             check_surge(getattr(self, name), where=ctx, field=name)
         if self.max_surge in (0, "0", "0%") and self.max_unavailable in (0, "0", "0%"):
@@ -190,6 +213,11 @@ class OkeNodePool:
             check_ssh_public_key(self.ssh_public_key, where=ctx, field="ssh_public_key")
 
     @property
+    def autoscaled(self) -> bool:
+        """Whether the pool has autoscaler bounds rather than a fixed size."""
+        return self.min_node_count is not None or self.max_node_count is not None
+
+    @property
     def context(self) -> str:
         """``file:line (node pool <name>)`` for messages."""
         return f"{self.where} (node pool {self.name})"
@@ -215,3 +243,5 @@ class ResolvedPool:
     image_id: str
     ssh_public_key: str | None
     availability_domains: tuple[str, ...]
+    capacity: Mapping[str, str] | None = None
+    """The capacity annotations of an autoscaled pool that may be empty (minimum 0)."""
