@@ -21,6 +21,7 @@ from syrupy.assertion import SnapshotAssertion
 from fleet.checks.crds import load_crds
 from fleet.clouds.magnum.plugin import FORCE_NEW_DATA, MAGNUM_FORCE_NEW
 from fleet.core.manifest import Manifest
+from fleet.guards.change_rules import change_rule_guard
 from fleet.guards.deletion import (
     GROUP_RETIRE_HINT,
     REMOVED_DEFINITIONS,
@@ -790,26 +791,30 @@ def test_an_emptied_label_map_is_refused_but_a_dropped_one_is_a_note() -> None:
     assert "keeps the values Magnum has" in note.message
 
 
-def test_template_id_name_to_uuid_is_a_note_and_an_upgrade_warns() -> None:
+def test_template_id_name_to_uuid_is_a_note_and_an_upgrade_is_judged_by_driver() -> None:
     """openstack/magnum 22.0.0 ``magnum/drivers/heat/driver.py``: the Heat driver raises
-    NotSupported for upgrades (since 18.0.0, commit 2fd3059f)."""
+    NotSupported for upgrades (since 18.0.0, commit 2fd3059f). A ``clusterTemplateId`` is no
+    ForceNew field: the Magnum plug-in's upgrade rule judges it (tests/test_upgrade_in_place.py
+    has the drivers), not the ForceNew guard."""
 
     def named(body: dict[str, Any]) -> None:
         body["spec"]["forProvider"]["clusterTemplateId"] = "kubernetes-1.25.3-3-multi"
 
     base = copy.deepcopy(cluster_v1())
     named(base)
-    [note] = force_new_guard(compare(tree("dev", base), tree("dev", cluster_v1())))
+    renamed = compare(tree("dev", base), tree("dev", cluster_v1()))
+    assert force_new_guard(renamed) == []
+    files = {"dev": {"c.yaml": to_yaml(base)}}
+    head = {"dev": {"c.yaml": to_yaml(cluster_v1())}}
+    [note] = change_rule_guard(compare_files(files, head), files, head)
     assert note.level == "note" and "no upgrade" in note.message
-    upgrade = changed(
-        cluster_v1(),
-        lambda b: b["spec"]["forProvider"].update(
-            clusterTemplateId="7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"
-        ),
-    )
-    [warning] = force_new_guard(upgrade)
-    assert warning.level == "warning"
-    assert "Magnum 18.0.0 and later refuse it" in warning.message
+    upgraded = copy.deepcopy(cluster_v1())
+    upgraded["spec"]["forProvider"]["clusterTemplateId"] = "7d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a"
+    head = {"dev": {"c.yaml": to_yaml(upgraded)}}
+    base_files = {"dev": {"c.yaml": to_yaml(cluster_v1())}}
+    [refusal] = change_rule_guard(compare_files(base_files, head), base_files, head)
+    # the seed's ClusterV1 names no driver: Heat rules
+    assert refusal.level == "error" and "driver is not known" in refusal.message
 
 
 def test_init_provider_change_is_a_note() -> None:

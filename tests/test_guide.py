@@ -35,6 +35,8 @@ PARSE_ONLY = {
     "diff": "needs a git history with a base revision; tests/test_cli_diff.py runs it",
     "import": "run below on a fresh project (the example fleet has the same clusters)",
     "init": "writes a new repository; tests/test_init.py runs it end to end",
+    "upgrade promote": "reads the promotions from git and the live clusters; "
+    "tests/test_rollout.py runs it in a repository",
     "status": "reads a live management cluster; tests/test_status.py runs it against a server",
 }
 """fleet subcommands the guide shows that this test only parses, and why."""
@@ -83,7 +85,8 @@ def test_the_guide_has_every_task() -> None:
         "Migrate from Terraform",
         "Review a change",
         "Is my change live?",
-        "Upgrade Kubernetes on a Magnum cluster",
+        "Upgrade Kubernetes across the fleet",
+        "Upgrade a Heat-driver Magnum cluster (blue/green)",
         "Retire a cluster safely",
         "Recover from a disaster",
         "Starting a fleet repository (fleet init)",
@@ -166,13 +169,16 @@ def test_inline_kubectl_commands_name_real_resource_kinds() -> None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the example fleet, guide snippets added, its pyproject as the guide says."""
+    """A copy of the example fleet, guide snippets added (its rollout replaced by the guide's),
+    its pyproject as the guide says."""
     root = tmp_path / "fleet"
     root.mkdir()
     shutil.copy(HYBRID / "pyproject.toml", root)
     shutil.copytree(HYBRID / "clusters", root / "clusters", ignore=shutil.ignore_patterns("__py*"))
     for i, source in enumerate(blocks("python")):
-        (root / "clusters" / f"guide_{i}.py").write_text(source)
+        # The guide's rollout replaces the example's (a fleet declares one).
+        name = "rollout.py" if "\n    Rollout(" in source else f"guide_{i}.py"
+        (root / "clusters" / name).write_text(source)
     (toml,) = [b for b in blocks("toml") if "environments" in b]
     environments = re.search(r"^environments = .*$", toml, re.M)
     assert environments is not None
@@ -190,7 +196,7 @@ def test_fleet_commands_run(
         monkeypatch.setenv("FLEET_CRDS_DIR", str(crds_dir()))
     ran = []
     for argv in shell_commands():
-        if argv[0] != "fleet" or argv[1] in PARSE_ONLY:
+        if argv[0] != "fleet" or argv[1] in PARSE_ONLY or " ".join(argv[1:3]) in PARSE_ONLY:
             continue
         if argv[1] == "ls" and "staging" in argv:
             continue  # run below, once a cluster is placed there
@@ -204,6 +210,7 @@ def test_fleet_commands_run(
             assert (f"{env}," if fmt == "csv" else f'"environment": "{env}"') in out
     assert "validate" in ran
     assert "graph --env prod" in ran
+    assert "upgrade plan" in ran
     assert (project / "dist" / "staging" / "bootstrap").is_dir()
 
 

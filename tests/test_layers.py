@@ -21,6 +21,7 @@ FLOORS = {
     "clouds": 2,
     "checks": 3,
     "argocd": 3,
+    "upgrades": 3,
     "guards": 4,
     "pipeline": 5,
     "views": 5,

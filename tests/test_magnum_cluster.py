@@ -118,6 +118,7 @@ def test_seed_cluster_matches_figure_12(fleet: Fleet) -> None:
             "annotations": {
                 "crossplane.io/external-name": "k8s-ais-batch-dev-multi-v25",
                 "fleet.openstack/cluster-template": "kubernetes-1.25.3-3-multi",
+                "fleet.openstack/kubernetes-version": "v1.25.3",
                 **PROTECTED,
             },
             "name": "k8s-ais-batch-dev-multi-v25",

@@ -26,23 +26,31 @@ from fleet.core.refs import Ref
 from fleet.core.tree import Aspects, Component, IAspect, IValidation, Node, Scope, TreeConstruct
 from fleet.core.values import JsonPatch, PerEnv, SecretKeyRef, per_env
 from fleet.platform.management import ManagementCluster
+from fleet.upgrades.rings import Ring
+from fleet.upgrades.rollout import Rollout, UpgradeTarget
 
 if TYPE_CHECKING:
     from fleet.clouds.magnum.cluster import MagnumCluster
+    from fleet.clouds.magnum.drivers import MagnumDriver, MagnumDriverName
     from fleet.clouds.magnum.policies import DeletionPolicy, ManagementPolicy
     from fleet.clouds.magnum.pool import NodeGroup
     from fleet.clouds.magnum.project import OpenStackProject
     from fleet.clouds.magnum.resolved import ResolvedMagnum
+    from fleet.clouds.magnum.rollout import MagnumTarget
     from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
     from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
     from fleet.clouds.oci.credentials import CapociCredentials
     from fleet.clouds.oci.identity import OciClusterIdentity
     from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
     from fleet.clouds.oci.pool import FaultDomain, OkeNodePool
+    from fleet.clouds.oci.rollout import OkeRelease, OkeTarget
 
 _CLOUDS: dict[str, str] = {
     "DeletionPolicy": "fleet.clouds.magnum.policies",
     "MagnumCluster": "fleet.clouds.magnum.cluster",
+    "MagnumDriver": "fleet.clouds.magnum.drivers",
+    "MagnumDriverName": "fleet.clouds.magnum.drivers",
+    "MagnumTarget": "fleet.clouds.magnum.rollout",
     "ManagementPolicy": "fleet.clouds.magnum.policies",
     "NodeGroup": "fleet.clouds.magnum.pool",
     "ResolvedMagnum": "fleet.clouds.magnum.resolved",
@@ -61,6 +69,8 @@ _CLOUDS: dict[str, str] = {
     "OkeVcn": "fleet.clouds.oci.network",
     "FaultDomain": "fleet.clouds.oci.pool",
     "OkeNodePool": "fleet.clouds.oci.pool",
+    "OkeRelease": "fleet.clouds.oci.rollout",
+    "OkeTarget": "fleet.clouds.oci.rollout",
 }
 """A cloud's public names -> the module that defines them, imported on first use."""
 
@@ -107,6 +117,9 @@ __all__ = [
     "JsonPatch",
     "Lifecycle",
     "MagnumCluster",
+    "MagnumDriver",
+    "MagnumDriverName",
+    "MagnumTarget",
     "ManagementCluster",
     "ManagementPolicy",
     "Manifest",
@@ -118,7 +131,9 @@ __all__ = [
     "OkeExistingVcn",
     "OkeNodePool",
     "OkeNsg",
+    "OkeRelease",
     "OkeSubnet",
+    "OkeTarget",
     "OkeVcn",
     "OpenStackProject",
     "PerEnv",
@@ -126,10 +141,13 @@ __all__ = [
     "Ref",
     "ResolvedMagnum",
     "ResolvedOke",
+    "Ring",
+    "Rollout",
     "Scope",
     "SecretKeyRef",
     "TemplateCatalog",
     "TreeConstruct",
+    "UpgradeTarget",
     "option",
     "per_env",
     "value_type",

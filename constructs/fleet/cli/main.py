@@ -23,6 +23,7 @@ from fleet.cli.imports import add_parser as _add_import
 from fleet.cli.init import add_parser as _add_init
 from fleet.cli.ls import add_parser as _add_ls
 from fleet.cli.status import add_parser as _add_status
+from fleet.cli.upgrade import add_parser as _add_upgrade
 from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.commands import Handler, Registrar, Subparsers
 from fleet.core.config import FleetConfig
@@ -119,6 +120,7 @@ SUBCOMMANDS: tuple[Registrar, ...] = (
     _add_status,
     _add_graph,
     _add_diff,
+    _add_upgrade,
     _add_import,
     _add_validate,
     _add_init,

@@ -24,6 +24,7 @@ from fleet.core.secrets import redact
 from fleet.platform.live import Finding, Verdict
 
 if TYPE_CHECKING:  # the status view is imported when the command runs, not by `fleet synth`
+    from fleet.core.fleet import Fleet
     from fleet.views.status import ClusterStatus, FleetStatus, Selection
     from fleet.views.status.read import ClientFactory
 
@@ -221,13 +222,15 @@ def run_status(
     interval: float = POLL_SECONDS,
     out: TextIO,
     err: TextIO,
+    fleet: Fleet | None = None,
 ) -> int:
     """Read (and with ``wait``, read again until a verdict or ``timeout``), print, and
-    return the exit code (see the module's docstring)."""
+    return the exit code (see the module's docstring). ``fleet``: the fleet already loaded
+    (else it is loaded from ``config``)."""
     from fleet.pipeline.discovery import load_fleet
     from fleet.views.status import read_status
 
-    fleet = load_fleet(config)
+    fleet = fleet or load_fleet(config)
     started = time.monotonic()
     while True:
         status = read_status(fleet, selection, clients=clients)
@@ -259,15 +262,30 @@ def run_status(
     return code
 
 
+def ring_selection(fleet: Fleet, ring: str, selection: Selection) -> Selection:
+    """``selection`` narrowed to the clusters of the upgrade rollout's ring ``ring``
+    (:meth:`fleet.upgrades.rings.Ring.contains`); a fleet without a rollout, or a ring
+    it does not have, is bad input."""
+    from dataclasses import replace
+
+    from fleet.cli.upgrade import rollout_of
+
+    fleet.run_phases()
+    chosen = rollout_of(fleet).ring(ring)
+    return replace(selection, filters=(*selection.filters, chosen.contains))
+
+
 def _status(args: argparse.Namespace, config: FleetConfig) -> int:
+    from fleet.pipeline.discovery import load_fleet
     from fleet.views.status import Selection, kube_clients
 
-    # The upgrade rings (issue 27) select by one more predicate: `--ring NAME` adds
-    # Selection(filters=(ring.contains,)) here, and nothing else changes.
     selection = Selection(
         environments=tuple(args.env or ()),
         clusters=tuple(args.cluster or ()),
     )
+    fleet = load_fleet(config)
+    if args.ring:
+        selection = ring_selection(fleet, args.ring, selection)
     clients = kube_clients(config, context=args.context, kubeconfig=args.kubeconfig)
     return run_status(
         config,
@@ -278,6 +296,7 @@ def _status(args: argparse.Namespace, config: FleetConfig) -> int:
         timeout=args.timeout,
         out=sys.stdout,
         err=sys.stderr,
+        fleet=fleet,
     )
 
 
@@ -309,6 +328,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         action="append",
         metavar="NAME",
         help="only this cluster (its name, as `fleet ls` shows it, or its construct id)",
+    )
+    p.add_argument(
+        "--ring",
+        metavar="NAME",
+        help="only the clusters of this ring of the upgrade rollout (fleet upgrade plan "
+        "lists the rings)",
     )
     p.add_argument(
         "--format",

@@ -115,3 +115,29 @@ def committed_dist(repo: Path, sha: str, project: Path) -> Files | None:
         files.setdefault(env, {})[relpath] = batch[start : start + int(size)]
         offset = start + int(size) + 1  # the content is followed by a newline
     return {env: dict(sorted(tree.items())) for env, tree in sorted(files.items())}
+
+
+def file_history(repo: Path, path: Path) -> list[tuple[str, int, str | None]]:
+    """Every commit of ``HEAD``'s first-parent history that changed ``path`` (a path inside
+    ``repo``), oldest first: (sha, committer time in seconds since the epoch, the file's
+    text at that commit, None where the commit deleted it). First-parent: a merge commit
+    counts as the change it brought, at the time it was merged."""
+    try:
+        rel = path.resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return []
+    try:
+        log = git(repo, "log", "--first-parent", "--format=%H %ct", "--", rel)
+    except GitError:
+        return []  # no commits yet
+    out: list[tuple[str, int, str | None]] = []
+    for line in reversed(log.splitlines()):
+        sha, _, seconds = line.partition(" ")
+        try:
+            text: str | None = git_bytes(repo, "show", f"{sha}:{rel}").decode(
+                "utf-8", errors="replace"
+            )
+        except GitError:
+            text = None
+        out.append((sha, int(seconds), text))
+    return out

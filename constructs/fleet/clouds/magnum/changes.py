@@ -32,7 +32,7 @@ CONTAINERINFRA = {
 }
 """The Magnum kinds' group -> the group of their ProviderConfigs."""
 MANAGED_KINDS = ("ClusterV1", "NodegroupV1")
-UPGRADE_GUIDE = 'docs/guide.md, "Upgrade Kubernetes on a Magnum cluster"'
+UPGRADE_GUIDE = 'docs/guide.md, "Upgrade a Heat-driver Magnum cluster (blue/green)"'
 SOURCE = (
     "openstack/magnum stable/2025.1 magnum/db/sqlalchemy/api.py (_add_tenant_filters); "
     "terraform-provider-openstack v3.4.0 openstack/util.go (CheckDeleted); "

@@ -311,6 +311,7 @@ class MagnumCluster(FleetCluster):
         self.node_groups = unique_groups(self.node_groups, where=ctx)
         self.create_only = check_create_only(self.create_only, type(self), where=ctx)
         self._resolved: dict[str, ResolvedMagnum] = {}
+        self._taken: dict[str, ClusterTemplate] = {}
         known = all(isinstance(t, ClusterTemplate) for t in _given(self._template))
         if known and not any(isinstance(p, Ref) for p in _given(self._project)):
             self._resolve_all()  # checked now; otherwise in prepare()
@@ -360,7 +361,15 @@ class MagnumCluster(FleetCluster):
 
     def template_for(self, environment: str) -> ClusterTemplate:
         """The cluster template in ``environment`` (one given by name resolves in the
-        prepare phase)."""
+        prepare phase): the one an upgrade rollout gave it there (:meth:`take_template`),
+        else the declared one."""
+        taken = self._taken.get(environment)
+        if taken is not None:
+            return taken
+        return self.declared_template_for(environment)
+
+    def declared_template_for(self, environment: str) -> ClusterTemplate:
+        """The cluster template declared for ``environment`` (``template=``)."""
         value = self._template
         if isinstance(value, PerEnv):
             value = value.get(environment, where=self.context, field="template")
@@ -406,6 +415,15 @@ class MagnumCluster(FleetCluster):
         if not self._resolved:
             self._resolve_all()
         self.fleet.catalog(MagnumIdentities).check(self, MagnumCluster)
+
+    def take_template(self, environment: str, template: ClusterTemplate) -> None:
+        """Render ``template`` in ``environment`` instead of the declared one, checked like a
+        declared one: a promoted step of the fleet's upgrade rollout
+        (:class:`fleet.clouds.magnum.rollout.MagnumTarget`). Only from an Aspect."""
+        self.check_mutable("take_template")
+        TemplateCatalog.of(self.fleet).add(template)
+        self._taken[environment] = template
+        self._resolved[environment] = resolve_environment(self, environment)
 
     def _resolve_all(self) -> None:
         self._resolved = {env: resolve_environment(self, env) for env in self.environments}
@@ -462,6 +480,7 @@ class MagnumCluster(FleetCluster):
                 bool(state.create_only),
                 [*state.groups, (group, counts)],
                 where=ctx,
+                rewrites=state.node_group_rewrites,
             )
             self._resolved[env] = replace(
                 state,

@@ -10,8 +10,8 @@ Healthy). The clusters' Applications ignore the external name the provider rewri
 rules: a managed resource's ProviderConfig, NodegroupV1 ``clusterId`` -> ClusterV1, and the
 connection secret a ClusterV1 writes. ``fleet diff``: terraform-provider-openstack's ForceNew
 arguments of the Magnum resources (``data/openstack-force-new.json``, with provenance),
-what a change of ``clusterTemplateId`` does, and moves to another project
-(:mod:`fleet.clouds.magnum.changes`).
+moves to another project (:mod:`fleet.clouds.magnum.changes`), and what a change of
+``clusterTemplateId`` does with the template's driver (:mod:`fleet.clouds.magnum.upgrades`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference
 from fleet.clouds.magnum.changes import CONTAINERINFRA, MAGNUM_CHANGE_RULES, UPGRADE_GUIDE
-from fleet.clouds.magnum.template import is_uuid
+from fleet.clouds.magnum.upgrades import UPGRADE_RULE
 from fleet.core.manifest import Manifest
 from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
 from fleet.platform.crossplane import (
@@ -35,7 +35,7 @@ from fleet.platform.crossplane import (
 from fleet.platform.health_lua import AGE_FUNCTION
 from fleet.platform.live import CROSSPLANE_MANAGED, LiveKind, LiveStatus, VersionAt
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
-from fleet.platform.upjet import ForceNewRules, Level
+from fleet.platform.upjet import ForceNewRules
 
 EXTERNAL_NAME = "crossplane.io/external-name"
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
@@ -207,23 +207,6 @@ FORCE_NEW_DATA = Path(__file__).parent / "data" / "openstack-force-new.json"
 """terraform-provider-openstack's ForceNew arguments of the Magnum resources, with provenance."""
 
 
-def _template_change(old: Any, new: Any) -> tuple[Level, str]:
-    """``clusterTemplateId``: between two UUIDs an in-place upgrade, from a name to the
-    template's UUID no change at all (Magnum stores the UUID)."""
-    if is_uuid(new) and not is_uuid(old):
-        return (
-            "note",
-            "the template's UUID replaces its name; Magnum stores the UUID already, so the "
-            "provider sees no change (no upgrade)",
-        )
-    return (
-        "warning",
-        "an in-place upgrade (the provider calls Magnum's upgrade action); Magnum 18.0.0 and "
-        "later refuse it for clusters of the Heat driver, and labels (kube_tag) cannot change "
-        f"with it; the supported path is blue/green ({UPGRADE_GUIDE})",
-    )
-
-
 MAGNUM_FORCE_NEW = ForceNewRules(
     data=FORCE_NEW_DATA,
     cloud="Magnum",
@@ -237,7 +220,6 @@ MAGNUM_FORCE_NEW = ForceNewRules(
             "retire this one (retired=True on its NodeGroup)"
         ),
     },
-    field_rules={("ClusterV1", "clusterTemplateId"): _template_change},
 )
 """What ``fleet diff`` refuses on provider-openstack's Magnum objects."""
 
@@ -327,7 +309,7 @@ MAGNUM_PLUGIN = CloudPlugin(
         ),
     ),
     force_new=MAGNUM_FORCE_NEW,
-    change_rules=MAGNUM_CHANGE_RULES,
+    change_rules=(*MAGNUM_CHANGE_RULES, UPGRADE_RULE),
     status=MAGNUM_STATUS,
 )
 """The Magnum plug-in (``MagnumCluster.plugin``)."""

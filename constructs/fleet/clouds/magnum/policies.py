@@ -88,18 +88,21 @@ def check_late_init(
     groups: Sequence[tuple[NodeGroup, NodeCounts]],
     *,
     where: str,
+    rewrites: Sequence[str] = (),
 ) -> None:
     """Declared management policies that late-initialize while an object has
     create-only fields: upjet would copy them into ``spec.forProvider`` and enforce
-    them (``Observe``, ``policyHasLateInit``)."""
+    them (``Observe``, ``policyHasLateInit``). ``rewrites``: the node group arguments the
+    cluster's driver rewrites on an upgrade (create-only too)."""
     policies = declared or []
     if not {ManagementPolicy.ALL, ManagementPolicy.LATE_INITIALIZE} & set(policies):
         return
-    if create_only or any(group_create_only(g, c) for g, c in groups):
+    if create_only or any(group_create_only(g, c, rewrites) for g, c in groups):
         raise DefinitionError(
             "late initialization (LateInitialize, or *) would copy the create-only "
-            "fields (create_only, autoscaled node counts) into spec.forProvider and "
-            "enforce them (upjet Observe); leave it out",
+            "fields (create_only, autoscaled node counts, the labels of a cluster of a "
+            "Cluster API driver) into spec.forProvider and enforce them (upjet Observe); "
+            "leave it out",
             where=where,
             field="management_policies",
         )

@@ -172,14 +172,18 @@ def group_counts(where: str, group: NodeGroup, env: str) -> NodeCounts:
     )
 
 
-def group_create_only(group: NodeGroup, counts: NodeCounts) -> tuple[str, ...]:
+def group_create_only(
+    group: NodeGroup, counts: NodeCounts, rewrites: Sequence[str] = ()
+) -> tuple[str, ...]:
     """The NodegroupV1 arguments of ``group`` rendered in ``spec.initProvider`` only: its
-    ``create_only``, and ``node_count`` where it has bounds (something else resizes it)."""
+    ``create_only``, ``node_count`` where it has bounds (something else resizes it), and
+    ``rewrites``, what the cluster's Magnum driver rewrites on an upgrade
+    (:data:`fleet.clouds.magnum.drivers.NODE_GROUP_REWRITES`)."""
     fields = tuple(group.create_only)
     bounded = counts.min_node_count is not None or counts.max_node_count is not None
     if bounded and "node_count" not in fields:
         fields += ("node_count",)
-    return fields
+    return fields + tuple(f for f in rewrites if f not in fields)
 
 
 def group_external(group: NodeGroup, environment: str, cluster_external: str) -> str:

@@ -24,6 +24,11 @@ PAUSED = "crossplane.io/paused"
 """crossplane-runtime's pause switch: reconciling stops while its value is ``"true"``."""
 TEMPLATE_NAME = ANNOTATION_PREFIX + "cluster-template"
 """The template's name, for people: ``clusterTemplateId`` holds its UUID."""
+MAGNUM_DRIVER = ANNOTATION_PREFIX + "magnum-driver"
+"""The template's Magnum driver where the fleet knows it (declared, or the one driver of its
+distro): what ``fleet diff`` reads to judge a change of template (in place or refused)."""
+KUBERNETES_VERSION = ANNOTATION_PREFIX + "kubernetes-version"
+"""The template's Kubernetes version: ``fleet diff`` refuses a skipped minor version."""
 
 
 def objects(
@@ -79,6 +84,8 @@ def objects(
             "annotations": {
                 EXTERNAL_NAME: r.external_name,
                 TEMPLATE_NAME: r.template.name,
+                KUBERNETES_VERSION: r.template.kubernetes_version,
+                **({MAGNUM_DRIVER: r.driver.driver.value} if r.driver.driver else {}),
                 **protection,
             },
             "name": name,
@@ -101,7 +108,7 @@ def objects(
             group_for_provider["minNodeCount"] = counts.min_node_count
         if counts.max_node_count is not None:
             group_for_provider["maxNodeCount"] = counts.max_node_count
-        create_only = group_create_only(group, counts)
+        create_only = group_create_only(group, counts, r.node_group_rewrites)
         group_spec = spec_of(group_for_provider, create_only)
         nodegroup = {
             "apiVersion": API_VERSION,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fleet.clouds.base import NodeCounts, resolve_counts
+from fleet.clouds.magnum.drivers import DriverDecision
 from fleet.clouds.magnum.policies import check_late_init
 from fleet.clouds.magnum.pool import NodeGroup, group_counts, group_external
 from fleet.clouds.magnum.project import OpenStackProject
@@ -84,6 +85,14 @@ class ResolvedMagnum:
     """Every declared node group (retired ones too) with its counts."""
     group_external_names: Mapping[str, str]
     """Each node group's external name (by Magnum name): ``<cluster>/<node group>``."""
+    driver: DriverDecision
+    """The template's Magnum driver, and how the fleet decided
+    (:attr:`ClusterTemplate.driver_decision`)."""
+
+    @property
+    def node_group_rewrites(self) -> tuple[str, ...]:
+        """The node group arguments the driver rewrites on an upgrade (create-only)."""
+        return self.driver.node_group_rewrites()
 
     @property
     def flavor(self) -> str | None:
@@ -242,8 +251,20 @@ def resolve_environment(cluster: MagnumCluster, env: str) -> ResolvedMagnum:
     create_only = tuple(cluster.create_only)
     if autoscaled and "node_count" not in create_only:
         create_only += ("node_count",)
+    driver = template.driver_decision
+    # A Cluster API driver upgrades in place when the template changes: the template's
+    # labels (kube_tag) change with it, and magnum-cluster-api rewrites kube_tag in Magnum.
+    # Labels are ForceNew, so rendered in forProvider either would be refused for ever.
+    if driver.in_place and "labels" not in create_only:
+        create_only += ("labels",)
     try:
-        check_late_init(cluster.management_policies, bool(create_only), groups, where=ctx)
+        check_late_init(
+            cluster.management_policies,
+            bool(create_only),
+            groups,
+            where=ctx,
+            rewrites=driver.node_group_rewrites(),
+        )
     except DefinitionError as e:
         errors.append(e)
     if errors:
@@ -267,4 +288,5 @@ def resolve_environment(cluster: MagnumCluster, env: str) -> ResolvedMagnum:
         create_only=create_only,
         groups=tuple(groups),
         group_external_names=group_externals,
+        driver=driver,
     )

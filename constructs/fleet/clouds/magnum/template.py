@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
+from fleet.clouds.magnum.drivers import (
+    DriverDecision,
+    MagnumDriver,
+    MagnumDriverName,
+    check_driver,
+    decide,
+)
 from fleet.clouds.magnum.names import check_template_name
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.options import option, options_of, value_type
@@ -93,6 +101,14 @@ class ClusterTemplate:
     ``openstack coe cluster template show <name> -f value -c uuid`` or
     ``fleet import tfstate``. A cluster whose template has no UUID for its region fails.
 
+    ``driver`` is the Magnum driver of the template's clusters (Magnum's own ``driver``
+    attribute). It decides what a change of a live cluster's template to another one does
+    (:mod:`fleet.clouds.magnum.drivers`): with a Cluster API driver (``k8s_capi_helm_v1``,
+    ``k8s_cluster_api_<os>``) an in-place upgrade, and the cluster's labels are then rendered
+    create-only; with a Heat driver a refusal (blue/green). Left out, the fleet infers it from
+    ``cluster_distro`` where exactly one driver provides that distro, else applies the Heat
+    rules and says so (``driver_decision``).
+
     The other fields are the template's attributes in Magnum, as terraform-provider-openstack
     v3.4.0 holds them (``openstack/resource_openstack_containerinfra_clustertemplate_v1.go``,
     the schema of ``openstack_containerinfra_clustertemplate_v1``; each field names its
@@ -144,6 +160,12 @@ class ClusterTemplate:
         default=None, doc="The Magnum UUID, or region -> UUID (``clusterTemplateId``)."
     )
     where: str = option(default="", compare=False, doc="Where it was declared.")
+    driver: MagnumDriver | MagnumDriverName | None = option(
+        default=None,
+        doc="Magnum's driver of its clusters (``k8s_capi_helm_v1``, ``k8s_cluster_api_ubuntu``, "
+        "``k8s_fedora_coreos_v1``, ...); decides what a change of template does (default: "
+        "inferred from cluster_distro where one driver provides it, else Heat rules).",
+    )
     coe: str | None = option(
         default=None, terraform="coe", nonempty=True, doc="The container orchestration engine."
     )
@@ -309,6 +331,7 @@ class ClusterTemplate:
                     field=_ATTRIBUTES[keyword],
                 )
         object.__setattr__(self, "uuid", _check_uuid(self.uuid, where=ctx))
+        object.__setattr__(self, "driver", check_driver(self.driver, where=ctx))
         object.__setattr__(self, "base_labels", MappingProxyType(dict(self.base_labels)))
         object.__setattr__(self, "optional_labels", tuple(self.optional_labels))
         object.__setattr__(self, "changing_labels", tuple(self.changing_labels))
@@ -322,6 +345,20 @@ class ClusterTemplate:
             if value is not None:
                 out[terraform] = value
         return out
+
+    @functools.cached_property
+    def driver_decision(self) -> DriverDecision:
+        """Which Magnum driver the template's clusters use, and how the fleet decided:
+        ``driver=``, else the one driver registered for ``cluster_distro`` (with
+        ``server_type`` and ``coe``), else unknown (Heat rules, with a note asking for
+        ``driver=``): :func:`fleet.clouds.magnum.drivers.decide`."""
+        return decide(
+            name=self.name,
+            driver=MagnumDriver(self.driver) if self.driver is not None else None,
+            cluster_distro=self.cluster_distro,
+            server_type=self.server_type,
+            coe=self.coe,
+        )
 
     @property
     def known_labels(self) -> frozenset[str]:
@@ -518,4 +555,5 @@ def _content(t: ClusterTemplate) -> tuple[object, ...]:
         sorted(t.optional_labels),
         sorted(t.changing_labels),
         sorted(t.magnum_attributes().items()),
+        t.driver,
     )

@@ -28,6 +28,7 @@ from fleet.clouds.base import (
     unique_pools,
 )
 from fleet.clouds.oci import autoscaler, render
+from fleet.clouds.oci.adoption import adoption_warnings
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.management import (
     check_autoscaler,
@@ -99,6 +100,19 @@ _REGION = re.compile(r"^[a-z]{2,}(-[a-z0-9]+)+-\d+$")
 def derived_resource_identifier(environment: str, cluster_name: str) -> str:
     """The ``ociResourceIdentifier`` of a new cluster: UUIDv5 of ``<env>/<name>``."""
     return str(uuid.uuid5(OCI_RESOURCE_IDENTIFIER_NAMESPACE, f"{environment}/{cluster_name}"))
+
+
+@dataclass(frozen=True)
+class TakenVersions:
+    """What an upgrade rollout gives an OKE cluster in one environment instead of what it
+    declares (:meth:`OciManagedCluster.take_versions`)."""
+
+    control_plane: str
+    """The control plane's Kubernetes version."""
+    pools: Mapping[str, str]
+    """Node pool name -> its version, for the pools that do not pin ``kubernetes_version``."""
+    node_image_id: str | None = None
+    """The image of the pools that do not pin ``image_id`` (None: the declared one)."""
 
 
 @dataclass(frozen=True)
@@ -415,6 +429,7 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field="oci_resource_identifier",
             )
+        self._taken: dict[str, TakenVersions] = {}
         self._resolved: dict[str, ResolvedOke] = {
             env: self._resolve(env) for env in self.environments
         }
@@ -491,7 +506,7 @@ class OciManagedCluster(FleetCluster):
             )
         self._check_pool(pool)
         resolved = {
-            env: self._resolve_pool(env, pool, self._resolved[env].version)
+            env: self._resolve_pool(env, pool, self._resolved[env].version, self._taken.get(env))
             for env in self.environments
         }
         self.set_input("node_pool_specs", (*self.node_pool_specs, pool))
@@ -520,6 +535,10 @@ class OciManagedCluster(FleetCluster):
             except DefinitionError as e:
                 errors.append(e)
         version = options["kubernetes_version"] or ""
+        taken = self._taken.get(env)
+        if taken is not None:
+            version = taken.control_plane
+            options = {**options, "kubernetes_version": version}
         if version:
             try:
                 check_kubernetes_version(version, where=ctx, field="kubernetes_version")
@@ -534,7 +553,7 @@ class OciManagedCluster(FleetCluster):
         pools: list[ResolvedPool] = []
         for pool in self.node_pool_specs:
             try:
-                pools.append(self._resolve_pool(env, pool, version))
+                pools.append(self._resolve_pool(env, pool, version, taken))
             except DefinitionError as e:
                 errors.append(e)
         if errors:
@@ -569,8 +588,11 @@ class OciManagedCluster(FleetCluster):
             )
         return value, True
 
-    def _resolve_pool(self, env: str, pool: OkeNodePool, version: str) -> ResolvedPool:
-        """``pool`` in ``env``; ``version`` is the control plane's ("" when it was bad)."""
+    def _resolve_pool(
+        self, env: str, pool: OkeNodePool, version: str, taken: TakenVersions | None = None
+    ) -> ResolvedPool:
+        """``pool`` in ``env``; ``version`` is the control plane's ("" when it was bad);
+        ``taken``: what an upgrade rollout gives the cluster there."""
         ctx = self.context
         prefix = f"node_pools[{pool.name}]."
         control_plane = check_kubernetes_version(version, where=ctx, field="") if version else None
@@ -578,14 +600,15 @@ class OciManagedCluster(FleetCluster):
             ctx, prefix, env, pool.node_count, pool.min_node_count, pool.max_node_count
         )
         capacity = self._capacity(env, pool, counts) if pool.autoscaled else None
+        rolled = taken.pools.get(pool.name) if taken is not None else None
         pool_version = resolve(
-            pool.kubernetes_version or version,
+            pool.kubernetes_version or rolled or version,
             env,
             where=ctx,
             field=prefix + "kubernetes_version",
         )
         # A pool that inherits a bad control-plane version was reported already.
-        inherited = pool.kubernetes_version is None
+        inherited = pool.kubernetes_version is None and rolled is None
         parsed = (
             control_plane
             if inherited
@@ -599,8 +622,9 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field=prefix + "kubernetes_version",
             )
+        node_image = (taken.node_image_id if taken else None) or self.node_image_id
         image = check_ocid(
-            resolve(pool.image_id or self.node_image_id, env, where=ctx, field=prefix + "image_id"),
+            resolve(pool.image_id or node_image, env, where=ctx, field=prefix + "image_id"),
             ["image"],
             where=ctx,
             field=prefix + "image_id",
@@ -616,20 +640,21 @@ class OciManagedCluster(FleetCluster):
         )
 
     def warnings(self) -> list[str]:
-        """Until ``adoption_tags_applied``, for a cluster adopted by OCID: CAPOCI refuses a
-        node pool without its tags (``FindNodePool``), and replaces the cluster's tags."""
-        if self.adoption_tags_applied or (
-            self.cluster_id is None and not any(p.node_pool_id for p in self.node_pool_specs)
-        ):
-            return []
-        return [
-            f"{self.context}: adopted by OCID, but adoption_tags_applied is not set: CAPOCI "
-            "adopts a node pool found by spec.id only if it carries the freeform tags "
-            "CreatedBy=OCIClusterAPIProvider and ClusterResourceIdentifier=<the cluster's "
-            "oci_resource_identifier>; tag the cluster and every pool with the commands `fleet "
-            "import tfstate` printed (docs/oke-clusters.md, Adopting clusters built with "
-            "Terraform), then set adoption_tags_applied=True"
-        ]
+        """Until ``adoption_tags_applied``, for a cluster adopted by OCID."""
+        pool_ids = [p.node_pool_id for p in self.node_pool_specs]
+        return adoption_warnings(self, self.cluster_id, pool_ids, self.adoption_tags_applied)
+
+    def take_versions(self, environment: str, taken: TakenVersions) -> None:
+        """Render ``taken`` in ``environment`` instead of the declared versions (and image),
+        checked like declared ones: a promoted step of the fleet's upgrade rollout
+        (:class:`fleet.clouds.oci.rollout.OkeTarget`). Only from an Aspect."""
+        self.check_mutable("take_versions")
+        self._taken[environment] = taken
+        self._resolved[environment] = self._resolve(environment)
+
+    def taken_versions(self, environment: str) -> TakenVersions | None:
+        """What an upgrade rollout gives the cluster in ``environment`` (None: nothing)."""
+        return self._taken.get(environment)
 
     def _capacity(self, env: str, pool: OkeNodePool, counts: NodeCounts) -> dict[str, str] | None:
         """The capacity annotations of an autoscaled pool whose minimum is 0 in ``env`` (the

@@ -27,6 +27,7 @@ from fleet.clouds.base import CloudPlugin, FleetCluster, ShortLivedCredential
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
 from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
+from fleet.clouds.oci.upgrades import OKE_VERSION_RULES
 from fleet.core.errors import DefinitionError
 from fleet.platform.cluster_api import (
     CAPI_GROUP,
@@ -237,7 +238,7 @@ OKE_PLUGIN = CloudPlugin(
     short_account=short_ocid,
     application_sync_options=("ServerSideApply=true",),
     application_compare_options=("ServerSideDiff=true",),
-    change_rules=OKE_CHANGE_RULES,
+    change_rules=(*OKE_CHANGE_RULES, *OKE_VERSION_RULES),
     status=OKE_STATUS,
 )
 """The OKE plug-in (``OciManagedCluster.plugin``)."""
