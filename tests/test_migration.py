@@ -18,16 +18,15 @@ from typing import Any
 
 import pytest
 import yaml
+from import_support import ImportOptions, plan_import, verify
 from support import HYBRID, tree_hash
 
 from fleet import Fleet, FleetConfig, MagnumCluster, NodeGroup, OpenStackProject
 from fleet.checks.crds import PACKAGED_CRDS, read_crd_file
 from fleet.cli.main import main
+from fleet.clouds.magnum.importer.tfvars_state import load_state
 from fleet.clouds.magnum.template import ClusterTemplate
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.importers.plan import ImportOptions, plan_import
-from fleet.importers.tfstate import load_state
-from fleet.importers.verify import verify
 
 MIGRATION = Path(__file__).parent / "fixtures" / "migration"
 EDH, DATA = MIGRATION / "tfvars" / "edh", MIGRATION / "tfvars" / "data"
@@ -556,9 +555,9 @@ def test_tfvars_options_are_converted_and_verified(
 def test_verify_reads_a_template_named_by_uuid(example_project: Path) -> None:
     """A ClusterV1 names its template by UUID and keeps the name in an annotation: verify
     wants the state's UUID in clusterTemplateId and the tfvars name in the annotation."""
+    from fleet.clouds.magnum.importer.tfvars_verify import check_cluster
     from fleet.clouds.magnum.render import TEMPLATE_NAME
-    from fleet.importers.plan import write_files
-    from fleet.importers.verify import check_cluster
+    from fleet.importers.files import write_files
     from fleet.pipeline.discovery import load_fleet
 
     config = FleetConfig.load(example_project)

@@ -34,10 +34,10 @@ from fleet import (
 )
 from fleet.checks.crds import load_crds
 from fleet.clouds.base import declared_fields, force_new
+from fleet.clouds.magnum.importer import tfvars
 from fleet.clouds.magnum.plugin import FORCE_NEW_DATA
 from fleet.core.options import Option, options_of, rendered, value_type
 from fleet.core.options import option as option_
-from fleet.importers import tfvars
 from fleet.terraform import tfvars as tfvars_values
 
 TEMPLATE_UUID = "5a0c9d3e-1f2b-4c6d-8e7f-9a0b1c2d3e4f"

@@ -30,9 +30,9 @@ from support import HYBRID, REPO, tree_hash
 from fleet import ClusterTemplate, FleetConfig
 from fleet.cli.main import main
 from fleet.core.manifest import Manifest
-from fleet.importers.codegen import DECLARATION_CALLS
-from fleet.importers.generated import SHAPE, check_generated
-from fleet.importers.state_plan import StateOptions, StatePlan, plan_state_import
+from fleet.importers.generated import check_generated, shape
+from fleet.importers.registry import cloud_importers
+from fleet.importers.state_import import StateOptions, StatePlan, plan_state_import
 from fleet.terraform.hcl import read_configuration
 
 REAL = Path(__file__).parent / "fixtures" / "terraform" / "real"
@@ -71,6 +71,12 @@ def hybrid_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 _PLANS: dict[str, StatePlan] = {}
+
+
+def templates_of(plan: StatePlan) -> dict[str, Any]:
+    """The templates the (one) importer read, by UUID."""
+    (planner,) = plan.planners
+    return dict(planner.model.templates)  # type: ignore[attr-defined]
 
 
 def imported(fixture: str, root: Path) -> StatePlan:
@@ -237,7 +243,7 @@ def test_the_allow_list_of_generated_code_is_what_these_imports_call(hybrid_copy
                 for node in ast.walk(ast.parse(text))
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             }
-    assert called == SHAPE.calls == DECLARATION_CALLS
+    assert called == shape(cloud_importers()).calls
 
 
 @pytest.mark.parametrize("fixture", FIXTURES)
@@ -248,7 +254,7 @@ def test_templates_keep_their_uuid_name_labels_and_values(fixture: str, hybrid_c
     )
     written = {t.uuid: t for t in templates_in(catalog)}
     for template in expected(fixture)["templates"]:
-        found = plan.templates[template["uuid"]]
+        found = templates_of(plan)[template["uuid"]]
         assert found.magnum_name == template["magnum_name"]
         assert found.known_from == template["known_from"]
         assert found.kubernetes_version == template["kubernetes_version"]
@@ -567,7 +573,7 @@ def test_a_template_known_only_by_uuid_is_declared_with_it(
     state = tmp_path / "no-template.tfstate"
     state.write_text(json.dumps(document))
     plan = plan_state_import(FleetConfig.load(fleet_copy), StateOptions(states=[(state, "dev")]))
-    (template,) = plan.templates.values()
+    (template,) = templates_of(plan).values()
     assert (template.uuid, template.known_from) == ("2bd81fb0-754a-4db4-8f3e-6868a41347c8", "uuid")
     assert template.kubernetes_version == "v1.14.6"  # the cluster's coe_version
     (decl,) = plan.declarations
@@ -754,7 +760,7 @@ def test_a_re_import_reads_the_templates_attributes_back(
     )
     bare = without_templates(tmp_path, "ppouliot-magnum-clusters", "state/terraform.tfstate")
     plan = plan_state_import(FleetConfig.load(fleet_copy), StateOptions(states=[(bare, "dev")]))
-    (template,) = plan.templates.values()
+    (template,) = templates_of(plan).values()
     assert template.known_from == "fleet"
     (decl,) = plan.declarations
     keywords = decl.members[0].keywords

@@ -16,23 +16,30 @@ import yaml
 from conftest import PYPROJECT
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from import_support import ImportOptions, plan_import, verify
 from support import HYBRID, REPO, tree_hash
 from syrupy.assertion import SnapshotAssertion
 
 from fleet import FleetConfig, MagnumCluster
 from fleet.cli.main import main
+from fleet.clouds.magnum.importer.code import statement
+from fleet.clouds.magnum.importer.template_derivation import (
+    TemplateSpec,
+    derive_template,
+    kubernetes_version,
+)
+from fleet.clouds.magnum.importer.tfvars import TFVARS_NAME, find_tfvars, load_cluster
 from fleet.clouds.magnum.template import PLACEHOLDER
+from fleet.codegen.layout import GENERATED
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.importers.codegen import GENERATED, py_str, statement
-from fleet.importers.plan import ImportOptions, plan_import, project_modules
-from fleet.importers.template_derivation import TemplateSpec, derive_template, kubernetes_version
-from fleet.importers.tfvars import TFVARS_NAME, find_tfvars, load_cluster
-from fleet.importers.verify import verify
+from fleet.core.pysource import py_str
+from fleet.importers.fleet_view import project_modules
 from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.terraform.tfvars import decode_string, encode_string, read_tfvars
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tfvars"
+
 FIGURE_10 = FIXTURES / "ais" / "k8s-ais-batch-dev-multi-v25" / "terraform.tfvars"
 ALL_FIXTURES = sorted(FIXTURES.glob("*/*/terraform.tfvars"))
 RUFF = Path(sys.executable).parent / "ruff"

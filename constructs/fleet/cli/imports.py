@@ -1,4 +1,6 @@
-"""``fleet import tfvars``: Terraform-described Magnum clusters as Python declarations."""
+"""``fleet import tfvars`` and ``fleet import tfstate``: clusters described by Terraform as
+Python declarations (the clouds' importers, found through their plug-ins; the help text
+is theirs)."""
 
 from __future__ import annotations
 
@@ -6,19 +8,20 @@ import argparse
 import sys
 from pathlib import Path
 
+from fleet.clouds.base import ImportHelp
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.secrets import redact
 from fleet.core.words import plural
-from fleet.importers import command_help as texts
+from fleet.importers.registry import import_help
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
 
 def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
     """``fleet import tfstate`` without ``--tfvars``: the state is the input."""
-    from fleet.importers.plan import write_files
-    from fleet.importers.state_plan import StateOptions, plan_state_import
+    from fleet.importers.files import write_files
+    from fleet.importers.state_import import StateOptions, plan_state_import
 
     if args.derive_templates or args.template_uuid:
         flag = "--derive-templates" if args.derive_templates else "--template-uuid"
@@ -51,8 +54,9 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
 
 
 def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
-    from fleet.importers.plan import ImportOptions, plan_import, write_files
-    from fleet.importers.verify import render_result, verify
+    from fleet.clouds.importer import TfvarsOptions
+    from fleet.importers.files import write_files
+    from fleet.importers.tfvars_import import plan_tfvars_import
 
     if args.source == "tfstate" and not args.tfvars:
         return _tfstate(args, config)
@@ -65,7 +69,7 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         paths, states = args.tfvars, args.states
     else:
         paths, states = args.paths, args.state or []
-    options = ImportOptions(
+    options = TfvarsOptions(
         paths=[Path(p) for p in paths],
         states=[Path(s) for s in states],
         out=_out(args, config),
@@ -74,12 +78,10 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
         observe=args.observe,
         template_uuids=dict(args.template_uuid),
     )
-    result = plan_import(config, options)
-    # Rendered with every check of `fleet synth` and `fleet validate` before anything is
-    # written: an import never leaves a module that fails them.
-    synth = render_result(config, result)
+    done = plan_tfvars_import(config, options)
+    result = done.plan
     if args.verify:
-        problems = verify(config, result, synth)
+        problems = result.verify(done.synth.manifests)
         for problem in problems:
             print(f"error: {problem.line()}", file=sys.stderr)
         if problems:
@@ -93,11 +95,8 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
     for path in write_files(result.files, config):
         print(f"wrote {_shown(path)}")
     checked = " and verified" if args.verify else ""
-    declared = sum(len(d) for d in result.declarations.values())
-    print(
-        f"imported{checked} {plural(len(result.clusters), 'cluster')} "
-        f"as {plural(declared, 'declaration')}"
-    )
+    clusters, declared = result.counts
+    print(f"imported{checked} {plural(clusters, 'cluster')} as {plural(declared, 'declaration')}")
     return EXIT_OK
 
 
@@ -151,25 +150,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     """``fleet import tfvars PATH... [--state FILE]...`` and ``fleet import tfstate STATE...
     --tfvars PATH...``, each with ``[--out FILE] [--environment ENV] [--derive-templates]
     [--template-uuid NAME=UUID]... [--verify] [--observe]``."""
+    texts = import_help()
     importer = sub.add_parser("import", help="import clusters described elsewhere")
     kinds = importer.add_subparsers(dest="source", required=True)
     p = kinds.add_parser(
         "tfvars",
-        help=texts.TFVARS_HELP,
-        description=texts.TFVARS_DESCRIPTION,
+        help=texts.tfvars,
+        description=texts.tfvars_description,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a tfvars file or a folder")
     p.add_argument(
         "--state",
         action="append",
         metavar="FILE",
-        help=texts.STATE_HELP,
+        help=texts.tfvars_state,
     )
-    _common(p)
+    _common(p, texts)
     s = kinds.add_parser(
         "tfstate",
-        help=texts.TFSTATE_HELP,
-        description=texts.TFSTATE_DESCRIPTION,
+        help=texts.tfstate,
+        description=texts.tfstate_description,
     )
     s.add_argument(
         "states",
@@ -183,7 +183,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default=[],
         type=_env_path,
         metavar="ENV=PATH",
-        help=texts.STATE_ENV_HELP,
+        help="a state file and the environment of its clusters (repeatable)",
     )
     s.add_argument(
         "--source",
@@ -191,7 +191,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         action="append",
         default=[],
         metavar="DIR",
-        help=texts.SOURCE_HELP,
+        help="the Terraform configuration folder that wrote a state (repeatable; each state is "
+        "matched to the folder that declares its resources)",
     )
     s.add_argument(
         "--tfvars",
@@ -199,10 +200,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="PATH",
         help="the tfvars files of the same clusters (the tfvars layout; repeatable)",
     )
-    _common(s)
+    _common(s, texts)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, texts: ImportHelp) -> None:
     p.add_argument(
         "--out", metavar="FILE", help="write every cluster into this one module of clusters/"
     )
@@ -222,7 +223,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=[],
         type=_name_uuid,
         metavar="NAME=UUID",
-        help=texts.TEMPLATE_UUID_HELP,
+        help=texts.template_uuid,
     )
     p.add_argument(
         "--verify",

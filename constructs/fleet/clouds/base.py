@@ -12,7 +12,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, TypedDict, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from fleet.core import layout
 from fleet.core.declaration import FleetConstruct
@@ -29,6 +29,9 @@ from fleet.platform.live import LiveStatus
 from fleet.platform.plugins import Plugin, PluginSet
 from fleet.platform.references import ReferenceRules
 from fleet.platform.upjet import ForceNewRules
+
+if TYPE_CHECKING:
+    from fleet.clouds.importer import CloudImporter
 
 FLEET_LABEL_PREFIX = "fleet/"
 """The prefix of the labels registration sets from the declaration (argocd/registration.py)."""
@@ -67,6 +70,32 @@ class ShortLivedCredential:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ImportHelp:
+    """What ``fleet import`` says about a cloud's importer (its command help)."""
+
+    tfstate: str
+    """One line: what ``fleet import tfstate`` imports."""
+    tfstate_description: str
+    tfvars: str = ""
+    """One line: what ``fleet import tfvars`` imports ("": the importer reads no tfvars)."""
+    tfvars_description: str = ""
+    tfvars_state: str = ""
+    """``fleet import tfvars --state``: what the state gives."""
+    template_uuid: str = ""
+    """``--template-uuid NAME=UUID``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImporterEntry:
+    """A cloud plug-in's importer (``CloudPlugin.importer``): its help, read when the
+    command line is built, and how to load the importer itself
+    (:class:`fleet.clouds.importer.CloudImporter`), only when ``fleet import`` runs."""
+
+    help: ImportHelp
+    load: Callable[[], CloudImporter]
+
+
+@dataclass(frozen=True, kw_only=True)
 class CloudPlugin(Plugin):
     """What one cluster kind contributes to the platform (see the block comment above).
 
@@ -95,6 +124,9 @@ class CloudPlugin(Plugin):
     """What the cloud's controllers write into rendered objects of every cluster of the
     kind: its clusters' Applications ignore it (with the class's own
     ``ignore_differences``)."""
+    importer: ImporterEntry | None = None
+    """How ``fleet import`` reads the cloud's clusters from Terraform
+    (:mod:`fleet.clouds.importer`); None: it does not."""
     status: LiveStatus = field(default_factory=LiveStatus)
     """What ``fleet status`` reads of its clusters on the management cluster: the kinds
     and how their conditions read, and which field holds the live Kubernetes version

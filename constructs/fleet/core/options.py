@@ -83,6 +83,18 @@ class Option:
     """The kind of the object ``render`` is in ("": the class's ``rendered_kind``)."""
     terraform: str = ""
     """The Terraform attribute of the same value (``docker_volume_size``), if any."""
+    inherits: str = ""
+    """Where the cloud takes the value from when the argument is left out, as
+    ``<parent>.<Terraform attribute>`` (``template.keypair_id``: Magnum copies the
+    template's ``keypair_id`` into a cluster that sets no ``keypair``); "" for none. The
+    importer leaves out a value equal to the parent's."""
+    cloud_default: Any = None
+    """The value the cloud (or its Terraform provider) gives when the argument is left out
+    (Magnum's ``master_count`` 1), which the importer leaves out; None: no such default."""
+    computed: bool = False
+    """Optional and Computed, with no parent and no default: when the argument is left out
+    the cloud or its provider fills a value in (an etcd discovery URL, a region), so the
+    importer declares it only where the Terraform configuration sets it."""
     minimum: int | None = None
     """The smallest number allowed (for every environment's value)."""
     nonempty: bool = False
@@ -105,6 +117,12 @@ class Option:
     def per_env(self) -> bool:
         """Whether its value may differ per environment (``PerEnv`` in its annotation)."""
         return _has_per_env(self.hint)
+
+    @property
+    def members(self) -> tuple[Any, ...]:
+        """The members of its annotation, a union's each, ``PerEnv[X]`` as ``X``
+        (``(int, NoneType)`` for ``int | PerEnv[int] | None``)."""
+        return tuple(_members(self.hint))
 
     @property
     def scalar(self) -> type | None:
@@ -156,6 +174,9 @@ def option(
     render: str = "",
     kind: str = "",
     terraform: str = "",
+    inherits: str = "",
+    cloud_default: Any = None,
+    computed: bool = False,
     minimum: int | None = None,
     nonempty: bool = False,
     doc: str = "",
@@ -173,6 +194,9 @@ def option(
     render: str = "",
     kind: str = "",
     terraform: str = "",
+    inherits: str = "",
+    cloud_default: Any = None,
+    computed: bool = False,
     minimum: int | None = None,
     nonempty: bool = False,
     doc: str = "",
@@ -189,6 +213,9 @@ def option(
     render: str = "",
     kind: str = "",
     terraform: str = "",
+    inherits: str = "",
+    cloud_default: Any = None,
+    computed: bool = False,
     minimum: int | None = None,
     nonempty: bool = False,
     doc: str = "",
@@ -206,6 +233,9 @@ def option(
     render: str = "",
     kind: str = "",
     terraform: str = "",
+    inherits: str = "",
+    cloud_default: Any = None,
+    computed: bool = False,
     minimum: int | None = None,
     nonempty: bool = False,
     doc: str = "",
@@ -216,7 +246,9 @@ def option(
     ``render`` is a dotted path in the rendered object (``spec.forProvider.region``) for a
     value rendered as it is once resolved for the environment (left out where None);
     ``kind`` names that object's kind when it is not the class's ``rendered_kind``.
-    ``terraform`` is the Terraform attribute that holds the same value. ``minimum`` and
+    ``terraform`` is the Terraform attribute that holds the same value; ``inherits``,
+    ``cloud_default`` and ``computed`` say what the cloud does when the argument is left out
+    (see :class:`Option`: the importer reads them). ``minimum`` and
     ``nonempty`` bound every environment's value. ``alias`` is the constructor keyword
     when the attribute has another name; ``kw_only=False`` makes it positional.
     """
@@ -230,6 +262,9 @@ def option(
         render=tuple(render.split(".")) if render else (),
         kind=kind,
         terraform=terraform,
+        inherits=inherits,
+        cloud_default=cloud_default,
+        computed=computed,
         minimum=minimum,
         nonempty=nonempty,
         doc=doc,

@@ -13,33 +13,32 @@ import dataclasses
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fleet.checks.problem import InvalidObjects, Problem
+from fleet.clouds.importer import CloudImporter, Translate
 from fleet.codegen.source_check import GeneratedCodeError
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.importers.fleet_view import project_modules
 from fleet.importers.generated import check_generated
-from fleet.importers.plan import project_modules
 from fleet.pipeline.synth import Synth, synthesize
 
 _WHERE = re.compile(r"^(?P<file>.+?\.py):(?P<line>\d+)")
 
-Translate = Callable[[str, int, str, str, str], DefinitionError | None]
-"""``(module file name, line, what, field, message)`` -> the error naming the input value
-that caused it, or None when the line is not the import's; ``what`` is the rest of the
-location (``(node group user-m3.large)``) or the object (``NodegroupV1 x-user-m3-large``)."""
-
 
 def render_with(
-    config: FleetConfig, files: Mapping[Path, str], environments: Sequence[str]
+    config: FleetConfig,
+    files: Mapping[Path, str],
+    environments: Sequence[str],
+    importers: Sequence[CloudImporter] | None = None,
 ) -> Synth:
     """Render ``environments`` of the project with ``files`` (absolute paths, most inside
     the declarations folder) written in; raises as ``fleet synth`` does. Each module is
     checked first (:func:`check_generated`): one that holds what no import writes is
     refused before it is written anywhere or run."""
-    check_generated(files, config.clusters_dir.name)
+    check_generated(files, config.clusters_dir.name, importers)
     with tempfile.TemporaryDirectory(prefix="fleet-import-") as tmp:
         copy = dataclasses.replace(config, root=Path(tmp))
         if config.clusters_dir.is_dir():
@@ -64,11 +63,12 @@ def check_render(
     files: Mapping[Path, str],
     environments: Sequence[str],
     translate: Translate,
+    importers: Sequence[CloudImporter] | None = None,
 ) -> Synth:
     """:func:`render_with`, its problems translated to the input (``translate``); raises
     DefinitionErrors (each naming the input value, or the generated line)."""
     try:
-        return render_with(config, files, environments)
+        return render_with(config, files, environments, importers)
     except GeneratedCodeError:
         raise
     except DefinitionErrors as e:

@@ -3,7 +3,8 @@ sets, on which line, and what its ``lifecycle { ignore_changes }`` lists.
 
 Values are not evaluated (the state holds them): an argument is kept in its source form
 (python-hcl2 8.1.4's serialisation: ``"${var.x}"`` for an expression, ``'"text"'`` for a
-string literal), for telling shapes apart (:mod:`fleet.importers.shapes`) and never printed.
+string literal), for telling shapes apart (a cloud's importer: Magnum's
+:mod:`fleet.clouds.magnum.importer.shapes`) and never printed.
 Local module calls (``source = "./..."`` or ``"../..."``) are followed, so that a resource
 of the state at ``module.a.module.b.<type>.<name>`` finds its block.
 """
@@ -14,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hcl2
 import lark
@@ -25,6 +26,9 @@ from hcl2.utils import SerializationOptions
 from fleet.core.credentials import HIDDEN, shown
 from fleet.core.errors import DefinitionError
 from fleet.terraform.names import check_name
+
+if TYPE_CHECKING:
+    from fleet.terraform.state import StateResource
 
 _OPTIONS = SerializationOptions(with_comments=False, explicit_blocks=False, preserve_heredocs=False)
 ALL = "all"
@@ -244,3 +248,9 @@ def read_configuration(root: Path) -> Configuration:
 
     walk((), root, (root.resolve(),))
     return Configuration(root=root, modules=modules, unread=unread)
+
+
+def resource_block(configuration: Configuration, resource: StateResource) -> Block | None:
+    """The ``resource`` (or ``data``) block of a state resource in ``configuration``."""
+    kind = "data" if resource.mode == "data" else "resource"
+    return configuration.block(resource.module_path, kind, resource.type, resource.name)

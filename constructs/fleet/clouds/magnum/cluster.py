@@ -147,6 +147,7 @@ class MagnumCluster(FleetCluster):
         default=None,
         render="spec.forProvider.flavor",
         terraform="flavor",
+        inherits="template.flavor",
         nonempty=True,
         doc="The workers' flavor (``default-worker``; default: the template's).",
     )
@@ -154,6 +155,7 @@ class MagnumCluster(FleetCluster):
         default=None,
         render="spec.forProvider.keypair",
         terraform="keypair",
+        inherits="template.keypair_id",
         nonempty=True,
         doc="The Nova keypair of the nodes (default: the template's).",
     )
@@ -170,12 +172,14 @@ class MagnumCluster(FleetCluster):
         default=1,
         render="spec.forProvider.masterCount",
         terraform="master_count",
+        cloud_default=1,
         minimum=1,
         doc="The control-plane nodes.",
     )
     master_flavor: str | PerEnv[str] | None = option(
         default=None,
         terraform="master_flavor",
+        inherits="template.master_flavor",
         nonempty=True,
         doc="The control-plane nodes' flavor (default: ``flavor``; with "
         "inherit_from_template, the template's).",
@@ -184,12 +188,14 @@ class MagnumCluster(FleetCluster):
         default=60,
         render="spec.forProvider.createTimeout",
         terraform="create_timeout",
+        cloud_default=60,
         minimum=1,
         doc="How long Magnum may take to create the cluster.",
     )
     labels: Mapping[str, str] | PerEnv[Mapping[str, str]] | None = option(
         default=None,
         terraform="labels",
+        inherits="template.labels",
         doc="The cluster's labels over the template's base labels ({} is none).",
     )
     inherit_from_template: bool = option(
@@ -229,6 +235,7 @@ class MagnumCluster(FleetCluster):
         default=None,
         render="spec.forProvider.dockerVolumeSize",
         terraform="docker_volume_size",
+        inherits="template.docker_volume_size",
         minimum=1,
         doc="The Docker volume size in GB.",
     )
@@ -236,18 +243,21 @@ class MagnumCluster(FleetCluster):
         default=None,
         render="spec.forProvider.floatingIpEnabled",
         terraform="floating_ip_enabled",
+        inherits="template.floating_ip_enabled",
         doc="Whether the nodes get floating IPs.",
     )
     master_lb_enabled: bool | PerEnv[bool] | None = option(
         default=None,
         render="spec.forProvider.masterLbEnabled",
         terraform="master_lb_enabled",
+        inherits="template.master_lb_enabled",
         doc="Whether the API gets a load balancer.",
     )
     fixed_network: str | PerEnv[str] | None = option(
         default=None,
         render="spec.forProvider.fixedNetwork",
         terraform="fixed_network",
+        inherits="template.fixed_network",
         nonempty=True,
         doc="An existing network for the nodes.",
     )
@@ -255,6 +265,7 @@ class MagnumCluster(FleetCluster):
         default=None,
         render="spec.forProvider.fixedSubnet",
         terraform="fixed_subnet",
+        inherits="template.fixed_subnet",
         nonempty=True,
         doc="An existing subnet of fixed_network.",
     )
@@ -262,6 +273,7 @@ class MagnumCluster(FleetCluster):
         default=None,
         render="spec.forProvider.discoveryUrl",
         terraform="discovery_url",
+        computed=True,
         nonempty=True,
         doc="The etcd discovery URL.",
     )
@@ -269,6 +281,7 @@ class MagnumCluster(FleetCluster):
         default=None,
         render="spec.forProvider.region",
         terraform="region",
+        computed=True,
         nonempty=True,
         doc="The region to create the cluster in (default: the credentials' region).",
     )

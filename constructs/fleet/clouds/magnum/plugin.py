@@ -17,10 +17,11 @@ moves to another project (:mod:`fleet.clouds.magnum.changes`), and what a change
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference
+from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference, ImporterEntry
 from fleet.clouds.magnum.changes import CONTAINERINFRA, MAGNUM_CHANGE_RULES, UPGRADE_GUIDE
+from fleet.clouds.magnum.importer.help import MAGNUM_IMPORT_HELP
 from fleet.clouds.magnum.upgrades import UPGRADE_RULE
 from fleet.core.manifest import Manifest
 from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
@@ -36,6 +37,9 @@ from fleet.platform.health_lua import AGE_FUNCTION
 from fleet.platform.live import CROSSPLANE_MANAGED, LiveKind, LiveStatus, VersionAt
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules
+
+if TYPE_CHECKING:
+    from fleet.clouds.importer import CloudImporter
 
 EXTERNAL_NAME = "crossplane.io/external-name"
 KUBECONFIG_KEY = "attribute.kubeconfig.raw_config"
@@ -247,6 +251,17 @@ is created with the rendered name, which Magnum resolves (``magnum/api/utils.py`
 (argo-cd v3.5.1 ``controller/sync.go`` ``normalizeTargetResources``: a target without a live
 object is applied as rendered)."""
 
+
+def _load_importer() -> CloudImporter:
+    # Only `fleet import` loads the importer (Terraform's parsers come with it).
+    from fleet.clouds.magnum.importer.importer import load
+
+    return load()
+
+
+MAGNUM_IMPORTER = ImporterEntry(help=MAGNUM_IMPORT_HELP, load=_load_importer)
+"""``fleet import`` for Magnum (:mod:`fleet.clouds.magnum.importer`)."""
+
 MAGNUM_STATUS = LiveStatus(
     kinds=tuple(
         LiveKind(
@@ -279,6 +294,7 @@ A refused upgrade shows as ``Synced=False``: upjet v2.2.0
 resource because the following update requires replacing it")."""
 
 MAGNUM_PLUGIN = CloudPlugin(
+    importer=MAGNUM_IMPORTER,
     components=(PROVIDER_OPENSTACK,),
     ignore_differences=EXTERNAL_NAME_IGNORED,
     protected_kinds=(),

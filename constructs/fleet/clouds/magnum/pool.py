@@ -60,11 +60,17 @@ class NodeGroup:
         render="spec.forProvider.name", terraform="name", doc="The node group's name."
     )
     flavor: str = option(
-        render="spec.forProvider.flavorId", terraform="flavor_id", doc="The nodes' flavor."
+        render="spec.forProvider.flavorId",
+        terraform="flavor_id",
+        inherits="cluster.flavor",
+        doc="The nodes' flavor.",
     )
     node_count: IntPerEnv = option(terraform="node_count", doc="The number of nodes.")
     min_node_count: IntPerEnv | None = option(
-        default=None, terraform="min_node_count", doc="Magnum's lower resize limit."
+        default=None,
+        terraform="min_node_count",
+        cloud_default=0,
+        doc="Magnum's lower resize limit.",
     )
     max_node_count: IntPerEnv | None = option(
         default=None, terraform="max_node_count", doc="Magnum's upper resize limit."
@@ -73,7 +79,7 @@ class NodeGroup:
         default=None, doc="The availability zone (the ``availability_zone`` label)."
     )
     labels: Mapping[str, str] = option(
-        factory=dict, terraform="labels", doc="Labels of the node group."
+        factory=dict, terraform="labels", inherits="cluster.labels", doc="Labels of the node group."
     )
     merge_labels: bool = option(
         default=True,
@@ -94,6 +100,7 @@ class NodeGroup:
         default=None,
         render="spec.forProvider.imageId",
         terraform="image_id",
+        inherits="template.image",
         nonempty=True,
         doc="The nodes' image (the template's when left out).",
     )
@@ -101,6 +108,7 @@ class NodeGroup:
         default=None,
         render="spec.forProvider.role",
         terraform="role",
+        cloud_default="worker",
         nonempty=True,
         doc="The node group's role (Magnum's ``worker`` when left out).",
     )

@@ -2,7 +2,7 @@
 
 The objects of an imported cluster are found by their external names (the state's ids),
 whatever their Kubernetes names. What each value must be, by its fate
-(:mod:`fleet.importers.magnum_state`):
+(:mod:`fleet.clouds.magnum.importer.state`):
 
 * carried: in ``spec.forProvider``, equal;
 * create-only (``ignore_changes``) and an autoscaled pool's ``node_count``: only in
@@ -23,37 +23,15 @@ Magnum's labels.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from fleet.clouds.importer import Mismatch
+from fleet.clouds.magnum.importer.model import ImportedGroup, StateCluster, magnum_labels
 from fleet.clouds.magnum.render import EXTERNAL_NAME
 from fleet.core.manifest import Manifest
-from fleet.importers.magnum_state import (
-    AUTOSCALED,
-    CARRIED,
-    CREATE_ONLY,
-    ImportedGroup,
-    StateCluster,
-    Value,
-    magnum_labels,
-)
+from fleet.terraform.attributes import AUTOSCALED, CARRIED, CREATE_ONLY, Value
 
 _FORBIDDEN_POLICIES = ("*", "LateInitialize")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Mismatch:
-    """One state value the rendered objects lose or change."""
-
-    where: str
-    """``<state> <address>`` of the object."""
-    attribute: str
-    fate: str
-    message: str
-    field: str
-    """The ``spec.forProvider`` field."""
-    group: str | None = None
-    """The node group's Magnum name, for a node group's value."""
 
 
 def camel(attribute: str) -> str:

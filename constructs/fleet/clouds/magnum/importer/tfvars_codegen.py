@@ -1,66 +1,29 @@
-"""Python source for imported tfvars declarations (laid out by :mod:`fleet.codegen.layout`)."""
+"""The modules ``fleet import tfvars`` writes: one per community, and the catalog of derived
+templates (laid out by :mod:`fleet.codegen.layout`)."""
 
 from __future__ import annotations
 
-import builtins
-import keyword
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fleet.clouds.magnum.importer.catalog import TemplateRef, template_variable
+from fleet.clouds.magnum.importer.code import statement
+from fleet.clouds.magnum.importer.template_derivation import TemplateSpec
+from fleet.clouds.magnum.importer.tfvars import Connection, ImportedCluster
 from fleet.clouds.magnum.template import attribute_keywords
-from fleet.codegen import layout
 from fleet.codegen.layout import (
     FLEET,
     GENERATED,
-    GENERATED_PREFIX,
-    GENERATED_STATE,
     INDENT,
     blocks,
     by_env,
-    callees,
     comment_lines,
-    constant_name,
     module,
     uses_per_env,
 )
-from fleet.core.pysource import Call, Lookup, Name, Value, py_str
-from fleet.importers.template_derivation import TemplateSpec
-from fleet.importers.tfvars import Connection, ImportedCluster
-
-__all__ = ["FLEET", "GENERATED", "GENERATED_PREFIX", "GENERATED_STATE", "callees", "py_str"]
-
-TEMPLATES_MODULE = "_imported_templates"
-"""The catalog module of the templates an import derives or reads, in the declarations
-folder (``--derive-templates``, ``fleet import tfstate``)."""
-DECLARATION_CALLS = frozenset(
-    {"MagnumCluster", "NodeGroup", "OpenStackProject", "ClusterTemplate", "per_env"}
-)
-"""Every class or function a generated module calls (imported from ``fleet``): the
-generators build no other :class:`Call` (:func:`statement` refuses one), and the check of
-the result (:mod:`fleet.importers.generated`) allows no other."""
-MODULE_LEVEL_CALLS = frozenset({"ClusterTemplate"})
-"""Those a module-level constant is bound to (the template catalog's)."""
-LOOKUPS = frozenset({"OpenStackProject"})
-"""The classes ``fleet.declaration("id", Class)`` looks up (a project another module
-declares)."""
-
-
-def statement(value: Value, *, indent: str = "", target: str = "") -> list[str]:
-    """:func:`fleet.codegen.layout.statement` calling only :data:`DECLARATION_CALLS`."""
-    return layout.statement(
-        value, calls=DECLARATION_CALLS, lookups=LOOKUPS, indent=indent, target=target
-    )
-
+from fleet.core.pysource import Call, Lookup, Name, Value
 
 # --- the imported declarations ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class TemplateRef:
-    """Where generated code imports a template object from."""
-
-    module: str
-    variable: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,25 +72,6 @@ class Declaration:
     def merged(self) -> bool:
         """Whether several environments share this declaration."""
         return len(self.members) > 1
-
-
-def template_variable(name: str) -> str:
-    """The module-level name of a derived template: ``kubernetes-1.25.3-3-multi`` ->
-    ``KUBERNETES_1_25_3_3_MULTI``."""
-    return constant_name(name, prefix="TEMPLATE")
-
-
-def project_variable(connection: Connection) -> str:
-    """The local name of a project in ``define``: ``JEEDY AIS`` -> ``jeedy_ais``."""
-    name = connection.provider_config_name.replace("-", "_")
-    if not name[:1].isalpha() or keyword.iskeyword(name) or name in _TAKEN:
-        name = f"project_{name}"
-    return name
-
-
-_TAKEN = frozenset({"fleet", "per_env", *dir(builtins)})
-"""Names a project's variable must not shadow: ``define``'s argument, what a generated
-module imports in lower case, Python's builtins (``all``, ``list``)."""
 
 
 def _project(project: ProjectDecl) -> list[str]:

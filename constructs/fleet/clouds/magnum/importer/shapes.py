@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fleet.clouds.magnum.importer.resources import CLUSTER, NODEGROUP, TEMPLATE
+from fleet.clouds.magnum.importer.tfvars import TFVARS_NAME
 from fleet.core.errors import DefinitionError
 from fleet.core.words import plural
-from fleet.importers.tfstate import CLUSTER, NODEGROUP, TEMPLATE
-from fleet.importers.tfvars import TFVARS_NAME
 from fleet.terraform.hcl import Block, Configuration, read_configuration
 from fleet.terraform.tfvars import read_tfvars
 

@@ -7,103 +7,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fleet.clouds.magnum.importer.resources import CLUSTER, NODEGROUP, TEMPLATE, Tables, specs
+from fleet.clouds.magnum.importer.tfvars import ImportedCluster
 from fleet.core.credentials import shown
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.importers.tfvars import ImportedCluster
 from fleet.terraform.state import ResourceSchema, StateFile, StateResource
 from fleet.terraform.state import read_state_file as read_resources
 
-CLUSTER = "openstack_containerinfra_cluster_v1"
-NODEGROUP = "openstack_containerinfra_nodegroup_v1"
-TEMPLATE = "openstack_containerinfra_clustertemplate_v1"
-MAGNUM_TYPES = (CLUSTER, NODEGROUP, TEMPLATE)
-_TYPES: Mapping[str, Mapping[str, str]] = {
-    CLUSTER: {
-        **dict.fromkeys(
-            (
-                "id",
-                "name",
-                "region",
-                "project_id",
-                "cluster_template_id",
-                "discovery_url",
-                "flavor",
-                "master_flavor",
-                "keypair",
-                "fixed_network",
-                "fixed_subnet",
-            ),
-            "string",
-        ),
-        **dict.fromkeys(
-            ("create_timeout", "docker_volume_size", "master_count", "node_count"), "int"
-        ),
-        **dict.fromkeys(("merge_labels", "master_lb_enabled", "floating_ip_enabled"), "bool"),
-        "labels": "map",
-    },
-    NODEGROUP: {
-        **dict.fromkeys(
-            ("id", "name", "region", "cluster_id", "role", "image_id", "flavor_id"), "string"
-        ),
-        **dict.fromkeys(
-            ("docker_volume_size", "node_count", "min_node_count", "max_node_count"), "int"
-        ),
-        "merge_labels": "bool",
-        "labels": "map",
-    },
-    TEMPLATE: {
-        **dict.fromkeys(
-            (
-                "id",
-                "name",
-                "region",
-                "coe",
-                "cluster_distro",
-                "dns_nameserver",
-                "docker_storage_driver",
-                "external_network_id",
-                "fixed_network",
-                "fixed_subnet",
-                "flavor",
-                "master_flavor",
-                "http_proxy",
-                "https_proxy",
-                "no_proxy",
-                "image",
-                "insecure_registry",
-                "keypair_id",
-                "network_driver",
-                "server_type",
-                "volume_driver",
-            ),
-            "string",
-        ),
-        **dict.fromkeys(("apiserver_port", "docker_volume_size"), "int"),
-        **dict.fromkeys(
-            (
-                "floating_ip_enabled",
-                "master_lb_enabled",
-                "public",
-                "registry_enabled",
-                "tls_disabled",
-                "hidden",
-            ),
-            "bool",
-        ),
-        "labels": "map",
-    },
-}
-"""The type of each attribute the importer reads, as terraform-provider-openstack v3.4.0
-declares it (``openstack/resource_openstack_containerinfra_<kind>_v1.go`` for cluster,
-nodegroup and clustertemplate, and ``data_source_openstack_containerinfra_clustertemplate_v1.go``:
-``schema.TypeString``,
-``TypeInt``, ``TypeBool``, ``TypeMap`` of strings). A state that holds another type was not
-written by Terraform: refused, naming the attribute, never quoting the value."""
-
 SCHEMAS: Mapping[str, ResourceSchema] = {
-    kind: ResourceSchema(provider="terraform-provider-openstack", attributes=attributes)
-    for kind, attributes in _TYPES.items()
+    kind: spec.schema() for kind, spec in specs(Tables()).items()
 }
+"""The types of the attributes read (:mod:`fleet.clouds.magnum.importer.resources`)."""
 
 
 def read_state_file(path: Path, *, environment: str | None = None) -> StateFile:

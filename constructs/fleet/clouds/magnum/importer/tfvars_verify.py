@@ -1,7 +1,7 @@
 """``fleet import tfvars --verify``: every tfvars value, found unchanged in the real synth.
 
-The generated modules are written into a temporary copy of the project and rendered by
-:func:`fleet.pipeline.synth.synthesize`; each tfvars value is then looked up in the rendered
+The generated modules are rendered in a copy of the project (``fleet.importers``); each
+tfvars value is then looked up in the rendered
 ``ClusterV1``, ``NodegroupV1`` and ``ProviderConfig`` (after the documented conversion:
 counts and timeouts to int, ``merge_labels`` to bool; label values as exact strings).
 """
@@ -11,25 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fleet.clouds.magnum.cluster import MagnumCluster
-from fleet.clouds.magnum.project import ANNOTATION_PREFIX
-from fleet.clouds.magnum.render import EXTERNAL_NAME, TEMPLATE_NAME
-from fleet.clouds.magnum.template import is_uuid
-from fleet.core.config import FleetConfig
-from fleet.core.credentials import shown
-from fleet.core.errors import DefinitionError
-from fleet.core.manifest import Manifest
-from fleet.core.options import Option, options_of
-from fleet.importers.codegen import ClusterDecl
-from fleet.importers.plan import ImportResult
-from fleet.importers.render_check import check_render
-from fleet.importers.tfvars import (
+from fleet.clouds.magnum.importer.tfvars import (
     CONNECTION_KEYS,
     ImportedCluster,
     cluster_options,
     node_group_options,
 )
-from fleet.pipeline.synth import Synth
+from fleet.clouds.magnum.importer.tfvars_codegen import ClusterDecl
+from fleet.clouds.magnum.project import ANNOTATION_PREFIX
+from fleet.clouds.magnum.render import EXTERNAL_NAME, TEMPLATE_NAME
+from fleet.clouds.magnum.template import is_uuid
+from fleet.core.credentials import shown
+from fleet.core.errors import DefinitionError
+from fleet.core.manifest import Manifest
+from fleet.core.options import Option
 from fleet.terraform.tfvars import as_bool, as_int, convert_option
 
 _ABSENT = "<absent>"
@@ -71,45 +66,6 @@ _GROUP_FIELDS: dict[str, tuple[str, Callable[..., Any] | None]] = {
     "merge_labels": ("mergeLabels", as_bool),
     **{o.terraform: (o.render[-1], _option(o)) for o in node_group_options()},
 }
-
-
-def render_result(config: FleetConfig, result: ImportResult) -> Synth:
-    """Render the project with ``result`` written in, with every check of ``fleet synth``
-    and ``fleet validate``; a problem raises DefinitionErrors naming the tfvars file (and
-    line) of the cluster it comes from. Nothing is written."""
-    by_id = {d.construct_id: d for decls in result.declarations.values() for d in decls}
-
-    def translate(
-        file: str, line: int, what: str, field: str, message: str
-    ) -> DefinitionError | None:
-        for construct_id, decl in by_id.items():
-            if f"({construct_id})" in what or f"({construct_id}/" in what:
-                cluster = decl.members[0].cluster
-                option = options_of(MagnumCluster).get(field)
-                key = option.terraform if option is not None and option.terraform else field
-                return DefinitionError(
-                    f"{message} (the import writes nothing)", where=cluster.where(key), field=key
-                )
-        return None
-
-    envs = sorted({d.environment for d in result.clusters})
-    return check_render(config, result.files, envs, translate)
-
-
-def verify(
-    config: FleetConfig, result: ImportResult, synth: Synth | None = None
-) -> list[DefinitionError]:
-    """Compare every tfvars value with the render of ``result`` (``synth``, else rendered
-    now); the problems (none when the import is faithful). Bad declarations raise as in
-    ``fleet synth``."""
-    if synth is None:
-        synth = render_result(config, result)
-    problems: list[DefinitionError] = []
-    for decl in result.clusters:
-        objects = {(m.kind, m.name): m for m in synth.manifests.get(decl.environment, [])}
-        accepted = result.accepted.get(decl.cluster.source, frozenset())
-        problems.extend(check_cluster(decl, objects, observe=result.observe, accepted=accepted))
-    return problems
 
 
 def check_cluster(
