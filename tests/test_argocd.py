@@ -35,6 +35,7 @@ from fleet import (
     OkeVcn,
     OpenStackProject,
     per_env,
+    testing,
 )
 from fleet.argocd.bootstrap import (
     APPLICATION_HEALTH,
@@ -50,8 +51,6 @@ from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
 from fleet.clouds.oci.plugin import IDENTITY_HEALTH, READY_HEALTH
 from fleet.core.layout import SYNC_WAVE
 from fleet.core.manifest import Manifest
-from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.synth import Synth, synthesize
 
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 
@@ -560,9 +559,9 @@ def _isolated() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def example(hybrid_rendered: Path) -> Iterator[Synth]:
+def example(hybrid_rendered: Path) -> Iterator[testing.RepositoryOutput]:
     with _isolated():
-        synth = synthesize(FleetConfig.load(hybrid_rendered))
+        synth = testing.synth_repository(FleetConfig.load(hybrid_rendered))
     yield synth
 
 
@@ -612,7 +611,7 @@ def _walk(config: FleetConfig, env: str, files: dict[str, bytes]) -> dict[str, i
 
 @pytest.mark.parametrize("env", FleetConfig.load(HYBRID).environments)
 def test_bootstrap_reaches_every_folder_in_wave_order(
-    example: Synth, hybrid_rendered: Path, env: str
+    example: testing.RepositoryOutput, hybrid_rendered: Path, env: str
 ) -> None:
     config = FleetConfig.load(hybrid_rendered)
     files = example.files[env]
@@ -637,7 +636,7 @@ def test_bootstrap_reaches_every_folder_in_wave_order(
     assert max(_wave(m) for m in core) < WAVE_PROVIDERS
 
 
-def test_one_application_per_cluster(example: Synth) -> None:
+def test_one_application_per_cluster(example: testing.RepositoryOutput) -> None:
     for env, manifests in example.manifests.items():
         cluster_folders = {m.folder for m in manifests if m.folder.startswith("clusters/")}
         apps = [
@@ -648,7 +647,7 @@ def test_one_application_per_cluster(example: Synth) -> None:
         assert sorted(apps) == sorted(f"dist/{env}/{f}" for f in cluster_folders)
 
 
-def test_no_kustomize_and_no_finalizers(example: Synth) -> None:
+def test_no_kustomize_and_no_finalizers(example: testing.RepositoryOutput) -> None:
     for env, files in example.files.items():
         names = {p.rsplit("/", 1)[-1] for p in files}
         assert not names & {"kustomization.yaml", "kustomization.yml", "Chart.yaml"}
@@ -662,7 +661,9 @@ def test_no_kustomize_and_no_finalizers(example: Synth) -> None:
                     assert "finalizers" not in m.body["metadata"], m.name
 
 
-def test_directory_applications_skip_the_dry_run_for_missing_crds(example: Synth) -> None:
+def test_directory_applications_skip_the_dry_run_for_missing_crds(
+    example: testing.RepositoryOutput,
+) -> None:
     for manifests in example.manifests.values():
         for m in manifests:
             if m.kind == "Application" and "path" in m.body["spec"]["source"]:
@@ -672,7 +673,9 @@ def test_directory_applications_skip_the_dry_run_for_missing_crds(example: Synth
                 assert "SkipDryRunOnMissingResource=true" in options, m.name
 
 
-def test_every_cluster_bearing_object_is_never_pruned_or_deleted(example: Synth) -> None:
+def test_every_cluster_bearing_object_is_never_pruned_or_deleted(
+    example: testing.RepositoryOutput,
+) -> None:
     fleet = _example_fleet()
     bearing = {
         (api, kind)
@@ -701,7 +704,9 @@ def _syncs_a_workload_cluster(m: Manifest) -> bool:
     return "name" in m.body["spec"]["destination"]
 
 
-def test_applications_over_clusters_keep_their_resources(example: Synth) -> None:
+def test_applications_over_clusters_keep_their_resources(
+    example: testing.RepositoryOutput,
+) -> None:
     workload = 0
     for manifests in example.manifests.values():
         for m in manifests:
@@ -719,7 +724,7 @@ def test_applications_over_clusters_keep_their_resources(example: Synth) -> None
 
 def _example_fleet() -> Fleet:
     with _isolated():
-        return load_fleet(FleetConfig.load(HYBRID))
+        return testing.load_repository(FleetConfig.load(HYBRID))
 
 
 def _produced_secrets(manifests: list[Manifest]) -> set[tuple[str, str, str]]:
@@ -738,7 +743,9 @@ def _produced_secrets(manifests: list[Manifest]) -> set[tuple[str, str, str]]:
     return out
 
 
-def test_every_registration_reads_the_secret_its_cluster_writes(example: Synth) -> None:
+def test_every_registration_reads_the_secret_its_cluster_writes(
+    example: testing.RepositoryOutput,
+) -> None:
     checked = 0
     for manifests in example.manifests.values():
         produced = _produced_secrets(manifests)
@@ -758,7 +765,7 @@ def test_every_registration_reads_the_secret_its_cluster_writes(example: Synth) 
     assert checked >= 10
 
 
-def test_example_validates_against_the_crds(example: Synth) -> None:
+def test_example_validates_against_the_crds(example: testing.RepositoryOutput) -> None:
     if not crds_dir().is_dir():
         pytest.fail(f"the shared CRDs are missing at {crds_dir()}")
     for manifests in example.manifests.values():
@@ -774,7 +781,9 @@ def test_small_fleet_validates_against_the_crds(fleet: Fleet) -> None:
     assert [p.line() for p in validate_manifests(manifests, crds_dir=crds_dir())] == []
 
 
-def test_root_application_in_the_readme(example: Synth, hybrid_rendered: Path) -> None:
+def test_root_application_in_the_readme(
+    example: testing.RepositoryOutput, hybrid_rendered: Path
+) -> None:
     readme = (REPO / "README.md").read_text()
     command = "kubectl apply -n argocd -f dist/{env}/bootstrap/{file}"
     file = "application_argoproj.io_argocd_fleet-<env>.yaml"

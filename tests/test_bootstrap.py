@@ -58,6 +58,7 @@ from fleet import (
     MagnumCluster,
     OciManagedCluster,
     per_env,
+    testing,
 )
 from fleet.argocd.bootstrap import (
     APPLICATION_HEALTH,
@@ -68,7 +69,6 @@ from fleet.argocd.bootstrap import (
 from fleet.checks.crds import read_crd_file
 from fleet.checks.references import check_references
 from fleet.checks.registry import CheckContext, Checks, check_environments
-from fleet.checks.schema import validate_manifests
 from fleet.checks.waves import check_waves
 from fleet.clouds.base import IgnoreDifference, cloud_plugins
 from fleet.core.layout import COMPARE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
@@ -893,17 +893,20 @@ def test_every_folder_of_every_environment_is_synced(tmp_path: Path) -> None:
             assert "extra" in folders
 
 
-def test_extra_objects_are_checked_like_the_rest(tmp_path: Path) -> None:
+def test_extra_objects_are_checked_like_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``fleet synth`` says of them (``testing.synth(validate=True)``: every check)."""
+    monkeypatch.setenv("FLEET_CRDS_DIR", str(crds_dir()))
     fleet = _fixture_fleet(tmp_path)
-    dev = rendered(fleet, "dev")
     # dev exports no kubeconfigs, so no External Secrets: the user's ClusterSecretStore
     # would never apply, and the check says so.
-    problems = [p.line() for p in check_waves(dev, Platform.of(fleet).plugins)]
-    assert any("ClusterSecretStore" in p and "external-secrets" in p for p in problems)
-    assert check_waves(rendered(fleet, "prod"), Platform.of(fleet).plugins) == []
-    assert [
-        p.line() for p in validate_manifests(rendered(fleet, "prod"), crds_dir=crds_dir())
-    ] == []
+    with pytest.raises(testing.InvalidObjects) as refused:
+        testing.synth(fleet, ["dev"], validate=True)
+    problems = [p.line() for p in refused.value.problems]
+    assert any("ClusterSecretStore" in p and "external-secrets" in p for p in problems), problems
+    # prod passes every check: waves, the schemas (against the pinned CRDs), references
+    testing.synth(fleet, ["prod"], validate=True)
 
 
 # --- 15.5: clouds as plug-ins -----------------------------------------------------------------

@@ -35,11 +35,11 @@ from fleet import (
     Problem,
     testing,
 )
-from fleet.checks.problem import InvalidObjects
 from fleet.checks.registry import BUILTIN_CHECKS, run_checks, verdict_key
 from fleet.cli.main import main
 from fleet.core.declaration import FleetConstruct
 from fleet.platform.plugins import PluginSet
+from fleet.testing import InvalidObjects
 
 POLICY = """\
 import os

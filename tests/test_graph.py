@@ -19,10 +19,9 @@ from fleet import (
     Manifest,
     NodeGroup,
     OpenStackProject,
+    testing,
 )
 from fleet.cli.main import main
-from fleet.pipeline.discovery import load_fleet
-from fleet.pipeline.render import render_environment
 from fleet.views.graph import (
     fleet_graph,
     package_targets,
@@ -97,7 +96,7 @@ def _tiny(tmp_path: Path) -> tuple[Fleet, list[Manifest]]:
         node_groups=[NodeGroup(name="a", flavor="m2", node_count=2)],
     )
     manifests = [
-        *render_environment(fleet, "dev"),
+        *testing.synth(fleet, ["dev"]).all(),
         _app("root", "dist/dev/bootstrap"),
         _app("platform", "dist/dev/platform", wave=-1),
         _app("clusters", "dist/dev/clusters", wave=0, recurse=True),
@@ -361,7 +360,7 @@ def test_retired_cluster_is_dashed_and_renders_nothing(tmp_path: Path) -> None:
         node_groups=[NodeGroup(name="a", flavor="m2", node_count=2)],
         retired=True,
     )
-    graph = fleet_graph({"dev": render_environment(fleet, "dev")}, fleet=fleet)
+    graph = fleet_graph(testing.synth(fleet, ["dev"]).manifests, fleet=fleet)
     text = to_mermaid(graph)
     assert '      dev_cluster_old["magnum k8s-1.30<br/>retired: renders nothing"]\n' in text
     assert text.endswith("  class dev_cluster_old retired\n")
@@ -435,8 +434,8 @@ def test_touched_graph_places_objects_of_both_sides_once(tmp_path: Path) -> None
 
 @pytest.fixture(scope="module")
 def example() -> tuple[Fleet, dict[str, list[Manifest]]]:
-    fleet = load_fleet(FleetConfig.load(HYBRID))
-    return fleet, {env: render_environment(fleet, env) for env in fleet.environment_names}
+    fleet = testing.load_repository(FleetConfig.load(HYBRID))
+    return fleet, testing.synth(fleet).manifests
 
 
 @pytest.mark.parametrize("fmt", ["mermaid", "dot"])

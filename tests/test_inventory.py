@@ -32,11 +32,11 @@ from fleet import (
     OpenStackProject,
     SecretKeyRef,
     per_env,
+    testing,
 )
 from fleet.cli.ls import default_format, render_table
 from fleet.cli.main import main
 from fleet.clouds.oci.plugin import short_ocid
-from fleet.pipeline.discovery import load_fleet
 from fleet.views.inventory import (
     NodeTotals,
     clusters,
@@ -279,7 +279,7 @@ def test_table_fits_100_columns_without_cutting_a_name(example: Path) -> None:
     """The fixture fleet (OKE compartments, autoscaled pools) on a 100-column terminal:
     every name whole, and every line within 100 columns."""
     out = io.StringIO()
-    rows = inventory(load_fleet(FleetConfig.load(example)))
+    rows = inventory(testing.load_repository(FleetConfig.load(example)))
     render_table(rows, stream=out, width=100)
     text = out.getvalue()
     lines = text.splitlines()
@@ -357,7 +357,7 @@ def test_cli_piped_output_is_json(example: Path, capsys: pytest.CaptureFixture[s
 def test_cli_csv(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--root", str(example), "ls", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    fleet = load_fleet(FleetConfig.load(example))
+    fleet = testing.load_repository(FleetConfig.load(example))
     expected = [
         (env, c.cluster_name(env))
         for env in fleet.environment_names
@@ -407,14 +407,12 @@ def test_cli_on_a_terminal_prints_a_table(example: Path) -> None:
 
 def test_argocd_column_is_true_to_what_renders() -> None:
     """A row says registered exactly when dist/ holds the provider-argocd Cluster."""
-    from fleet.pipeline.render import render_environment
-
-    fleet = load_fleet(FleetConfig.load(HYBRID))
+    fleet = testing.load_repository(FleetConfig.load(HYBRID))
     rows = inventory(fleet)
     rendered = {
         (env, m.name)
-        for env in fleet.environment_names
-        for m in render_environment(fleet, env)
+        for env, manifests in testing.synth(fleet).manifests.items()
+        for m in manifests
         if m.group == "cluster.argocd.crossplane.io" and m.kind == "Cluster"
     }
     assert rendered

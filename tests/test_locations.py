@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.core.config import FleetConfig
+from fleet import FleetConfig, testing
 from fleet.core.values import _line_of
-from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import synthesize
 
 
@@ -66,7 +65,7 @@ def test_caller_location_skips_the_library_frames(make_project) -> None:  # type
         """
     )
     root = make_project({"clusters/located.py": source})
-    fleet = load_fleet(FleetConfig.load(root))
+    fleet = testing.load_repository(FleetConfig.load(root))
     cluster = fleet.declaration("c")
     assert cluster.where == "clusters/located.py:12"
     assert cluster.node_groups[0].where == "clusters/located.py:23"  # type: ignore[attr-defined]
@@ -131,7 +130,7 @@ def test_an_error_about_an_argument_names_its_line(  # type: ignore[no-untyped-d
     assert wanted > lines.index("    MagnumCluster(") + 1  # not the call's first line
     root = make_project({"clusters/located.py": source})
     with pytest.raises((DefinitionError, DefinitionErrors)) as caught:
-        load_fleet(FleetConfig.load(root))
+        testing.load_repository(FleetConfig.load(root))
     errors = getattr(caught.value, "errors", [caught.value])
     (error,) = [e for e in errors if e.field.split("[")[0] == field]
     assert error.where.split(" ")[0] == f"clusters/located.py:{wanted}", error.line()
@@ -177,7 +176,7 @@ def test_a_construct_with_its_own_init_names_the_arguments_line(make_project) ->
     )
     root = make_project({"clusters/located.py": source})
     with pytest.raises(DefinitionErrors) as caught:
-        load_fleet(FleetConfig.load(root))
+        testing.load_repository(FleetConfig.load(root))
     (error,) = caught.value.errors
     assert error.where == "clusters/located.py:10 (p)", error.line()
     assert error.field == "name"
@@ -222,7 +221,7 @@ def test_loading_a_fleet_does_not_move_the_locations_of_another(
         "                  flavor='m2.small', keypair='k', node_count=1)\n"
     )
     config = FleetConfig.load(root)
-    load_fleet(config)
+    testing.load_repository(config)
     assert where() == before
     with pytest.raises(FleetError, match=r"^clusters/checks\.py:5: check mine: "):
         synthesize(config, ["dev"], jobs=1, use_cache=False)

@@ -26,10 +26,6 @@ from fleet import (
     per_env,
     testing,
 )
-from fleet.guards.change_rules import change_rule_guard
-from fleet.guards.deletion import deletions, unused_objects
-from fleet.guards.diff import Finding, compare_files
-from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.graph import fleet_graph, to_mermaid
 from fleet.views.inventory import inventory
 
@@ -290,32 +286,31 @@ def test_ls_graph_and_registration_per_environment(tmp_path: Path) -> None:
 # --- fleet diff: a project changed in one environment is still a move ----------------------
 
 
-def files(out: testing.SynthOutput) -> dict[str, dict[str, bytes]]:
-    return {
-        env: {m.relpath: to_yaml(m.body) for m in manifests}
-        for env, manifests in out.manifests.items()
-    }
-
-
 def test_a_project_changed_in_one_environment_is_a_move_there_only(tmp_path: Path) -> None:
     """magnum ``_add_tenant_filters``: the cluster is not found in the new project, the
     provider creates a second one (:mod:`fleet.clouds.magnum.changes`); and the old
-    ProviderConfig, which the base's ClusterV1 uses, is a deletion the guard refuses."""
+    ProviderConfig, which the base's ClusterV1 uses, is a deletion the guard refuses. What
+    ``fleet diff`` says (``testing.diff``: every guard), and nothing else."""
     base_fleet = app(tmp_path)
     paws(base_fleet)
-    base = files(testing.synth(base_fleet))
     head_fleet = app(tmp_path)
     _, prod = projects(head_fleet)
     moved = OpenStackProject(head_fleet, "codfw", project_name="codfw", region="codfw1dev-r")
     paws(head_fleet, project=per_env(dev=moved, prod=prod))
-    head = files(testing.synth(head_fleet))
-    diff = compare_files(base, head)
-    findings: list[Finding] = change_rule_guard(diff, base, head)
-    assert [(f.level, f.environment, f.subject) for f in findings] == [
-        ("error", "dev", f"ClusterV1 paws-dev-127d ({MAGNUM})")
-    ]
-    assert findings[0].message.startswith('spec.providerConfigRef: "pawsdev" -> "codfw" may move')
-    removed = deletions(diff, retired={}, unused=unused_objects(diff, base))
-    assert [(d.environment, d.ref.kind, d.ref.name, d.verdict) for d in removed] == [
-        ("dev", "ProviderConfig", "pawsdev", "refused")
-    ]
+    out = testing.diff(base_fleet, head_fleet)
+    assert all(f.level == "error" for f in out.findings)
+    [move] = [f for f in out.findings if f.subject.startswith("ClusterV1 ")]
+    assert (move.level, move.environment, move.subject) == (
+        "error",
+        "dev",
+        f"ClusterV1 paws-dev-127d ({MAGNUM})",
+    )
+    assert move.message.startswith('spec.providerConfigRef: "pawsdev" -> "codfw" may move')
+    [removed] = [f for f in out.findings if f is not move]
+    assert removed.message.startswith(
+        "ProviderConfig pawsdev (renamed to codfw?) removed (1 object in dev); "
+    )
+    assert "it can only go once nothing uses it" in removed.message
+    [dev, prod_diff] = out.diff.environments
+    assert [(r.kind, r.name) for r in dev.removed] == [("ProviderConfig", "pawsdev")]
+    assert not prod_diff.removed and not prod_diff.changed

@@ -24,7 +24,6 @@ from fleet import (
     testing,
 )
 from fleet.core.tree import TreeConstruct
-from fleet.pipeline.discovery import load_fleet
 from fleet.pipeline.synth import synthesize
 
 PRELUDE = """\
@@ -83,7 +82,7 @@ def test_a_module_loaded_first_sees_clusters_of_a_later_module(
             "clusters/z_clusters.py": CLUSTERS,
         }
     )
-    fleet = load_fleet(FleetConfig.load(root))
+    fleet = testing.load_repository(FleetConfig.load(root))
     reg = fleet.declaration("zeta-dev-reg", ArgoRegistration).get()
     assert reg.environments == ("dev",)
     out = testing.synth(fleet)
@@ -101,7 +100,7 @@ def test_an_aspect_policy_sees_every_module_and_fails_with_the_path(
         {"clusters/a_registrations.py": REGISTRATIONS, "clusters/z_clusters.py": CLUSTERS}
     )
     with pytest.raises(DefinitionErrors) as e:
-        load_fleet(FleetConfig.load(root))
+        testing.load_repository(FleetConfig.load(root))
     [error] = e.value.errors
     assert error.line().startswith("clusters/z_clusters.py:")
     assert error.line().endswith("(zeta-prod): validation: a prod cluster needs tier")

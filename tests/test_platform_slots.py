@@ -20,7 +20,6 @@ from crd_samples import manifest
 from fleet import DefinitionError, FleetConstruct, FleetError, testing
 from fleet.checks import schema
 from fleet.checks.crds import PACKAGED_CRDS, plugin_crds, read_crd_file
-from fleet.checks.problem import InvalidObjects
 from fleet.checks.references import check_references
 from fleet.checks.waves import check_waves
 from fleet.clouds.base import CloudPlugin, FleetCluster
@@ -35,6 +34,7 @@ from fleet.platform.kubeadm import (
     judge_control_plane_version,
 )
 from fleet.platform.plugins import Platform, Plugin, PluginSet
+from fleet.testing import InvalidObjects
 
 KYVERNO = PlatformComponent(
     name="kyverno",

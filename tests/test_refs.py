@@ -39,7 +39,6 @@ from fleet import (
 )
 from fleet.core.values import location_root
 from fleet.pipeline.render import check_unique, render_environment, to_files
-from fleet.pipeline.synth import synthesize
 
 ORDER = FIXTURE_FLEETS / "order"
 UUID = "3c9e6a1b-2d4f-4a8c-9b7e-1f0d2c3b4a59"
@@ -87,9 +86,8 @@ def test_every_module_order_renders_the_same_bytes() -> None:
     for order in itertools.permutations(modules):
         assert render_in_order(ORDER, order) == by_file_name, order
     # ... and it is what `fleet synth` renders
-    assert synthesize(FleetConfig.load(ORDER), validate=False, use_cache=False).files == (
-        by_file_name
-    )
+    rendered = testing.synth_repository(FleetConfig.load(ORDER), validate=False, use_cache=False)
+    assert rendered.files == by_file_name
 
 
 def test_mutators_called_on_references_apply_in_file_order() -> None:

@@ -25,12 +25,9 @@ from fleet import (
     OciClusterIdentity,
     OpenStackProject,
     SecretKeyRef,
+    testing,
 )
-from fleet.guards.deletion import deletion_guard, unused_objects
-from fleet.guards.diff import compare_files
 from fleet.pipeline.diff import retired_objects
-from fleet.pipeline.render import render_environment
-from fleet.pipeline.yaml_canonical import to_yaml
 from fleet.views.graph import fleet_graph, to_mermaid
 from fleet.views.inventory import inventory
 
@@ -82,7 +79,7 @@ def _magnum(fleet: Fleet, **overrides: Any) -> MagnumCluster:
 
 
 def _kinds(fleet: Fleet, env: str) -> list[tuple[str, str]]:
-    return [(m.kind, m.name) for m in render_environment(fleet, env)]
+    return [(m.kind, m.name) for m in testing.synth(fleet, [env]).all(env=env)]
 
 
 def test_retired_in_one_environment_renders_nothing_there_only(tmp_path: Path) -> None:
@@ -104,9 +101,9 @@ def test_retired_in_one_environment_renders_nothing_there_only(tmp_path: Path) -
     assert (rows["dev"].retired, rows["prod"].retired) == (True, False)
     assert (rows["dev"].registered_in_argocd, rows["prod"].registered_in_argocd) == (False, True)
 
-    text = to_mermaid(fleet_graph({"dev": render_environment(fleet, "dev")}, fleet=fleet))
+    text = to_mermaid(fleet_graph(testing.synth(fleet, ["dev"]).manifests, fleet=fleet))
     assert "retired: renders nothing" in text
-    text = to_mermaid(fleet_graph({"prod": render_environment(fleet, "prod")}, fleet=fleet))
+    text = to_mermaid(fleet_graph(testing.synth(fleet, ["prod"]).manifests, fleet=fleet))
     assert "retired" not in text
 
 
@@ -368,21 +365,22 @@ def test_diff_removing_the_last_retired_cluster_lets_its_provider_config_go(
     )
 
 
-def _oke_files(root: Path, *, retired: bool | None) -> dict[str, dict[str, bytes]]:
-    """dev's files with an identity and (unless None) its one cluster, retired or not."""
-    fleet = Fleet(FleetConfig(root=root))
+def _oke_fleet(root: Path, *, retired: bool | None) -> Fleet:
+    """dev with an identity and (unless None) its one cluster, retired or not."""
+    fleet = testing.fleet(root=root)
     tenancy = OciClusterIdentity(fleet, "oci-tenancy", principal_secret="oci-user-principal")
     if retired is not None:
         oke(fleet, identity=tenancy, retired=retired)
-    return {"dev": {m.relpath: to_yaml(m.body) for m in render_environment(fleet, "dev")}}
+    return fleet
 
 
 def test_oke_identity_outlives_the_retired_cluster_and_goes_with_its_definition(
     tmp_path: Path,
 ) -> None:
-    live = _oke_files(tmp_path / "live", retired=False)
-    retired = _oke_files(tmp_path / "retired", retired=True)
-    gone = _oke_files(tmp_path / "gone", retired=None)
+    """What ``fleet diff`` says of each step (``testing.diff``: both fleets rendered, compared
+    as dist/ files, every guard run)."""
+    live = testing.synth(_oke_fleet(tmp_path / "live", retired=False), ["dev"])
+    retired = testing.synth(_oke_fleet(tmp_path / "retired", retired=True), ["dev"])
     identity = (
         "infrastructure.cluster.x-k8s.io",
         "OCIClusterIdentity",
@@ -390,23 +388,28 @@ def test_oke_identity_outlives_the_retired_cluster_and_goes_with_its_definition(
         "oci-tenancy",
     )
     # Step 1: everything but the identity goes.
-    [step1] = compare_files(live, retired).environments
+    step = testing.diff(live, _oke_fleet(tmp_path / "retired", retired=True), ["dev"])
+    [step1] = step.diff.environments
     assert identity not in {r.identity for r in step1.removed}
     assert "MachinePool" in {r.kind for r in step1.removed}
     # Step 3: the identity goes; nothing in the base (retired) uses it, so it is a note.
-    diff = compare_files(retired, gone)
-    [step3] = diff.environments
+    step = testing.diff(retired, _oke_fleet(tmp_path / "gone", retired=None), ["dev"])
+    [step3] = step.diff.environments
     assert [r.identity for r in step3.removed] == [identity]
-    [finding] = deletion_guard(diff, retired={}, unused=unused_objects(diff, retired))
+    [finding] = step.findings
     assert (finding.level, finding.message) == (
         "note",
-        "deleted, unused: nothing in the base revision references it",
+        "OCIClusterIdentity oke-clusters/oci-tenancy removed (1 object in dev); "
+        "unused: nothing in the base revision references them",
     )
+    assert step.errors == []
     # Skipping step 1: the live cluster of the base still uses it, so it may not go.
-    diff = compare_files(live, gone)
-    findings = deletion_guard(diff, retired={}, unused=unused_objects(diff, live))
-    [error] = [f for f in findings if f.subject.startswith("OCIClusterIdentity ")]
+    step = testing.diff(live, _oke_fleet(tmp_path / "gone", retired=None), ["dev"])
+    findings = step.findings
+    [error] = [f for f in findings if f.message.startswith("OCIClusterIdentity ")]
     assert error.level == "error"
+    assert error.message.startswith("OCIClusterIdentity oke-clusters/oci-tenancy removed")
+    assert "it can only go once nothing uses it" in error.message
     assert all(f.level == "error" for f in findings)
 
 

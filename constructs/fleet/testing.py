@@ -19,6 +19,18 @@ declarations before and after an edit)::
     before, after = build(testing.fleet()), build(testing.fleet(), node_count=3)
     out = testing.diff(before, after)
     assert out.errors == []
+
+A fleet repository's own tests (``tests/test_fleet_invariants.py``, which ``fleet init``
+writes) render the repository itself, as ``fleet synth`` does, and compare it with the
+committed ``dist/``::
+
+    config = FleetConfig.load(ROOT)
+    out = testing.synth_repository(config)
+    assert out.drift() == [], out.drift_report()
+    assert testing.validate_repository(config) == []
+
+Everything here is the contract a fleet's tests are written against: the modules under it
+may move, these names stay.
 """
 
 from __future__ import annotations
@@ -28,15 +40,40 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fleet.checks.problem import InvalidObjects
 from fleet.core.config import DEFAULT_ENVIRONMENTS, FleetConfig
 from fleet.core.fleet import Fleet
 from fleet.core.manifest import Manifest
 from fleet.core.tree import did_you_mean
+from fleet.guards.deletion import PLATFORM_BEARING_KINDS as _PLATFORM_BEARING_KINDS
 
 if TYPE_CHECKING:
     from fleet.guards.diff import Finding, FleetDiff
 
-__all__ = ["DiffOutput", "SynthOutput", "diff", "fleet", "synth"]
+__all__ = [
+    "PLATFORM_BEARING_KINDS",
+    "DiffOutput",
+    "InvalidObjects",
+    "KindPattern",
+    "RepositoryOutput",
+    "SynthOutput",
+    "cluster_bearing_kinds",
+    "diff",
+    "fleet",
+    "load_repository",
+    "read_dist",
+    "reading_problems",
+    "synth",
+    "synth_repository",
+    "validate_repository",
+]
+
+KindPattern = tuple[str, str]
+"""(API group, kind) as ``fnmatch`` patterns: ``("*", "ProviderConfig")``."""
+
+PLATFORM_BEARING_KINDS: tuple[KindPattern, ...] = _PLATFORM_BEARING_KINDS
+"""The cluster-bearing kinds of the platform itself, whatever the clouds: ArgoCD's cluster
+registrations (provider-argocd's ``Cluster``) and every ``ProviderConfig``."""
 
 
 def fleet(
@@ -112,10 +149,9 @@ def synth(
     """Run the phases and render ``environments`` (all when None) of ``app``, in memory.
 
     Raises what ``fleet synth`` would: DefinitionError(s) for bad declarations, and with
-    ``validate`` InvalidObjects for objects that fail a check (schemas need CRDs:
-    ``$FLEET_CRDS_DIR``).
+    ``validate`` :class:`InvalidObjects` (a FleetError whose ``problems`` are the objects
+    that fail a check; schemas need CRDs: ``$FLEET_CRDS_DIR``).
     """
-    from fleet.checks.problem import InvalidObjects
     from fleet.checks.registry import CheckContext, Checks, check_environments
     from fleet.checks.schema import available_crds_dir
     from fleet.pipeline.render import check_unique, render_environment
@@ -186,3 +222,119 @@ def diff(
         base_fleet=base if isinstance(base, Fleet) else None,
     )
     return DiffOutput(found, findings)
+
+
+@dataclass(frozen=True)
+class RepositoryOutput(SynthOutput):
+    """A fleet repository rendered as ``fleet synth`` renders it (nothing written): its
+    objects per environment (the lookups of :class:`SynthOutput`) and the ``dist/`` files
+    they become (``files[env][path]``, ``path`` relative to ``dist/<env>/``)."""
+
+    config: FleetConfig
+    files: dict[str, dict[str, bytes]]
+
+    def drift(self) -> list[str]:
+        """``<env>/<path>`` of every file of the committed ``dist/`` that is not what the
+        sources render (added, changed or removed; ``<env>/`` for the folder of an
+        environment no longer configured): what ``fleet synth --check`` finds. Empty when
+        ``dist/`` is up to date."""
+        from fleet.pipeline.synth import Synth, drift
+
+        return drift(self.config, Synth(manifests=self.manifests, files=self.files))
+
+    def drift_report(self) -> str:
+        """What ``fleet synth --check`` prints when ``dist/`` is stale: the files that
+        differ, then the command that fixes them ("" when nothing differs)."""
+        from fleet.pipeline.synth import drift_report
+
+        differing = self.drift()
+        return drift_report(self.config, differing) if differing else ""
+
+
+def load_repository(config: FleetConfig) -> Fleet:
+    """The repository's fleet as ``fleet synth`` loads it: every module of its
+    ``clusters/`` imported fresh, its ``define(fleet)`` called, the phases run (the tree
+    locked, its declarations prepared and validated). Raises DefinitionError(s) for bad
+    declarations."""
+    from fleet.pipeline.discovery import load_fleet
+
+    return load_fleet(config)
+
+
+def synth_repository(
+    config: FleetConfig,
+    environments: Sequence[str] | None = None,
+    *,
+    validate: bool = True,
+    crds_dir: Path | None = None,
+    use_cache: bool | None = None,
+) -> RepositoryOutput:
+    """Render the repository of ``config`` as ``fleet synth --check`` does, writing nothing:
+    its ``clusters/`` loaded, ``environments`` (all when None) rendered into the bytes of
+    their ``dist/`` files and, with ``validate``, every check of the fleet run (schemas
+    against ``crds_dir``, default ``$FLEET_CRDS_DIR`` else the packaged CRDs, skipped when
+    there are none; references; bootstrap waves; the secret guard; the fleet's own).
+
+    ``use_cache`` (default: on unless ``$FLEET_NO_CACHE``) reuses the verdicts of objects
+    that rendered identically before; the bytes are the same either way. Raises
+    DefinitionError(s) for bad declarations and, with ``validate``, :class:`InvalidObjects`
+    for objects that fail a check (see :func:`validate_repository` for them as lines).
+    """
+    from fleet.pipeline.synth import synthesize
+
+    found = synthesize(
+        config, environments, validate=validate, crds_dir=crds_dir, use_cache=use_cache
+    )
+    return RepositoryOutput(manifests=found.manifests, config=config, files=found.files)
+
+
+def validate_repository(
+    config: FleetConfig, environments: Sequence[str] | None = None, *, crds_dir: Path | None = None
+) -> list[str]:
+    """What ``fleet validate`` reports of the repository of ``config``: one line per problem
+    (``<env>: <Kind ns/name>: <field>: <message> (defined at <source>)``) of every check of
+    the fleet, run without the cache; empty when every object passes. Schemas are always
+    checked: against ``crds_dir``, else ``$FLEET_CRDS_DIR``, else the CRDs pinned in the
+    fleet package, and a missing folder is an error (FleetError), never a skipped check."""
+    from fleet.checks.crds import resolve_crds_dir
+    from fleet.pipeline.synth import synthesize
+
+    try:
+        synthesize(config, environments, crds_dir=resolve_crds_dir(crds_dir), use_cache=False)
+    except InvalidObjects as e:
+        return [p.line() for p in e.problems]
+    return []
+
+
+def read_dist(config: FleetConfig, env: str) -> dict[str, bytes]:
+    """The committed ``dist/<env>/`` of the repository of ``config``: every file's bytes by
+    its path relative to that folder (POSIX, sorted; empty when the folder does not
+    exist)."""
+    from fleet.pipeline.writer import read_tree
+
+    return read_tree(config.dist_dir / env)
+
+
+def reading_problems(data: bytes | str) -> list[str]:
+    """What in the YAML ``data`` may not read as written, one line each: anchors and
+    aliases, and plain scalars that PyYAML reads as strings but Kubernetes (go-yaml v2),
+    go-yaml v3, ruamel.yaml or a YAML 1.2 reader may read as another type. Empty for what
+    ``fleet synth`` writes."""
+    from fleet.pipeline.yaml_canonical import reading_problems as problems
+
+    return problems(data)
+
+
+def cluster_bearing_kinds(app: Fleet | None = None) -> tuple[KindPattern, ...]:
+    """Every kind whose deletion would delete or cut off a cluster, as ``fleet diff``
+    guards them: the kinds each cluster class of ``app``'s clouds (and of the built-in
+    clouds, always) declares bearing, the kinds their plug-ins protect, then
+    :data:`PLATFORM_BEARING_KINDS`. ``app``: a loaded fleet (:func:`load_repository`);
+    None: the built-in clouds only."""
+    from fleet.clouds.base import guard_plugins
+    from fleet.guards.deletion import cluster_bearing_kinds as bearing
+    from fleet.platform.plugins import Platform
+
+    if app is None:
+        return bearing()
+    return bearing(guard_plugins(Platform.of(app).plugins))

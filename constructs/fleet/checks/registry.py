@@ -55,7 +55,7 @@ from fleet.checks.secret_guard import find_secret_material
 from fleet.checks.waves import check_waves
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError
-from fleet.core.fleet import Fleet
+from fleet.core.fleet import Fleet, fleet_argument
 from fleet.core.manifest import Manifest
 from fleet.core.tree import MetadataEntry
 from fleet.core.usercode import call, wrong_result
@@ -209,14 +209,7 @@ class Checks:
     @classmethod
     def of(cls, fleet: Fleet) -> Checks:
         """The checks of ``fleet``."""
-        if not isinstance(fleet, Fleet):
-            raise DefinitionError(
-                "checks belong to the Fleet (the argument of define()), "
-                f"got {type(fleet).__name__}",
-                where=caller_location(),
-                field="fleet",
-            )
-        return cls(fleet)
+        return cls(fleet_argument(fleet, "checks belong"))
 
     def add(self, check: Check) -> None:
         """Run ``check`` too. Its name must not be taken (built-in or added before)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from fleet.clouds.base import ImportHelp
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
-from fleet.core.secrets import redact
+from fleet.core.redact import redact
 from fleet.core.words import plural
 from fleet.importers.registry import import_help
 

@@ -28,7 +28,7 @@ from fleet.cli.validate import add_parsers as _add_validate
 from fleet.core.commands import Handler, Registrar, Subparsers
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
-from fleet.core.secrets import redact
+from fleet.core.redact import redact
 from fleet.core.words import plural
 
 if TYPE_CHECKING:  # the pipeline is imported by the commands that run it (cdk8s is slow)
@@ -37,17 +37,6 @@ if TYPE_CHECKING:  # the pipeline is imported by the commands that run it (cdk8s
 EXIT_OK, EXIT_CHECK, EXIT_INPUT = 0, 1, 2
 EXIT_SIGNAL = 128
 """Exit code of a command stopped by signal N: ``EXIT_SIGNAL + N`` (the shell's convention)."""
-
-
-def drift_report(config: FleetConfig, differing: Sequence[str]) -> str:
-    """What ``fleet synth --check`` says when ``dist/`` is stale: the files, then the fix.
-
-    ``differing`` is :func:`fleet.pipeline.synth.drift`'s list (``<env>/<path>``).
-    """
-    lines = [f"dist/ is not what the sources render ({plural(len(differing), 'file')} differ):"]
-    lines += [f"  {config.dist}/{path}" for path in differing]
-    lines.append("run `fleet synth` and commit dist/")
-    return "\n".join(lines)
 
 
 def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
@@ -74,7 +63,7 @@ def _synth(args: argparse.Namespace, config: FleetConfig) -> int:
     if args.check:
         differing = pipeline.drift(config, result)
         if differing:
-            print(drift_report(config, differing))
+            print(pipeline.drift_report(config, differing))
             return EXIT_CHECK
         print(f"dist/ is up to date ({plural(result.object_count, 'object')})")
         return EXIT_OK

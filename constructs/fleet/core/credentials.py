@@ -2,7 +2,7 @@
 by the secret guard of rendered objects (:mod:`fleet.checks.secret_guard`) and by what an
 import reads from its input (state values, tfvars values, a template's attributes), and
 :func:`shown`, the way a message shows an input value (never one that looks like a
-credential).
+credential: :func:`fleet.core.redact.shown`).
 
 A finding is a string that holds credential material (:func:`fleet.core.secrets.credential_in`),
 a map key that does, or a field named like a credential (``password``, ``token``,
@@ -18,54 +18,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from fleet.core.secrets import MIN_LENGTH, credential_in
-
-CREDENTIAL_WORDS = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "apikey",
-    "privatekey",
-    "clientsecret",
-    "accesskey",
-    "secretaccesskey",
-    "credentials",
-)
-"""Normalised (lower case, no ``-``/``_``) field names, or name endings, that hold credentials."""
-
-REFERENCE_ENDINGS = (
-    "ref",
-    "refs",
-    "selector",
-    "name",
-    "names",
-    "key",
-    "keys",
-    "path",
-    "file",
-    "namespace",
-    "type",
-    "field",
-    "enabled",
-    "policy",
-)
-"""Name endings that mark a field naming a secret (or describing one) rather than holding it."""
-
-
-def _normalise(name: str) -> str:
-    return name.replace("-", "").replace("_", "").lower()
-
-
-@functools.lru_cache(maxsize=4096)
-def is_credential_field(name: str) -> bool:
-    """Whether a field named ``name`` holds a credential (rather than naming one)."""
-    norm = _normalise(name)
-    if any(norm.endswith(word) for word in ("apikey", "privatekey", "accesskey")):
-        return True
-    if norm.endswith(REFERENCE_ENDINGS):
-        return False
-    return norm.endswith(CREDENTIAL_WORDS)
+from fleet.core import redact
+from fleet.core.secrets import MIN_LENGTH, credential_in, is_credential_field
 
 
 def _credential_literal(key: str) -> str:
@@ -152,12 +106,5 @@ def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(dotted(path), what.split(";")[0]) for path, what in found]
 
 
-HIDDEN = "a value that looks like a credential (not shown)"
-
-
-def shown(value: Any, field: str = "value") -> str:
-    """``repr(value)`` for a message, unless it holds credential material (by its content,
-    or because ``field`` is named like a credential): then :data:`HIDDEN`."""
-    if isinstance(value, str | Mapping | list) and credential_paths({field or "value": value}):
-        return HIDDEN
-    return repr(value)
+# One rule for what a message may quote, for every error and report line of the tool.
+HIDDEN, shown = redact.HIDDEN, redact.shown

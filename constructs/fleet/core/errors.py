@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fleet.core.secrets import redact
+from fleet.core.redact import redact
 
 
 class FleetError(Exception):
@@ -14,7 +14,8 @@ class DefinitionError(FleetError):
 
     It never prints credential material: a message or field that quotes a rejected value
     holding one (a PEM key, a token, a URL with a password) shows ``<redacted>`` there
-    (:func:`fleet.core.secrets.redact`)."""
+    (:func:`fleet.core.redact.redact`; values a message quotes go through
+    :func:`fleet.core.redact.shown` first)."""
 
     def __init__(self, message: str, *, where: str = "", field: str = "") -> None:
         self.message = redact(message)

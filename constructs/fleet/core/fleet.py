@@ -292,3 +292,16 @@ def _collect(errors: list[DefinitionError], step: Any) -> None:
         errors.extend(e.errors)
     except DefinitionError as e:
         errors.append(e)
+
+
+def fleet_argument(value: object, owner: str) -> Fleet:
+    """``value`` when it is a :class:`Fleet`, else the one-line error at the user's call:
+    ``owner`` (``"checks belong"``, say) belongs to the Fleet, the argument of define().
+    What ``Checks.of`` and ``Platform.of`` check of their argument."""
+    if not isinstance(value, Fleet):
+        raise DefinitionError(
+            f"{owner} to the Fleet (the argument of define()), got {type(value).__name__}",
+            where=caller_location(),
+            field="fleet",
+        )
+    return value

@@ -16,14 +16,12 @@ from collections import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Union
 
+from fleet.core.redact import HIDDEN, is_secret_name, shown, withheld
 from fleet.core.secrets import credential_in
 from fleet.core.values import PerEnv
 
 Check = Callable[[Any, str], "str | None"]
 """Checks a value; returns None when it fits, else what was expected and what came."""
-
-
-_SECRET_WORDS = ("password", "passwd", "secret", "token", "credential", "key", "auth")
 
 
 def shown_value(value: object, field: str = "") -> str:
@@ -32,7 +30,7 @@ def shown_value(value: object, field: str = "") -> str:
     the terminal or a CI log); an object whose repr is only its address, by its type."""
     if value is None:
         return "None"
-    if any(word in field.lower() for word in _SECRET_WORDS):
+    if is_secret_name(field):
         return type(value).__name__
     text = repr(value)
     if text.startswith("<") and " at 0x" in text:
@@ -40,6 +38,8 @@ def shown_value(value: object, field: str = "") -> str:
     problem = credential_in(text)
     if problem:  # before shortening: a cut token is no longer recognisable
         return f"{type(value).__name__} (a {problem.split(';')[0]}, not shown)"
+    if withheld(value):
+        return f"{type(value).__name__} ({HIDDEN})"
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"
@@ -164,7 +164,8 @@ def compile_hint(hint: Any) -> Check | None:
                     return f"keys: {error}"
                 if value_check is not None and (error := value_check(item, f)) is not None:
                     if f.endswith("labels") and error.startswith("must be "):
-                        return f"label values are strings, got {item!r} for {key!r}"
+                        got = shown(item, str(key))
+                        return f"label values are strings, got {got} for {key!r}"
                     return f"[{key!r}]: {error}"
             return None
 

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from fleet.core.errors import DefinitionError
 from fleet.core.hints import shown_value
+from fleet.core.redact import shown
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -80,7 +81,9 @@ def check_label_values(labels: Mapping[str, object], *, where: str, field: str) 
     for key, value in labels.items():
         if not isinstance(value, str):
             raise DefinitionError(
-                f"label values are strings, got {value!r} for {key!r}", where=where, field=field
+                f"label values are strings, got {shown(value, str(key))} for {key!r}",
+                where=where,
+                field=field,
             )
     return dict(labels)  # type: ignore[arg-type]  # checked above
 

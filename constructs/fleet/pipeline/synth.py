@@ -508,3 +508,16 @@ def drift(config: FleetConfig, synth: Synth) -> list[str]:
     ]
     out.extend(f"{env}/" for env in stale_environments(config, synth))
     return out
+
+
+def drift_report(config: FleetConfig, differing: Sequence[str]) -> str:
+    """What ``fleet synth --check`` says when ``dist/`` is stale: the files, then the fix.
+
+    ``differing`` is :func:`drift`'s list (``<env>/<path>``).
+    """
+    from fleet.core.words import plural
+
+    lines = [f"dist/ is not what the sources render ({plural(len(differing), 'file')} differ):"]
+    lines += [f"  {config.dist}/{path}" for path in differing]
+    lines.append("run `fleet synth` and commit dist/")
+    return "\n".join(lines)

@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fleet.core.errors import DefinitionError
-from fleet.core.fleet import Fleet
+from fleet.core.fleet import Fleet, fleet_argument
 from fleet.core.values import caller_location
 from fleet.platform.component import Catalogue, PlatformComponent
 
@@ -125,14 +125,7 @@ class Platform:
     @classmethod
     def of(cls, fleet: Fleet) -> Platform:
         """The platform of ``fleet``."""
-        if not isinstance(fleet, Fleet):
-            raise DefinitionError(
-                "the platform belongs to the Fleet (the argument of define()), "
-                f"got {type(fleet).__name__}",
-                where=caller_location(),
-                field="fleet",
-            )
-        return cls(fleet)
+        return cls(fleet_argument(fleet, "the platform belongs"))
 
     def add(
         self, component: PlatformComponent, *, environments: Sequence[str] | None = None

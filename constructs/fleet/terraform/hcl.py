@@ -23,8 +23,8 @@ from hcl2.rules.abstract import LarkElement
 from hcl2.rules.base import AttributeRule, BlockRule, StartRule
 from hcl2.utils import SerializationOptions
 
-from fleet.core.credentials import HIDDEN, shown
 from fleet.core.errors import DefinitionError
+from fleet.core.redact import parser_error, unquoted
 from fleet.terraform.names import check_name
 
 if TYPE_CHECKING:
@@ -114,8 +114,8 @@ class Configuration:
 
 def parse(path: Path, prepare: Callable[[str], str] | None = None) -> StartRule:
     """The syntax tree of one HCL file (``prepare`` first rewrites its text); a
-    DefinitionError naming file:line for a file that cannot be read or parsed. The parser's
-    message is shown unless it quotes what looks like a credential."""
+    DefinitionError naming file:line for a file that cannot be read or parsed: the position
+    and what the grammar expected (:func:`fleet.core.redact.parser_error`), never the text."""
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -124,17 +124,10 @@ def parse(path: Path, prepare: Callable[[str], str] | None = None) -> StartRule:
     try:
         return hcl2.parses(prepare(text) if prepare else text)
     except lark.exceptions.UnexpectedInput as e:
-        raise DefinitionError(
-            f"malformed HCL at column {e.column}: {_first_line(str(e))}",
-            where=f"{source}:{e.line}",
-        ) from None
+        line, message = parser_error(e)  # the position and what was expected, no text
+        raise DefinitionError(message, where=f"{source}:{line}" if line else source) from None
     except (lark.exceptions.LarkError, RuntimeError, ValueError) as e:
-        raise DefinitionError(f"malformed HCL: {_first_line(str(e))}", where=source) from None
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "parse error"
-    return "parse error" if shown(line) == HIDDEN else line
+        raise DefinitionError(f"malformed HCL: {unquoted(str(e))}", where=source) from None
 
 
 def line_of(element: LarkElement) -> int:

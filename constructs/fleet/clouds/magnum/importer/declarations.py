@@ -20,6 +20,7 @@ from fleet.clouds.magnum.importer.tfvars import autoscaler_bounds
 from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, BOUND_LABELS, autoscaler_on
 from fleet.core.options import Option, options_of
 from fleet.core.pysource import Name, Value
+from fleet.core.redact import shown
 from fleet.terraform.attributes import AUTOSCALED, CREATE_ONLY, DECLARED, INHERITED, whole
 
 
@@ -144,12 +145,12 @@ def cluster_keywords(
             create_only.append("node_count")
             source = "its labels turn" if AUTOSCALER_LABEL in labels else "its template turns"
             held = ", ".join(
-                f"{k}={cluster.magnum_labels[k]}"
+                f"{k}={shown(cluster.magnum_labels[k], k)}"
                 for k in BOUND_LABELS
                 if k in cluster.magnum_labels
             )
             notes.append(
-                f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={switch}) without "
+                f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={shown(switch)}) without "
                 f"both bounds ({held or 'none'}: the driver's defaults apply): node_count "
                 "is create-only, the labels stay as they are"
             )

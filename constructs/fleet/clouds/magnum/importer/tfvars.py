@@ -15,7 +15,7 @@ from typing import Any
 from fleet.clouds.magnum.cluster import MagnumCluster
 from fleet.clouds.magnum.pool import NodeGroup
 from fleet.clouds.magnum.resolved import AUTOSCALER_LABEL, BOUND_LABELS, autoscaler_on
-from fleet.core.credentials import shown
+from fleet.core.credentials import credential_paths, shown
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.options import Option
 from fleet.core.validators import check_dns_label, check_dns_subdomain
@@ -303,6 +303,20 @@ def load_cluster(path: Path, *, community: str) -> ImportedCluster:
                 "min_node_count": bounds[0],
                 "max_node_count": bounds[1],
             }
+    # What the cluster writes holds no credential: refused at its tfvars line and field, never
+    # at a generated line (the project's values: tfvars_modules.py, which knows if it writes them).
+    cluster_keys = {*CLUSTER_KEYS, *(o.terraform for o in cluster_options())}
+    errored = {e.field.split(".")[0] for e in errors}
+    errors += [
+        DefinitionError(
+            f"holds credential material ({what}); the import writes nothing",
+            where=at(place.split(".")[0]),
+            field=place,
+        )
+        for place, what in credential_paths(
+            {k: v for k, v in values.items() if k in cluster_keys and k not in errored}
+        )
+    ]
     if errors or name is None or template is None or connection is None:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
     return ImportedCluster(

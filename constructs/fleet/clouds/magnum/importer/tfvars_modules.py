@@ -29,6 +29,7 @@ from fleet.codegen.files import generated_module
 from fleet.core.config import FleetConfig
 from fleet.core.credentials import HIDDEN, shown
 from fleet.core.errors import DefinitionError
+from fleet.core.secrets import credential_in
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,6 +190,16 @@ def _project_decl(
                     field="project_name",
                 )
             )
+        errors.extend(  # a new project would declare them: at the tfvars line, not shown
+            DefinitionError(
+                f"holds credential material ({found.split(';')[0]}); the new project "
+                f"{connection.provider_config_name!r} would declare it: the import writes nothing",
+                where=decl.cluster.where(key),
+                field=key,
+            )
+            for attribute, _, key in DETAILS
+            if (found := credential_in(str(getattr(connection, attribute) or "")))
+        )
         return ProjectDecl(variable=variable, connection=connection), []
     project, how = match
     lacking: list[tuple[str, str]] = []

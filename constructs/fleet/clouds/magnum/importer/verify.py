@@ -29,6 +29,7 @@ from fleet.clouds.importer import Mismatch
 from fleet.clouds.magnum.importer.model import ImportedGroup, StateCluster, magnum_labels
 from fleet.clouds.magnum.render import EXTERNAL_NAME
 from fleet.core.manifest import Manifest
+from fleet.core.redact import shown
 from fleet.terraform.attributes import AUTOSCALED, CARRIED, CREATE_ONLY, Value
 
 _FORBIDDEN_POLICIES = ("*", "LateInitialize")
@@ -91,9 +92,9 @@ def _values(
 
 def _shown(field: str, for_provider: Mapping[str, Any], init: Mapping[str, Any]) -> str:
     if field in for_provider:
-        return f"forProvider.{field} = {for_provider[field]!r}"
+        return f"forProvider.{field} = {shown(for_provider[field], field)}"
     if field in init:
-        return f"initProvider.{field} = {init[field]!r}"
+        return f"initProvider.{field} = {shown(init[field], field)}"
     return f"no {field}"
 
 
@@ -137,7 +138,8 @@ def _identity(
                 where=where,
                 attribute=field,
                 fate="identity",
-                message=f"must be {value!r}, rendered {for_provider.get(field)!r}",
+                message=f"must be {shown(value, field)}, rendered "
+                f"{shown(for_provider.get(field), field)}",
                 field=field,
                 group=group,
             )
