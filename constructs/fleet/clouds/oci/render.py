@@ -80,7 +80,9 @@ def objects(
         infra_spec["definedTags"] = {k: dict(v) for k, v in sorted(cluster.defined_tags.items())}
     if cluster.identity is not None:
         infra_spec["identityRef"] = cluster.identity.reference()
-    network_spec = cluster.network.network_spec(services_cidr_label(cluster.oci_region))
+    network_spec = cluster.network_for(environment).network_spec(
+        services_cidr_label(cluster.oci_region)
+    )
     if network_spec is not None:
         infra_spec["networkSpec"] = network_spec
     infra = {

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fleet.clouds.oci.cluster import derived_resource_identifier
+from fleet.clouds.importer import environment_of
+from fleet.clouds.oci.cluster_values import derived_resource_identifier
 from fleet.clouds.oci.importer.fates import (
     CLUSTER,
     NODE_POOL,
@@ -37,7 +38,7 @@ from fleet.clouds.oci.validators import AVAILABILITY_DOMAIN
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError
 from fleet.core.names import is_dns_label, object_name_from
-from fleet.core.pysource import Call, Name, Value
+from fleet.core.pysource import Call, Value
 
 CREATED_BY = "CreatedBy"
 CREATED_BY_VALUE = "OCIClusterAPIProvider"
@@ -54,19 +55,20 @@ CALLS = frozenset({"OciManagedCluster", "OkeNodePool", "OkeExistingVcn", "OkeSub
 
 @dataclass
 class PlannedCluster:
-    """One imported cluster: its declaration, what the report says, how to tag it."""
+    """One imported cluster: its declaration's keywords, what the report says, how to tag
+    it."""
 
     oke: OkeState
     environment: str
     environment_rule: str
-    construct_id: str
-    call: Call
+    keywords: dict[str, Value]
+    """The ``OciManagedCluster`` keywords, its pools apart."""
+    pools: dict[str, dict[str, Value]]
+    """Pool address -> its ``OkeNodePool`` keywords."""
     lines: list[str] = field(default_factory=list)
     """The report's lines about it (values never quoted but ids, names and counts)."""
     commands: list[str] = field(default_factory=list)
     """The OCI CLI commands that tag the cluster and each pool for CAPOCI's adoption."""
-    carried: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    """Rendered path (``<Kind>/<object>:<dotted path>``) -> (state attribute, value)."""
 
 
 class _Network:
@@ -138,25 +140,6 @@ class _Network:
                 field="endpoint_config.subnet_id",
             )
         return Call(callee="OkeExistingVcn", keywords=tuple(out))
-
-
-def environment_of(
-    name: str, given: str | None, flag: str | None, config: FleetConfig, where: str
-) -> tuple[str, str]:
-    """The environment of a cluster and why: a dash-separated segment of its name naming
-    one, else the state's (``--state ENV=PATH``), else ``--environment``."""
-    found = sorted({s for s in name.split("-") if s in config.environments})
-    if len(found) == 1:
-        return found[0], f"the name {name!r} has the segment {found[0]!r}"
-    if given is not None:
-        return given, f"the state was given as --state {given}=PATH"
-    if flag is not None:
-        return flag, f"--environment {flag}"
-    raise DefinitionError(
-        f"cannot tell the environment of cluster {name!r}: pass the state as --state "
-        "ENV=PATH, or --environment ENV",
-        where=where,
-    )
 
 
 def _region(oke: OkeState) -> str:
@@ -240,14 +223,12 @@ def unexpressed_lines(resource_type: str, attributes: Mapping[str, Any], head: s
     return out
 
 
-def plan_cluster(
-    oke: OkeState, config: FleetConfig, flag: str | None, taken: set[str]
-) -> PlannedCluster:
+def plan_cluster(oke: OkeState, config: FleetConfig, flag: str | None) -> PlannedCluster:
     """The declaration of one cluster of the states, its report and its tagging commands."""
     attrs = oke.cluster.attributes
     where = oke.cluster.where
     name = oke.name
-    environment, rule = environment_of(name, oke.state.environment, flag, config, where)
+    environment, rule = environment_of(name, oke.state, flag, config, where)
     head = f"{name} ({environment})"
     lines: list[str] = []
     object_name = name if is_dns_label(name) else object_name_from(name)
@@ -260,10 +241,6 @@ def plan_cluster(
             f"{head}: name: CAPOCI names the OKE cluster after its OCIManagedControlPlane "
             f"and renames it to {object_name!r} at the first sync (not a DNS-1123 label)"
         )
-    construct_id = object_name
-    while construct_id in taken:
-        construct_id = f"{construct_id}-{environment}"
-    taken.add(construct_id)
     network = _Network(oke)
     endpoint = block(attrs, "endpoint_config")
     if endpoint.get("subnet_id"):
@@ -273,8 +250,7 @@ def plan_cluster(
     options = block(attrs, "options")
     cni_block = block(attrs, "cluster_pod_network_options")
     cni = str(cni_block.get("cni_type") or "FLANNEL_OVERLAY")
-    carried: dict[str, tuple[str, Any]] = {}
-    pools: list[Value] = []
+    pools: dict[str, dict[str, Value]] = {}
     commands: list[str] = []
     identifier = _identifier(attrs, environment, object_name, lines, head)
     cluster_tags = _user_tags(attrs.get("freeform_tags"))
@@ -284,9 +260,9 @@ def plan_cluster(
     planned_pools = []
     for pool in oke.pools:
         planned_pools.append(
-            _pool(pool, oke, object_name, network, cni, head, lines, carried, environment)
+            (pool.address, *_pool(pool, oke, object_name, network, cni, head, lines))
         )
-    for _, ads, image in planned_pools:
+    for _, _, ads, image in planned_pools:
         ads_all.update(ads)
         if image:
             images.append(image)
@@ -298,21 +274,20 @@ def plan_cluster(
         )
     cluster_ads = sorted(ads_all)
     node_image = images[0]
-    for kw, ads, image in planned_pools:
+    for address, kw, ads, image in planned_pools:
         pool_keywords = dict(kw)
         if sorted(ads) != cluster_ads:
             pool_keywords["availability_domains"] = sorted(ads)
         if image != node_image:
             pool_keywords["image_id"] = image
-        ordered = _order(pool_keywords)
-        pools.append(Call(callee="OkeNodePool", keywords=ordered))
+        pools[address] = dict(_order(pool_keywords))
     for service_lb in options.get("service_lb_subnet_ids") or ():
         network.subnet(str(service_lb), SERVICE_LB)
     public = endpoint.get("is_public_ip_enabled") is True
     vcn = network.call(str(attrs.get("vcn_id", "")), public, lines, head)
     network_config = block(options, "kubernetes_network_config")
     keywords: list[tuple[str, Value]] = [
-        ("name", object_name),
+        ("name", name),
         ("environments", [environment]),
         ("compartment_id", str(attrs.get("compartment_id", ""))),
         ("region", _region(oke)),
@@ -333,31 +308,37 @@ def plan_cluster(
         keywords.append(("freeform_tags", cluster_tags))
     if cluster_defined:
         keywords.append(("defined_tags", cluster_defined))
-    keywords.append(("node_pools", pools))
     if identifier[1]:
         keywords.append(("oci_resource_identifier", identifier[0]))
     keywords.append(("cluster_id", str(attrs["id"])))
     keywords.append(("adoption_tags_applied", False))
-    call = Call(
-        callee="OciManagedCluster",
-        positional=(Name("fleet"), construct_id),
-        keywords=tuple(keywords),
-    )
     lines.extend(unexpressed_lines(CLUSTER, attrs, head))
-    tags = {**cluster_tags, CREATED_BY: CREATED_BY_VALUE, RESOURCE_IDENTIFIER: identifier[0]}
-    commands.append(_command("cluster", "--cluster-id", str(attrs["id"]), tags))
+    own = _all_tags(attrs.get("freeform_tags"))
+    # The update replaces the whole freeform tag map (oracle/oci-cli v3.89.3
+    # containerengine_cli.py update_cluster/update_node_pool: "will replace any existing
+    # values"): each command holds what the object carries now and CAPOCI's two tags.
+    adoption = {CREATED_BY: CREATED_BY_VALUE, RESOURCE_IDENTIFIER: identifier[0]}
+    commands.append(_command("cluster", "--cluster-id", str(attrs["id"]), {**own, **adoption}))
     for pool in oke.pools:
-        commands.append(_command("node-pool", "--node-pool-id", str(pool.attributes["id"]), tags))
+        held = _all_tags(pool.attributes.get("freeform_tags"))
+        pool_id = str(pool.attributes["id"])
+        commands.append(_command("node-pool", "--node-pool-id", pool_id, {**held, **adoption}))
     return PlannedCluster(
         oke=oke,
         environment=environment,
         environment_rule=rule,
-        construct_id=construct_id,
-        call=call,
+        keywords=dict(keywords),
+        pools=pools,
         lines=lines,
         commands=commands,
-        carried=carried,
     )
+
+
+def _all_tags(tags: Any) -> dict[str, str]:
+    """Every freeform tag an object carries (as the state holds them)."""
+    if not isinstance(tags, dict):
+        return {}
+    return {str(k): str(v) for k, v in sorted(tags.items())}
 
 
 def _identifier(
@@ -421,8 +402,6 @@ def _pool(
     cni: str,
     head: str,
     lines: list[str],
-    carried: dict[str, tuple[str, Any]],
-    environment: str,
 ) -> tuple[dict[str, Value], list[str], str]:
     """A pool's keywords (without ADs and image), its ADs, its image."""
     attrs = pool.attributes
@@ -554,7 +533,6 @@ def _pool(
         if "per-pool tags" not in line and "is_node_cycling_enabled" not in line
     )
     ads = sorted({str(p.get("availability_domain")) for p in placements})
-    del environment, carried
     return keywords, ads, image
 
 
@@ -564,53 +542,3 @@ def _surge(value: Any, default: int) -> Value:
         return default
     text = str(value)
     return int(text) if text.isdigit() else text
-
-
-def declaration_keywords(call: Call) -> dict[str, Any]:
-    """The keywords of a planned ``OciManagedCluster(...)`` call as constructor arguments
-    (each nested call made its object): what :mod:`.verify` declares and renders."""
-    from fleet.clouds.oci.network import OkeExistingVcn, OkeNsg, OkeSubnet
-    from fleet.clouds.oci.pool import OkeNodePool
-
-    classes: dict[str, Any] = {
-        "OkeNodePool": OkeNodePool,
-        "OkeExistingVcn": OkeExistingVcn,
-        "OkeSubnet": OkeSubnet,
-        "OkeNsg": OkeNsg,
-    }
-
-    def made(value: Value) -> Any:
-        if isinstance(value, Call):
-            return classes[value.callee](**{k: made(v) for k, v in value.keywords})
-        if isinstance(value, Mapping):
-            return {k: made(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [made(v) for v in value]
-        return value
-
-    return {k: made(v) for k, v in call.keywords}
-
-
-def report_of(planned: Sequence[PlannedCluster]) -> list[str]:
-    """The report: per cluster where it went and how it is adopted, what is not carried,
-    then the tagging commands to run before the first sync."""
-    out: list[str] = []
-    for p in planned:
-        head = f"{p.oke.name} ({p.environment})"
-        pools = len(p.oke.pools)
-        out.append(
-            f"{head}: {p.oke.cluster.where} -> OciManagedCluster {p.construct_id!r} with "
-            f"{pools} node pool{'s' if pools != 1 else ''} (environment: {p.environment_rule})"
-        )
-        out.append(
-            f"{head}: adopted by OCID: OCIManagedControlPlane.spec.id and each "
-            "OCIManagedMachinePool.spec.id; network: OkeExistingVcn (skipNetworkManagement: "
-            "CAPOCI creates and changes nothing of it)"
-        )
-        out.extend(p.lines)
-        out.append(
-            f"{head}: before the first sync, tag the cluster and every pool (CAPOCI refuses "
-            "a pool found by spec.id without these tags), then set adoption_tags_applied=True:"
-        )
-        out.extend(f"  {command}" for command in p.commands)
-    return out

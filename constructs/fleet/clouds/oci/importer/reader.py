@@ -2,66 +2,20 @@
 ``oci_containerengine_node_pool`` s whose ``cluster_id`` is its OCID, and the
 ``oci_core_subnet`` s the states hold (for their type and name).
 
-Read through :mod:`fleet.terraform.state` (tfstate v4 and ``terraform show -json``); every
-attribute of a cluster or pool must have a fate (:func:`fleet.clouds.oci.importer.fates.unplaced`),
-or the import is refused, naming the state, the address and the attribute.
+Read by the import hook through :mod:`fleet.terraform.state` (tfstate v4 and ``terraform
+show -json``), which refuses any attribute of a cluster or pool without a fate
+(:class:`fleet.clouds.oci.importer.resources.FateSpec`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from fleet.clouds.oci.importer.fates import CLUSTER, NODE_POOL, PROVIDER, SUBNET, unplaced
+from fleet.clouds.oci.importer.fates import CLUSTER, NODE_POOL, SUBNET
 from fleet.core.errors import DefinitionError, DefinitionErrors
-from fleet.terraform.state import ResourceSchema, StateFile, StateResource, read_state_file
-
-SCHEMAS: Mapping[str, ResourceSchema] = {
-    CLUSTER: ResourceSchema(
-        provider=PROVIDER,
-        attributes={
-            "id": "string",
-            "name": "string",
-            "compartment_id": "string",
-            "kubernetes_version": "string",
-            "vcn_id": "string",
-            "type": "string",
-            "kms_key_id": "string",
-            "freeform_tags": "map",
-            "defined_tags": "map",
-        },
-    ),
-    NODE_POOL: ResourceSchema(
-        provider=PROVIDER,
-        attributes={
-            "id": "string",
-            "cluster_id": "string",
-            "name": "string",
-            "node_shape": "string",
-            "kubernetes_version": "string",
-            "node_image_id": "string",
-            "node_image_name": "string",
-            "ssh_public_key": "string",
-            "quantity_per_subnet": "int",
-            "freeform_tags": "map",
-            "defined_tags": "map",
-            "node_metadata": "map",
-        },
-    ),
-    SUBNET: ResourceSchema(
-        provider=PROVIDER,
-        attributes={
-            "id": "string",
-            "display_name": "string",
-            "prohibit_public_ip_on_vnic": "bool",
-        },
-    ),
-}
-"""The resource types read, with the provider's type of each scalar attribute read
-(oracle/terraform-provider-oci v8.28.0 ``containerengine_*_resource.go``,
-``core_subnet_resource.go``)."""
+from fleet.terraform.state import StateFile, StateResource
 
 
 @dataclass(frozen=True)
@@ -88,30 +42,14 @@ def block(attributes: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return {}
 
 
-def read_states(states: Sequence[tuple[Path, str | None]]) -> list[OkeState]:
-    """Every OKE cluster of ``states`` (path, environment given for it); raises the
-    DefinitionErrors of all of them at once (unreadable, an attribute with no fate, a node
-    pool of a cluster no state holds)."""
+def group_states(files: Sequence[StateFile]) -> list[OkeState]:
+    """Every OKE cluster of ``files`` (already read, every attribute placed), with its
+    node pools; raises the DefinitionErrors of all of them at once (a node pool of a
+    cluster no state holds, a cluster given twice)."""
     errors: list[DefinitionError] = []
     found: list[OkeState] = []
-    for path, environment in states:
-        try:
-            state = read_state_file(path, SCHEMAS, environment=environment)
-        except DefinitionError as e:
-            errors.append(e)
-            continue
-        for resource in state.resources:
-            if resource.type in (CLUSTER, NODE_POOL):
-                errors.extend(
-                    DefinitionError(
-                        f"the state holds {attribute!r}, which the OKE importer neither "
-                        f"places nor drops ({PROVIDER} has no such attribute): add its fate "
-                        "to fleet/clouds/oci/importer/fates.py",
-                        where=resource.where,
-                        field=attribute,
-                    )
-                    for attribute in unplaced(resource.type, resource.attributes)
-                )
+    seen: dict[str, str] = {}
+    for state in files:
         subnets = {
             str(r.attributes["id"]): r
             for r in state.resources
@@ -131,9 +69,17 @@ def read_states(states: Sequence[tuple[Path, str | None]]) -> list[OkeState]:
                     )
                 )
         for cluster in clusters:
-            own = tuple(
-                p for p in pools if p.attributes.get("cluster_id") == cluster.attributes.get("id")
-            )
+            ocid = str(cluster.attributes.get("id"))
+            first = seen.setdefault(ocid, cluster.where)
+            if first != cluster.where:
+                errors.append(
+                    DefinitionError(
+                        f"cluster {ocid} is also {first}: pass each state once",
+                        where=cluster.where,
+                    )
+                )
+                continue
+            own = tuple(p for p in pools if p.attributes.get("cluster_id") == ocid)
             found.append(OkeState(cluster=cluster, pools=own, state=state, subnets=subnets))
     if errors:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)

@@ -1,8 +1,8 @@
 """Every carried value of the states against what the planned declarations render.
 
-The declarations are made (:func:`~fleet.clouds.oci.importer.planner.declaration_keywords`)
-in a fleet of their own and rendered; each state value the import carries must be found in
-the rendered object CAPOCI compares with OKE, at the field CAPOCI reads it from (v0.24.0
+The import hook renders the generated modules in the fleet; each state value the import
+carries must be found in the rendered object CAPOCI compares with OKE, at the field CAPOCI
+reads it from (v0.24.0
 ``managed_control_plane.go`` ``getSpecFromActual``, ``managed_machine_pool.go``
 ``getSpecFromAPIObject``: names in the pool's spec resolve to OCIDs through
 ``OCIManagedCluster.spec.networkSpec``, ``cloud/scope/util.go``).
@@ -13,26 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fleet.clouds.oci.cluster import OciManagedCluster
-from fleet.clouds.oci.importer.planner import (
-    PlannedCluster,
-    _defined,
-    _user_tags,
-    declaration_keywords,
-)
-from fleet.clouds.oci.importer.reader import block
-from fleet.core.config import FleetConfig
-from fleet.core.fleet import Fleet
+from fleet.clouds.importer import Mismatch
+from fleet.clouds.oci.importer.fates import CARRIED
+from fleet.clouds.oci.importer.planner import _defined, _user_tags
+from fleet.clouds.oci.importer.reader import OkeState, block
 from fleet.core.manifest import Manifest
 
-
-def declare(config: FleetConfig, planned: Sequence[PlannedCluster]) -> list[OciManagedCluster]:
-    """The planned clusters, declared in a fleet of their own (checks run: a bad value
-    raises)."""
-    fleet = Fleet(config)
-    return [
-        OciManagedCluster(fleet, p.construct_id, **declaration_keywords(p.call)) for p in planned
-    ]
+CAPI_GROUP = "cluster.x-k8s.io"
+INFRA_GROUP = "infrastructure.cluster.x-k8s.io"
 
 
 def _get(body: Mapping[str, Any], path: str) -> Any:
@@ -48,22 +36,47 @@ def _float_text(value: Any) -> str:
     return f"{float(value):g}"
 
 
-def mismatches(p: PlannedCluster, manifests: Sequence[Manifest]) -> list[str]:
-    """``<state> <address>: <attribute>: ...`` for each carried value the render loses."""
+def mismatches(oke: OkeState, manifests: Sequence[Manifest]) -> list[Mismatch]:
+    """Each carried value of ``oke`` the render of its environment (``manifests``) loses
+    or changes; the cluster is found by the OCID it adopts (``spec.id``)."""
+    # Cluster API's and CAPOCI's objects only (provider-argocd has a ``Cluster`` kind too).
     by_kind: dict[tuple[str, str], dict[str, Any]] = {
-        (m.kind, m.name): dict(m.body) for m in manifests
+        (m.kind, m.name): dict(m.body) for m in manifests if m.group in (CAPI_GROUP, INFRA_GROUP)
     }
-    name = next(m.name for m in manifests if m.kind == "OCIManagedCluster")
+    attrs = oke.cluster.attributes
+    where = oke.cluster.where
+    found = [
+        name
+        for (kind, name), body in by_kind.items()
+        if kind == "OCIManagedControlPlane" and _get(body, "spec.id") == attrs.get("id")
+    ]
+    if len(found) != 1:
+        return [
+            Mismatch(
+                where=where,
+                attribute="id",
+                fate=CARRIED,
+                message="no OCIManagedControlPlane adopts it by spec.id",
+                field="spec.id",
+            )
+        ]
+    name = found[0]
     infra = by_kind[("OCIManagedCluster", name)]
     cp = by_kind[("OCIManagedControlPlane", name)]
     capi = by_kind[("Cluster", name)]
-    out: list[str] = []
-    attrs = p.oke.cluster.attributes
-    where = p.oke.cluster.where
+    out: list[Mismatch] = []
 
     def same(attribute: str, want: Any, got: Any, at: str) -> None:
         if want != got:
-            out.append(f"{where}: {attribute}: the render has another value at {at}")
+            out.append(
+                Mismatch(
+                    where=where,
+                    attribute=attribute,
+                    fate=CARRIED,
+                    message=f"{attribute}: the render of {name} has another value at {at}",
+                    field=at,
+                )
+            )
 
     vcn = _get(infra, "spec.networkSpec.vcn") or {}
     subnet_ids = {s["name"]: s["id"] for s in vcn.get("subnets", [])}
@@ -145,19 +158,18 @@ def mismatches(p: PlannedCluster, manifests: Sequence[Manifest]) -> list[str]:
                 _get(capi, f"spec.clusterNetwork.{path}.cidrBlocks"),
                 f"Cluster spec.clusterNetwork.{path}",
             )
-    for pool in p.oke.pools:
-        out.extend(_pool_mismatches(pool, by_kind, name, subnet_ids, nsg_ids, attrs))
+    for pool in oke.pools:
+        out.extend(_pool_mismatches(pool, by_kind, subnet_ids, nsg_ids, attrs))
     return out
 
 
 def _pool_mismatches(
     pool: Any,
     by_kind: Mapping[tuple[str, str], Mapping[str, Any]],
-    cluster: str,
     subnet_ids: Mapping[str, str],
     nsg_ids: Mapping[str, str],
     cluster_attrs: Mapping[str, Any],
-) -> list[str]:
+) -> list[Mismatch]:
     attrs = pool.attributes
     where = pool.where
     found = [
@@ -165,16 +177,35 @@ def _pool_mismatches(
         for (kind, name), body in by_kind.items()
         if kind == "OCIManagedMachinePool" and _get(body, "spec.id") == attrs.get("id")
     ]
+    group = str(attrs.get("name") or "")
     if len(found) != 1:
-        return [f"{where}: id: no OCIManagedMachinePool adopts it by spec.id"]
+        return [
+            Mismatch(
+                where=where,
+                attribute="id",
+                fate=CARRIED,
+                message="no OCIManagedMachinePool adopts it by spec.id",
+                field="spec.id",
+                group=group,
+            )
+        ]
     name, body = found[0]
     spec = body["spec"]
     machine_pool = by_kind[("MachinePool", name)]
-    out: list[str] = []
+    out: list[Mismatch] = []
 
     def same(attribute: str, want: Any, got: Any) -> None:
         if want != got:
-            out.append(f"{where}: {attribute}: the render of {name} has another value")
+            out.append(
+                Mismatch(
+                    where=where,
+                    attribute=attribute,
+                    fate=CARRIED,
+                    message=f"{attribute}: the render of {name} has another value",
+                    field=attribute,
+                    group=group,
+                )
+            )
 
     same("node_shape", attrs.get("node_shape"), spec.get("nodeShape"))
     details = block(attrs, "node_config_details")
@@ -267,5 +298,4 @@ def _pool_mismatches(
                 str(cycling[attribute]),
                 rendered_cycling.get(key),
             )
-    del cluster
     return out
