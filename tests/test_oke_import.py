@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from support import HYBRID
 
 from fleet import FleetConfig
@@ -317,3 +318,99 @@ def test_the_same_cluster_in_two_environments_is_one_declaration(
         vcn = bodies[("OCIManagedCluster", f"oke-{env}")]["spec"]["networkSpec"]["vcn"]
         assert vcn["id"] == vcn_id
     assert "merged with test" in "\n".join(plan.report)
+
+
+# --- the real fixtures (tests/fixtures/terraform/real-oke) --------------------------------
+
+REAL_OKE = Path(__file__).parent / "fixtures/terraform/real-oke"
+OKE_FIXTURES = sorted(p.name for p in REAL_OKE.iterdir() if p.is_dir())
+OKE_STATES = [
+    (fixture, state)
+    for fixture in OKE_FIXTURES
+    for state in yaml.safe_load((REAL_OKE / fixture / "expected.yaml").read_text())["import"][
+        "states"
+    ]
+]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "state"), OKE_STATES, ids=[f"{f}/{s['path']}" for f, s in OKE_STATES]
+)
+def test_real_oke_terraform_imports_as_expected(
+    fixture: str, state: dict[str, Any], root: Path
+) -> None:
+    """Every cluster and node pool of the fixture's state (imported alone, with its flag)
+    becomes the declaration expected.yaml says, adopted by OCID, rendered and verified."""
+    folder = REAL_OKE / fixture
+    expected = yaml.safe_load((folder / "expected.yaml").read_text())
+    flag = state["flag"]
+    env = state["environment"] if flag and flag.startswith("--state") else None
+    plan = plan_state_import(
+        FleetConfig.load(root),
+        StateOptions(states=[(folder / state["path"], env)], sources=[folder / "source"]),
+    )
+    assert sorted(d.construct_id for d in plan.declarations) == sorted(
+        c["declaration"] for c in expected["clusters"]
+    )
+    report = "\n".join(plan.report)
+    for want in expected["clusters"]:
+        env_of = want["environment"]
+        (decl,) = [d for d in plan.declarations if d.construct_id == want["declaration"]]
+        (member,) = decl.members
+        assert member.cluster.environment == env_of
+        assert member.cluster.name == want["oke_name"]
+        assert member.cluster.resource.address == want["address"]
+        bodies = {
+            (m.kind, m.name): dict(m.body)
+            for m in plan.manifests[env_of]
+            if m.group.endswith("cluster.x-k8s.io")
+        }
+        name = want["oke_name"]
+        cp = bodies[("OCIManagedControlPlane", name)]["spec"]
+        infra = bodies[("OCIManagedCluster", name)]["spec"]
+        assert cp["id"] == want["cluster_id"]
+        assert cp["clusterPodNetworkOptions"] == [{"cniType": want["cni"]}]
+        vcn = infra["networkSpec"]["vcn"]
+        assert infra["networkSpec"]["skipNetworkManagement"] is True
+        assert vcn["id"] == want["vcn_id"]
+        assert infra.get("freeformTags") == want["freeform_tags"]
+        endpoints = [s for s in vcn["subnets"] if s["role"] == "control-plane-endpoint"]
+        (endpoint,) = endpoints
+        if isinstance(want["endpoint"], dict):
+            assert (endpoint["id"], endpoint["type"]) == (want["endpoint"]["legacy"], "public")
+        else:
+            assert endpoint["type"] == want["endpoint"]
+        subnet_ids = {s["name"]: s["id"] for s in vcn["subnets"]}
+        for pool in want["node_pools"]:
+            spec = bodies[("OCIManagedMachinePool", pool["object"])]["spec"]
+            assert spec["id"] == pool["node_pool_id"]
+            assert bodies[("MachinePool", pool["object"])]["spec"]["replicas"] == pool["replicas"]
+            placements = spec["nodePoolNodeConfig"]["placementConfigs"]
+            assert [p["availabilityDomain"] for p in placements] == pool["availability_domains"]
+            assert {subnet_ids[p["subnetName"]] for p in placements} == {pool["subnet_id"]}
+            shape = spec.get("nodeShapeConfig") or {}
+            if "ocpus" in pool:
+                assert float(shape["ocpus"]) == pool["ocpus"]
+                assert float(shape["memoryInGBs"]) == pool["memory_gb"]
+            if "labels" in pool:
+                assert {kv["key"]: kv["value"] for kv in spec["initialNodeLabels"]} == pool[
+                    "labels"
+                ]
+            if "max_surge" in pool:
+                assert spec["nodePoolCyclingDetails"]["maximumSurge"] == pool["max_surge"]
+        for line in want["report"]:
+            assert line in report, line
+
+
+@pytest.mark.parametrize("fixture", OKE_FIXTURES)
+def test_real_oke_imports_synth_and_validate(
+    fixture: str, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = yaml.safe_load((REAL_OKE / fixture / "expected.yaml").read_text())
+    state = expected["import"]["states"][0]
+    path = REAL_OKE / fixture / state["path"]
+    given = ["--state", f"{state['environment']}={path}"] if state["flag"] else [str(path)]
+    assert main(["--root", str(root), "import", "tfstate", *given]) == 0
+    assert main(["--root", str(root), "synth"]) == 0
+    assert main(["--root", str(root), "validate"]) == 0
+    assert "adoption_tags_applied is not set" in capsys.readouterr().err

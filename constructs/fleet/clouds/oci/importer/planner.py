@@ -79,6 +79,9 @@ class _Network:
         self.subnets: dict[str, tuple[str, str]] = {}
         """OCID -> (role, name)."""
         self.nsgs: dict[str, tuple[str, str]] = {}
+        self.legacy_endpoint: str | None = None
+        """The subnet a cluster whose API endpoint is not in its VCN is to be migrated to
+        (it also serves another role: listed once more, as control-plane-endpoint)."""
 
     @staticmethod
     def _add(table: dict[str, tuple[str, str]], ocid: str, role: str) -> str:
@@ -100,6 +103,17 @@ class _Network:
     def call(self, vcn_id: str, public_endpoint: bool, lines: list[str], head: str) -> Call:
         """``OkeExistingVcn(...)`` of what was added."""
         subnets: list[Value] = []
+        if self.legacy_endpoint is not None:
+            subnets.append(
+                Call(
+                    callee="OkeSubnet",
+                    keywords=(
+                        ("role", CONTROL_PLANE_ENDPOINT),
+                        ("id", self.legacy_endpoint),
+                        ("public", True),
+                    ),
+                )
+            )
         for ocid, (role, name) in self.subnets.items():
             kind = "private"
             if role == CONTROL_PLANE_ENDPOINT:
@@ -129,6 +143,8 @@ class _Network:
                 "management cluster reaches the VCN (the state cannot say)"
             )
         roles = {role for role, _ in self.subnets.values()}
+        if self.legacy_endpoint is not None:
+            roles.add(CONTROL_PLANE_ENDPOINT)
         missing = [r for r in (CONTROL_PLANE_ENDPOINT, WORKER) if r not in roles]
         if missing:
             raise DefinitionError(
@@ -284,6 +300,9 @@ def plan_cluster(oke: OkeState, config: FleetConfig, flag: str | None) -> Planne
     for service_lb in options.get("service_lb_subnet_ids") or ():
         network.subnet(str(service_lb), SERVICE_LB)
     public = endpoint.get("is_public_ip_enabled") is True
+    if not endpoint.get("subnet_id"):
+        public = True
+        commands.append(_legacy_endpoint(oke, network, lines, head))
     vcn = network.call(str(attrs.get("vcn_id", "")), public, lines, head)
     network_config = block(options, "kubernetes_network_config")
     keywords: list[tuple[str, Value]] = [
@@ -331,6 +350,48 @@ def plan_cluster(oke: OkeState, config: FleetConfig, flag: str | None) -> Planne
         pools=pools,
         lines=lines,
         commands=commands,
+    )
+
+
+def _legacy_endpoint(oke: OkeState, network: _Network, lines: list[str], head: str) -> str:
+    """A cluster created without ``endpoint_config`` (its API endpoint public and outside
+    its VCN, which OKE still creates through its API, Terraform's included): CAPOCI v0.24.0
+    reads the VCN-native endpoint OKE gives a migrated cluster
+    (``controllers/ocimanagedcluster_controlplane_controller.go``: ``Endpoints.PublicEndpoint``
+    or ``PrivateEndpoint``), so it is declared as migrated to a public endpoint in the first
+    public service-lb subnet (as public as it is today), and the command that migrates it
+    (oracle/oci-cli ``ce cluster cluster-migrate-to-native-vcn``) runs first."""
+    where = oke.cluster.where
+    public = [
+        ocid
+        for ocid, (role, _) in network.subnets.items()
+        if role == SERVICE_LB
+        and ocid in oke.subnets
+        and oke.subnets[ocid].attributes.get("prohibit_public_ip_on_vnic") is False
+    ]
+    if not public:
+        raise DefinitionError(
+            "its API endpoint is not in its VCN (no endpoint_config: created without a "
+            "VCN-native endpoint), and the state holds no public service-lb subnet to move it "
+            "to: CAPOCI adopts VCN-native clusters only; migrate it first (oci ce cluster "
+            "cluster-migrate-to-native-vcn --cluster-id ... --endpoint-config "
+            '\'{"subnetId": "...", "isPublicIpEnabled": true}\'), add that endpoint_config '
+            "to the configuration, refresh the state and import again",
+            where=where,
+            field="endpoint_config",
+        )
+    network.legacy_endpoint = public[0]
+    config = json.dumps({"isPublicIpEnabled": True, "subnetId": public[0]}, separators=(",", ":"))
+    lines.append(
+        f"{head}: API endpoint not in the VCN (no endpoint_config): CAPOCI adopts VCN-native "
+        f"clusters only; declared as migrated to a public endpoint in subnet {public[0]} (its "
+        "public service-lb subnet; change both if another is wanted): migrate it first, then "
+        "add that endpoint_config to the Terraform configuration if it stays in use"
+    )
+    cluster_id = str(oke.cluster.attributes.get("id"))
+    return (
+        f"oci ce cluster cluster-migrate-to-native-vcn --cluster-id {shlex.quote(cluster_id)} "
+        f"--endpoint-config {shlex.quote(config)}"
     )
 
 

@@ -191,9 +191,9 @@ class OkeStatePlanner:
             )
         lines.extend(p.lines)
         lines.append(
-            f"{head}: before the first sync, tag the cluster and every pool (CAPOCI refuses "
-            "a pool found by spec.id without these tags; each command replaces the object's "
-            "freeform tags, so it holds the ones it has and CAPOCI's), then set "
+            f"{head}: before the first sync, run these in order (CAPOCI refuses a pool found "
+            "by spec.id without its two tags; each update replaces the object's freeform "
+            "tags, so it holds the ones it has and CAPOCI's), then set "
             "adoption_tags_applied=True:"
         )
         lines.extend(f"{head}:   {command}" for command in p.commands)
