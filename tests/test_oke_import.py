@@ -414,3 +414,18 @@ def test_real_oke_imports_synth_and_validate(
     assert main(["--root", str(root), "synth"]) == 0
     assert main(["--root", str(root), "validate"]) == 0
     assert "adoption_tags_applied is not set" in capsys.readouterr().err
+
+
+def test_the_guides_oke_import_runs(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/guide.md's OKE block, on the terraform-oci-oke fixture's `terraform show -json`."""
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
+    section = guide.split("### OKE clusters from Terraform", 1)[1].split("```shell\n", 1)[1]
+    lines = section.split("```", 1)[0].strip().splitlines()
+    assert lines[0] == "terraform show -json > oke-prod.json"
+    (root / "oke-prod.json").write_text(SHOWN.read_text())
+    for line in lines[1:]:
+        argv = shlex.split(line)
+        assert argv[0] == "fleet"
+        args = [a.replace("=oke-prod.json", f"={root / 'oke-prod.json'}") for a in argv[1:]]
+        assert main(["--root", str(root), *args]) == 0, capsys.readouterr().err
+    assert "adoption_tags_applied is not set" in capsys.readouterr().err
