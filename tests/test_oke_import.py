@@ -219,6 +219,21 @@ def test_what_capoci_cannot_hold_is_reported(root: Path, tmp_path: Path) -> None
     assert "cycle_modes is set" in text
 
 
+def test_an_image_by_name_is_declared_as_the_ocid_oke_resolved(root: Path, tmp_path: Path) -> None:
+    def by_name(state: dict[str, Any]) -> None:
+        pool = _attributes(state, "oci_containerengine_node_pool")
+        pool["node_source_details"] = []
+        pool["node_image_name"] = "Oracle-Linux-8.10-2026.02.28-0-OKE-1.32.1-760"
+
+    plan = _plan(root, _state_with(tmp_path, by_name))
+    spec = _bodies(plan)[("OCIManagedMachinePool", "oke-prod-np1")]["spec"]
+    resolved = "ocid1.image.oc1.eu-frankfurt-1.aaaaaaaaexampleoraclelinux810oke"
+    assert spec["nodeSourceViaImage"]["imageId"] == resolved
+    assert f"declared as the OCID OKE resolved it to (node_source.image_id {resolved})" in (
+        "\n".join(plan.report)
+    )
+
+
 def test_verify_refuses_a_render_that_loses_a_value(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

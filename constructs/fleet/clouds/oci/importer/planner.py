@@ -537,12 +537,19 @@ def _pool(
                 f"every pool with {OKE_MAX_PODS_PER_NODE} (setMachinePoolSpecDefaults)"
             )
     source = block(attrs, "node_source_details")
-    image = str(source.get("image_id") or attrs.get("node_image_id") or "")
+    image = image_of(attrs)
     if not image:
         raise DefinitionError(
-            "no image OCID (node_image_name only): CAPOCI takes an image by OCID",
+            "no image OCID (node_image_name only, and OKE's node_source holds none): CAPOCI "
+            "takes an image by OCID",
             where=where,
             field="node_image_name",
+        )
+    if not (source.get("image_id") or attrs.get("node_image_id")):
+        lines.append(
+            f"{pool_head}: image by name ({attrs.get('node_image_name')!r}): declared as the "
+            f"OCID OKE resolved it to (node_source.image_id {image}); a newer image of that "
+            "name is not followed"
         )
     boot = source.get("boot_volume_size_in_gbs")
     if boot not in (None, ""):
@@ -595,6 +602,14 @@ def _pool(
     )
     ads = sorted({str(p.get("availability_domain")) for p in placements})
     return keywords, ads, image
+
+
+def image_of(attrs: Mapping[str, Any]) -> str:
+    """A pool's image OCID: ``node_source_details.image_id``, else the older
+    ``node_image_id``, else the one OKE resolved an image name to (``node_source``,
+    Computed)."""
+    given = block(attrs, "node_source_details").get("image_id") or attrs.get("node_image_id")
+    return str(given or block(attrs, "node_source").get("image_id") or "")
 
 
 def _surge(value: Any, default: int) -> Value:

@@ -15,7 +15,7 @@ from typing import Any
 
 from fleet.clouds.importer import Mismatch
 from fleet.clouds.oci.importer.fates import CARRIED
-from fleet.clouds.oci.importer.planner import _defined, _user_tags
+from fleet.clouds.oci.importer.planner import _defined, _user_tags, image_of
 from fleet.clouds.oci.importer.reader import OkeState, block
 from fleet.core.manifest import Manifest
 
@@ -262,7 +262,7 @@ def _pool_mismatches(
     source = block(attrs, "node_source_details")
     same(
         "node_source_details.image_id",
-        source.get("image_id") or attrs.get("node_image_id"),
+        image_of(attrs),
         _get(spec, "nodeSourceViaImage.imageId"),
     )
     if source.get("boot_volume_size_in_gbs") not in (None, ""):
