@@ -24,9 +24,9 @@ from fleet import FleetConfig, testing
 from fleet.cli.main import main
 
 SCAFFOLD = REPO / "constructs" / "fleet" / "scaffold"
-PUBLIC = frozenset({"fleet", "fleet.testing", "fleet.plugin"})
+PUBLIC = frozenset({"fleet", "fleet.testing", "fleet.plugin", "fleet.cli"})
 """The modules a fleet repository (and a plug-in) may import: the rest may move."""
-PUBLIC_SUBMODULES = frozenset({"testing", "plugin"})
+PUBLIC_SUBMODULES = frozenset({"testing", "plugin", "cli"})
 
 
 def internal_imports(source: str) -> list[str]:
@@ -53,8 +53,10 @@ def internal_imports(source: str) -> list[str]:
     return wrong
 
 
-def _scaffold_tests() -> list[Path]:
-    return sorted(p for p in (SCAFFOLD / "tests").rglob("*") if p.is_file())
+def _scaffold_python() -> list[Path]:
+    """The Python files ``fleet init`` writes: the repository's tests and its ``app.py``."""
+    tests = sorted(p for p in (SCAFFOLD / "tests").rglob("*") if p.is_file())
+    return [SCAFFOLD / "app.py.tmpl", *tests]
 
 
 def test_the_walk_finds_an_internal_import() -> None:
@@ -63,18 +65,19 @@ def test_the_walk_finds_an_internal_import() -> None:
         "fleet.pipeline.synth"
     ]
     assert internal_imports("import fleet.cli.main") == ["fleet.cli.main"]
+    assert internal_imports("from fleet.cli.app import cdk8s_app") == ["fleet.cli.app"]
     assert internal_imports("def f():\n    from fleet.guards import deletion\n") == ["fleet.guards"]
     assert internal_imports("from fleet import pipeline, Fleet, testing") == ["fleet.pipeline"]
     assert internal_imports("from fleet import Fleet\nfrom fleet.testing import synth\n") == []
 
 
-def test_the_scaffolds_tests_import_only_the_public_api() -> None:
-    """What ``fleet init`` writes into a user's ``tests/`` imports nothing from ``fleet.``
-    but ``fleet``, ``fleet.testing`` and ``fleet.plugin``: the tool's modules may move, a
-    user's repository keeps passing. (The repository's own copy is the same bytes:
-    ``test_init.py``.)"""
-    files = _scaffold_tests()
-    assert [p.name for p in files] == ["test_fleet_invariants.py.tmpl"]
+def test_the_scaffolds_python_imports_only_the_public_api() -> None:
+    """What ``fleet init`` writes into a user's ``tests/`` and ``app.py`` imports nothing
+    from ``fleet.`` but ``fleet``, ``fleet.testing``, ``fleet.plugin`` and ``fleet.cli``: the
+    tool's modules may move, a user's repository keeps passing. (The repository's own copies
+    are the same bytes: ``test_init.py``.)"""
+    files = _scaffold_python()
+    assert [p.name for p in files] == ["app.py.tmpl", "test_fleet_invariants.py.tmpl"]
     for path in files:
         source = path.read_text()
         assert "from fleet" in source  # it does use the tool
