@@ -11,7 +11,7 @@ from crd_samples import capoci_managed, cluster_v1, nodegroup_v1
 
 from fleet.clouds.magnum.changes import MAGNUM_CHANGE_RULES
 from fleet.clouds.oci.changes import BASIC, ENHANCED, OKE_CHANGE_RULES
-from fleet.clouds.oci.cluster import ClusterType
+from fleet.clouds.oci.cluster_values import ClusterType
 from fleet.core.manifest import Manifest
 from fleet.guards.change_rules import change_rule_guard, change_rules
 from fleet.guards.diff import Finding, compare_files

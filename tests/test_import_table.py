@@ -122,7 +122,7 @@ def test_an_option_added_to_the_table_is_imported_with_no_other_edit(
 def test_the_built_in_table_refuses_the_attribute_it_does_not_know(
     project: Path, tmp_path: Path
 ) -> None:
-    (importer,) = cloud_importers()
+    (importer,) = [i for i in cloud_importers() if CLUSTER in i.specs]
     state = state_with(tmp_path, **{NEW_ATTRIBUTE: 40})
     with pytest.raises(DefinitionErrors) as caught:
         plan_state_import(FleetConfig.load(project), StateOptions(states=[(state, "dev")]))

@@ -741,7 +741,7 @@ def test_fails_vcn_bad_cidr() -> None:
 
 
 def test_fails_existing_vcn_without_a_worker_subnet() -> None:
-    with fails(r"\(OkeExistingVcn\): subnets: needs a subnet with role worker, pod"):
+    with fails(r"\(OkeExistingVcn\): subnets: needs a subnet with role worker"):
         OkeExistingVcn(
             id="ocid1.vcn.oc1..aaaa",
             subnets=[OkeSubnet(role="control-plane-endpoint", id="ocid1.subnet.oc1..aaaa")],

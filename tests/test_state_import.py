@@ -243,7 +243,8 @@ def test_the_allow_list_of_generated_code_is_what_these_imports_call(hybrid_copy
                 for node in ast.walk(ast.parse(text))
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             }
-    assert called == shape(cloud_importers()).calls
+    magnum = [i for i in cloud_importers() if i.name == "Magnum"]
+    assert called == shape(magnum).calls  # OKE's: test_oke_import.py
 
 
 @pytest.mark.parametrize("fixture", FIXTURES)

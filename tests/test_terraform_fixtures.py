@@ -1,4 +1,5 @@
-"""The real-Terraform fixtures (tests/fixtures/terraform/real) are what they claim to be.
+"""The real-Terraform fixtures (tests/fixtures/terraform/real, Magnum; real-oke, OKE) are
+what they claim to be.
 
 Each fixture's HCL is written for this project after a public repository (named, with the
 commit read, in PROVENANCE.md), and its states are what Terraform would hold after applying
@@ -22,7 +23,8 @@ import pytest
 import yaml
 
 REAL = Path(__file__).parent / "fixtures" / "terraform" / "real"
-FIXTURES = sorted(p for p in REAL.iterdir() if p.is_dir())
+REAL_OKE = Path(__file__).parent / "fixtures" / "terraform" / "real-oke"
+FIXTURES = sorted(p for folder in (REAL, REAL_OKE) for p in folder.iterdir() if p.is_dir())
 STATES = sorted(p for d in FIXTURES for p in (d / "state").iterdir())
 MODELLED_ON = re.compile(r"Modelled on: ([\w.-]+/[\w.-]+) @ `([0-9a-f]{40})`")
 # HCL files: configuration, variable files (also the .example/.sample ones a README tells
@@ -143,11 +145,11 @@ def test_provenance_names_repository_commit_and_licence(fixture: Path) -> None:
     assert any((fixture / "source").rglob("*.tf")), f"{fixture.name}: no .tf under source/"
 
 
-@pytest.mark.parametrize("path", HCL_FILES, ids=lambda p: str(p.relative_to(REAL)))
+@pytest.mark.parametrize("path", HCL_FILES, ids=lambda p: str(p.relative_to(p.parents[3])))
 def test_hcl_files_parse(path: Path) -> None:
     with path.open(encoding="utf-8") as f:
         document = hcl2.load(f)
-    assert document, f"{path.relative_to(REAL)}: nothing parsed"
+    assert document, f"{path}: nothing parsed"
 
 
 @pytest.mark.parametrize("path", STATES, ids=lambda p: f"{p.parent.parent.name}/{p.name}")

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from fleet.clouds.magnum.resolved import ResolvedMagnum
     from fleet.clouds.magnum.rollout import MagnumTarget
     from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog
-    from fleet.clouds.oci.cluster import ClusterType, OciManagedCluster, ResolvedOke
+    from fleet.clouds.oci.cluster import OciManagedCluster
+    from fleet.clouds.oci.cluster_values import ClusterType, ResolvedOke
     from fleet.clouds.oci.credentials import CapociCredentials
     from fleet.clouds.oci.identity import OciClusterIdentity
     from fleet.clouds.oci.network import ApiEndpoint, OkeExistingVcn, OkeNsg, OkeSubnet, OkeVcn
@@ -57,9 +58,9 @@ _CLOUDS: dict[str, str] = {
     "OpenStackProject": "fleet.clouds.magnum.project",
     "ClusterTemplate": "fleet.clouds.magnum.template",
     "TemplateCatalog": "fleet.clouds.magnum.template",
-    "ClusterType": "fleet.clouds.oci.cluster",
+    "ClusterType": "fleet.clouds.oci.cluster_values",
     "OciManagedCluster": "fleet.clouds.oci.cluster",
-    "ResolvedOke": "fleet.clouds.oci.cluster",
+    "ResolvedOke": "fleet.clouds.oci.cluster_values",
     "CapociCredentials": "fleet.clouds.oci.credentials",
     "OciClusterIdentity": "fleet.clouds.oci.identity",
     "ApiEndpoint": "fleet.clouds.oci.network",

@@ -33,7 +33,22 @@ def _validate(args: argparse.Namespace, config: FleetConfig) -> int:
         )
         return 1
     print(f"{plural(result.object_count, 'object')} valid against the CRDs in {crds_dir}")
+    for line in _warnings(config):
+        print(f"warning: {line}", file=sys.stderr)
     return 0
+
+
+def _warnings(config: FleetConfig) -> list[str]:
+    """Each cluster's warnings (:meth:`fleet.clouds.base.FleetCluster.warnings`)."""
+    from fleet.clouds.base import FleetCluster
+    from fleet.pipeline.discovery import load_fleet
+
+    return [
+        line
+        for decl in load_fleet(config).declarations()
+        if isinstance(decl, FleetCluster)
+        for line in decl.warnings()
+    ]
 
 
 def _pull(args: argparse.Namespace, config: FleetConfig) -> int:

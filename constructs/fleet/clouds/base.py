@@ -599,6 +599,10 @@ class FleetCluster(FleetConstruct):
     def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
         """(apiVersion, kind, namespace, name) of the object that writes the kubeconfig."""
 
+    def warnings(self) -> list[str]:
+        """What ``fleet validate`` warns about (valid, but not safe yet); none by default."""
+        return []
+
     def platform_components(self, environment: str) -> tuple[PlatformComponent, ...]:
         """The components the bootstrap installs for the cluster in ``environment``: its
         plug-in's, and what its declaration needs besides (an OKE cluster whose pools

@@ -187,7 +187,8 @@ class Member:
     """Pool address -> its keywords."""
     origins: dict[str, str]
     """Keyword (``<pools keyword>[<name>].<keyword>`` for a pool's) -> Terraform attribute."""
-    shared: SharedDecl
+    shared: SharedDecl | None = None
+    """The declaration it uses (its project), if any."""
     imports: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Module -> the names the declaration uses from it (a catalog's constants)."""
     module: Path = Path()

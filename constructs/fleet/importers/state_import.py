@@ -22,6 +22,7 @@ from pathlib import Path
 from fleet.clouds.importer import (
     CloudImporter,
     ExistingFleet,
+    GeneratedCode,
     ImportedCluster,
     Mismatch,
     Notes,
@@ -228,6 +229,22 @@ class _Orchestration:
             return self.options.out.resolve()
         return (self.config.clusters_dir / f"{module_stem(state, self.config)}.py").resolve()
 
+    def modules(self) -> dict[tuple[str, str], Path]:
+        """(importer, state source) -> the module of that importer's clusters of the
+        state: :meth:`module_of`, suffixed ``_<importer>`` for every importer but the first
+        whose clusters would share it (a module is written by one importer)."""
+        out: dict[tuple[str, str], Path] = {}
+        owner: dict[Path, str] = {}
+        for importer, planner in self.planners:
+            for cluster in planner.clusters:
+                path = self.module_of(cluster.state)
+                first = owner.setdefault(path, importer.name)
+                if first != importer.name:
+                    suffix = re.sub(r"[^a-z0-9]+", "_", importer.name.lower()).strip("_")
+                    path = path.with_name(f"{path.stem}_{suffix}.py")
+                out[(importer.name, cluster.state.source)] = path
+        return out
+
     @property
     def clusters(self) -> list[ImportedCluster]:
         """Every cluster of every importer."""
@@ -235,7 +252,7 @@ class _Orchestration:
 
     def plan(self) -> StatePlan:
         """Every decision, rendered and verified (raises DefinitionErrors)."""
-        modules = {c.state.source: self.module_of(c.state) for c in self.clusters}
+        modules = self.modules()
         ours = {str(p): p for p in set(modules.values()) if generated_module(p)}
         existing = access(self.config).existing(ours)
         shared: dict[Path, str] = {}
@@ -274,7 +291,7 @@ class _Orchestration:
             for source in self.options.sources
             if source not in used
         ]
-        ignored = [line for _, p in self.planners for line in p.ignored]
+        ignored = list(dict.fromkeys(line for _, p in self.planners for line in p.ignored))
         return StatePlan(
             files=rendered.files,
             declarations=rendered.declarations,
@@ -286,7 +303,7 @@ class _Orchestration:
     def render(
         self,
         existing: ExistingFleet,
-        modules: Mapping[str, Path],
+        modules: Mapping[tuple[str, str], Path],
         shared: Mapping[Path, str],
         promoted: Mapping[str, frozenset[str]],
     ) -> _Rendered:
@@ -296,11 +313,13 @@ class _Orchestration:
         files: dict[Path, str] = {}
         sources: dict[Path, Source] = {}
         owner: dict[int, StatePlanner] = {}
+        codes: dict[int, GeneratedCode] = {}
         for importer, planner in self.planners:
             members = planner.members(existing, promoted, self.notes)
             for member in members:
-                member.module = modules[member.cluster.state.source]
+                member.module = modules[(importer.name, member.cluster.state.source)]
                 owner[id(member.cluster)] = planner
+                codes[id(member.cluster)] = importer.code
             self.errors.extend(planner.errors())
             planned = plan_declarations(
                 members, existing, self.config, importer.code, self.notes, self.errors
@@ -309,7 +328,7 @@ class _Orchestration:
             built, written = self.build(planned, importer)
             files.update(built)
             sources.update(written)
-        for state, path in sorted(modules.items()):
+        for (_, state), path in sorted(modules.items()):
             if path not in files and path.is_file() and generated_module(path):
                 moved = sorted(
                     {
@@ -328,7 +347,8 @@ class _Orchestration:
             {m.cluster.environment for d in declarations for m in d.members},
             key=self.config.environments.index,
         )
-        translate = _Translator(sources, declarations, self.importers).translate
+        by_declaration = {d.construct_id: codes[id(d.members[0].cluster)] for d in declarations}
+        translate = _Translator(sources, declarations, by_declaration).translate
         synth = check_render(self.config, files, envs, translate, self.importers)
         mismatches = [
             x
@@ -360,6 +380,7 @@ class _Orchestration:
                 m.shared.variable: shared_in(m.shared, path, declared, self.config)
                 for d in decls
                 for m in d.members
+                if m.shared is not None
             }
             imports: dict[str, set[str]] = {}
             for decl in decls:
@@ -418,11 +439,12 @@ class _Translator:
         self,
         sources: Mapping[Path, Source],
         declarations: Sequence[PlannedDeclaration],
-        importers: Sequence[CloudImporter],
+        codes: Mapping[str, GeneratedCode],
     ) -> None:
         self.sources = {path.name: source for path, source in sources.items()}
         self.declarations = {d.construct_id: d for d in declarations}
-        self.codes = {i.code.declaration.__name__: i.code for i in importers}
+        self.codes = codes
+        """Construct id -> what its importer's modules call (each declaration its own)."""
 
     def translate(
         self, file: str, line: int, what: str, field: str, message: str
@@ -436,12 +458,7 @@ class _Translator:
                 continue
             member = self.declarations[construct_id].members[0]
             cluster = member.cluster
-            code = next(iter(self.codes.values()))
-            for candidate in self.codes.values():
-                if candidate.pools_keyword in member.keywords or any(
-                    o.startswith(f"{candidate.pools_keyword}[") for o in member.origins
-                ):
-                    code = candidate
+            code = self.codes[construct_id]
             noun = str(getattr(code.pool, "argument_noun", "pool"))
             for pool in cluster.pools:
                 object_part = object_name_from(pool.name)

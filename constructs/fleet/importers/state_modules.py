@@ -125,7 +125,7 @@ def cluster_module(
     names["fleet"].update(s.cls for s in shared)
     text_calls = [(cid, replace_constants(call, constants)) for cid, call in calls]
     used = set().union(*(callees(c) for _, c in text_calls)) if text_calls else set()
-    names["fleet"].update(used & {code.pool.__name__, PER_ENV})
+    names["fleet"].update(used & {code.pool.__name__, PER_ENV, *code.calls})
     statements: list[list[str]] = []
     for one in sorted(shared, key=lambda p: p.variable):
         if one.call is None:

@@ -10,12 +10,11 @@ Figures 15, 16).
 
 from __future__ import annotations
 
-import enum
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import ClassVar
 
 from fleet.clouds.base import (
     CloudPlugin,
@@ -28,13 +27,22 @@ from fleet.clouds.base import (
     unique_pools,
 )
 from fleet.clouds.oci import autoscaler, render
+from fleet.clouds.oci.adoption import adoption_warnings
+from fleet.clouds.oci.cluster_values import (
+    CLUSTER_TYPES,
+    ClusterType,
+    CniType,
+    ResolvedOke,
+    TakenVersions,
+    derived_resource_identifier,
+)
 from fleet.clouds.oci.identity import OciClusterIdentity
 from fleet.clouds.oci.management import (
     check_autoscaler,
     check_management_route,
     check_private_route,
 )
-from fleet.clouds.oci.network import OkeNetwork
+from fleet.clouds.oci.network import POD, OkeNetwork
 from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.clouds.oci.pool import (
     MAX_NODE_POOL_NAME,
@@ -70,65 +78,7 @@ CAPI_API = render.CAPI_API
 INFRA_API = render.INFRA_API
 KUBECONFIG_KEY = "value"
 
-OCI_RESOURCE_IDENTIFIER_NAMESPACE = uuid.UUID("c4385321-d340-43b9-a6f2-1edb9e387165")
-"""The UUIDv5 namespace of derived ``ociResourceIdentifier`` s. Never change it: every OKE
-cluster's identifier (and so CAPOCI's lookup of its VCN, OKE cluster and node pools) is
-derived from it."""
-
-
-class ClusterType(enum.StrEnum):
-    """OKE cluster types (``OCIManagedControlPlane.spec.clusterType``)."""
-
-    BASIC = "BASIC_CLUSTER"
-    ENHANCED = "ENHANCED_CLUSTER"
-
-
-CLUSTER_TYPES = {"basic": ClusterType.BASIC, "enhanced": ClusterType.ENHANCED}
-"""The older lower-case spellings, still accepted."""
-
 _REGION = re.compile(r"^[a-z]{2,}(-[a-z0-9]+)+-\d+$")
-
-
-def derived_resource_identifier(environment: str, cluster_name: str) -> str:
-    """The ``ociResourceIdentifier`` of a new cluster: UUIDv5 of ``<env>/<name>``."""
-    return str(uuid.uuid5(OCI_RESOURCE_IDENTIFIER_NAMESPACE, f"{environment}/{cluster_name}"))
-
-
-@dataclass(frozen=True)
-class TakenVersions:
-    """What an upgrade rollout gives an OKE cluster in one environment instead of what it
-    declares (:meth:`OciManagedCluster.take_versions`)."""
-
-    control_plane: str
-    """The control plane's Kubernetes version."""
-    pools: Mapping[str, str]
-    """Node pool name -> its version, for the pools that do not pin ``kubernetes_version``."""
-    node_image_id: str | None = None
-    """The image of the pools that do not pin ``image_id`` (None: the declared one)."""
-
-
-@dataclass(frozen=True)
-class ResolvedOke:
-    """An OKE cluster's values resolved for one environment (what the render reads;
-    :meth:`OciManagedCluster.resolved`)."""
-
-    options: Mapping[str, Any]
-    """The options rendered as they are (``compartment_id``, ``kubernetes_version``, ...),
-    by keyword, resolved for the environment."""
-    oci_resource_identifier: str
-    pinned_identifier: bool
-    """Whether the identifier was given (an existing cluster) rather than derived."""
-    pools: tuple[ResolvedPool, ...]
-
-    @property
-    def compartment_id(self) -> str:
-        """The compartment OCID."""
-        return str(self.options["compartment_id"])
-
-    @property
-    def version(self) -> str:
-        """The control plane's Kubernetes version."""
-        return str(self.options["kubernetes_version"])
 
 
 class OciManagedCluster(FleetCluster):
@@ -149,7 +99,8 @@ class OciManagedCluster(FleetCluster):
     ``oci_resource_identifier``: CAPOCI tags everything it creates with
     ``OCIManagedCluster.spec.ociResourceIdentifier`` and finds the VCN, OKE cluster and node
     pools again by display name plus that tag. The fleet renders a UUIDv5 of
-    ``<environment>/<cluster name>`` (:data:`OCI_RESOURCE_IDENTIFIER_NAMESPACE`), so a
+    ``<environment>/<cluster name>``
+    (:data:`~fleet.clouds.oci.cluster_values.OCI_RESOURCE_IDENTIFIER_NAMESPACE`), so a
     management cluster rebuilt from git adopts them instead of creating duplicates. A
     cluster created before the fleet rendered it has a random one, which CAPOCI's webhook
     keeps immutable: pin it with ``oci_resource_identifier=per_env(prod="<uuid>")``
@@ -305,8 +256,10 @@ class OciManagedCluster(FleetCluster):
     identity: OciClusterIdentity | None = option(
         default=None, doc="The credentials CAPOCI uses (default: its controller-wide ones)."
     )
-    _network: OkeNetwork | None = option(
-        default=None, alias="network", doc="OkeVcn or OkeExistingVcn (required)."
+    _network: OkeNetwork | PerEnv[OkeNetwork] | None = option(
+        default=None,
+        alias="network",
+        doc="OkeVcn or OkeExistingVcn (required; per_env: each environment's own).",
     )
     _cluster_type: ClusterType | str = option(
         default=ClusterType.BASIC, alias="cluster_type", doc="BASIC_CLUSTER or ENHANCED_CLUSTER."
@@ -321,6 +274,27 @@ class OciManagedCluster(FleetCluster):
     )
     oci_resource_identifier: StrPerEnv | None = option(
         default=None, doc="CAPOCI's identifier of an existing cluster (default: derived)."
+    )
+    cluster_id: StrPerEnv | None = option(
+        default=None,
+        render="spec.id",
+        kind="OCIManagedControlPlane",
+        doc="The OCID of an existing OKE cluster CAPOCI adopts (GetOKECluster reads spec.id).",
+    )
+    freeform_tags: Mapping[str, str] | None = option(
+        default=None,
+        doc="Freeform tags CAPOCI sets on the OKE cluster and its node pools (replacing theirs).",
+    )
+    defined_tags: Mapping[str, Mapping[str, str]] | None = option(
+        default=None,
+        doc="Defined tags ({namespace: {key: value}}) CAPOCI sets like freeform_tags.",
+    )
+    cni_type: CniType | str = option(
+        default="OCI_VCN_IP_NATIVE", doc="OCI_VCN_IP_NATIVE or FLANNEL_OVERLAY (no pod subnets)."
+    )
+    adoption_tags_applied: bool = option(
+        default=False,
+        doc="CAPOCI's adoption tags are on the adopted cluster and pools (see fleet import).",
     )
 
     def __post_init__(self) -> None:
@@ -361,8 +335,20 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field="network",
             )
-        self.network: OkeNetwork = self._network
-        check_private_route(self.network, where=ctx)
+        self.networks: dict[str, OkeNetwork] = {
+            env: resolve(self._network, env, where=ctx, field="network")
+            for env in self.environments
+        }
+        self.cni: CniType = check_choice(CniType, self.cni_type, where=ctx, field="cni_type")
+        for network in self.networks.values():
+            if self.cni is CniType.VCN_NATIVE and POD not in network.names().subnets.values():
+                raise DefinitionError(
+                    "VCN-native pod networking needs a subnet with role pod (or cni_type="
+                    "'FLANNEL_OVERLAY')",
+                    where=ctx,
+                    field="network",
+                )
+            check_private_route(network, where=ctx)
         pods = check_cidr(self.pods_cidr, where=ctx, field="pods_cidr")
         services = check_cidr(self.services_cidr, where=ctx, field="services_cidr")
         if pods.overlaps(services):
@@ -371,12 +357,15 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field="pods_cidr",
             )
-        vcn = self.network.vcn_cidr()
-        if vcn is not None and services.overlaps(vcn):
-            # Service IPs inside the VCN would shadow real hosts (OKE requires them apart).
-            raise DefinitionError(
-                f"{self.services_cidr} overlaps the VCN's {vcn}", where=ctx, field="services_cidr"
-            )
+        for network in self.networks.values():
+            vcn = network.vcn_cidr()
+            if vcn is not None and services.overlaps(vcn):
+                # Service IPs inside the VCN would shadow real hosts (OKE requires them apart).
+                raise DefinitionError(
+                    f"{self.services_cidr} overlaps the VCN's {vcn}",
+                    where=ctx,
+                    field="services_cidr",
+                )
         self.pods_cidr, self.services_cidr = str(pods), str(services)
         if self.ssh_public_key:
             self.ssh_public_key = check_ssh_public_key(
@@ -418,7 +407,6 @@ class OciManagedCluster(FleetCluster):
     def _check_pool(self, pool: OkeNodePool) -> None:
         """One pool against the cluster: name length, placement, subnet and NSG names."""
         ctx = self.context
-        names = self.network.names()
         for env in self.environments:
             full = f"{self.object_name(env)}-{pool.name}"
             field_name = f"node_pools[{pool.name}].name (with the cluster name)"
@@ -438,12 +426,22 @@ class OciManagedCluster(FleetCluster):
                 where=ctx,
                 field=f"node_pools[{pool.name}].availability_domains",
             )
+        for network in self.networks.values():
+            self._check_pool_names(pool, network)
+
+    def _check_pool_names(self, pool: OkeNodePool, network: OkeNetwork) -> None:
+        """The pool's subnet and NSG names against one environment's network."""
+        ctx = self.context
+        names = network.names()
         refs = [
             ("subnet_name", [pool.subnet_name], names.subnets),
-            ("pod_subnet_names", pool.pod_subnet_names, names.subnets),
             ("nsg_names", pool.nsg_names, names.nsgs),
-            ("pod_nsg_names", pool.pod_nsg_names, names.nsgs),
         ]
+        if self.cni is CniType.VCN_NATIVE:  # flannel pools have no pod subnets or NSGs
+            refs += [
+                ("pod_subnet_names", pool.pod_subnet_names, names.subnets),
+                ("pod_nsg_names", pool.pod_nsg_names, names.nsgs),
+            ]
         for field_name, wanted, known in refs:
             for item in wanted:
                 if item not in known:
@@ -487,6 +485,11 @@ class OciManagedCluster(FleetCluster):
                     where=ctx,
                     field="compartment_id",
                 )
+            except DefinitionError as e:
+                errors.append(e)
+        if options["cluster_id"] is not None:
+            try:
+                check_ocid(options["cluster_id"], ["cluster"], where=ctx, field="cluster_id")
             except DefinitionError as e:
                 errors.append(e)
         version = options["kubernetes_version"] or ""
@@ -593,6 +596,27 @@ class OciManagedCluster(FleetCluster):
             availability_domains=tuple(pool.availability_domains or self.default_ads),
             capacity=capacity,
         )
+
+    @property
+    def network(self) -> OkeNetwork:
+        """The network, where every environment has the same (else :meth:`network_for`)."""
+        found = list({id(n): n for n in self.networks.values()}.values())
+        if len(found) != 1:
+            raise DefinitionError(
+                "the network differs per environment: read network_for(environment)",
+                where=self.context,
+                field="network",
+            )
+        return found[0]
+
+    def network_for(self, environment: str) -> OkeNetwork:
+        """The network in ``environment``."""
+        return self.networks[environment]
+
+    def warnings(self) -> list[str]:
+        """Until ``adoption_tags_applied``, for a cluster adopted by OCID."""
+        pool_ids = [p.node_pool_id for p in self.node_pool_specs]
+        return adoption_warnings(self, self.cluster_id, pool_ids, self.adoption_tags_applied)
 
     def take_versions(self, environment: str, taken: TakenVersions) -> None:
         """Render ``taken`` in ``environment`` instead of the declared versions (and image),

@@ -50,7 +50,7 @@ def check_management_route(cluster: OciManagedCluster, environment: str) -> None
     an existing VCN's NSGs are OCI's, not the fleet's, and are not checked). One is enough:
     a public endpoint sees the management cluster's NAT address, a private one its routed
     range, and a management cluster may have both."""
-    network = cluster.network
+    network = cluster.network_for(environment)
     management = ManagementCluster.of(cluster.fleet, environment)
     egress = management.egress_cidrs(environment) if management else None
     if not isinstance(network, OkeVcn) or egress is None or management is None:

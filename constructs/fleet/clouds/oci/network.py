@@ -425,6 +425,12 @@ class OkeSubnet:
     id: str
     name: str | None = None
     type: str = "private"
+    public: bool | None = None
+    """``public=True`` is ``type="public"`` (the spelling generated code writes)."""
+
+    def __post_init__(self) -> None:
+        if self.public is not None:
+            object.__setattr__(self, "type", "public" if self.public else "private")
 
 
 @checked_arguments
@@ -484,7 +490,9 @@ class OkeExistingVcn(OkeNetwork):
                     f"duplicate subnet name {name!r}", where=ctx, field=f"{where}.name"
                 )
             subnet_names.add(name)
-        missing = [r for r in REQUIRED_SUBNET_ROLES if r not in {s.role for s in self.subnets}]
+        # The pod role is required with VCN-native pod networking only (the cluster checks).
+        required = [r for r in REQUIRED_SUBNET_ROLES if r != POD]
+        missing = [r for r in required if r not in {s.role for s in self.subnets}]
         if missing:
             raise DefinitionError(
                 f"needs a subnet with role {', '.join(missing)}", where=ctx, field="subnets"

@@ -22,11 +22,13 @@ server-side apply ArgoCD owns only the fields it sends and CAPOCI's ids stay CAP
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from fleet.clouds.base import CloudPlugin, FleetCluster, ShortLivedCredential
+from fleet.clouds.base import CloudPlugin, FleetCluster, ImporterEntry, ShortLivedCredential
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
 from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
+from fleet.clouds.oci.importer.help import OKE_IMPORT_HELP
 from fleet.clouds.oci.upgrades import OKE_VERSION_RULES
 from fleet.core.errors import DefinitionError
 from fleet.platform.cluster_api import (
@@ -45,6 +47,9 @@ from fleet.platform.live import (
     VersionAt,
 )
 from fleet.platform.references import ReferenceRules
+
+if TYPE_CHECKING:
+    from fleet.clouds.importer import CloudImporter
 
 INFRA_GROUP = INFRASTRUCTURE_GROUP
 IDENTITY = (INFRA_GROUP, "OCIClusterIdentity")
@@ -207,7 +212,19 @@ control plane, which requeues after 180 s (v0.24.0
 about five minutes (oci-cli's ``oci ce cluster generate-token`` marks it expired after four
 "before the token is actually expired"; Oracle's own kubeconfig helpers re-generate after 240 s)."""
 
+
+def _load_importer() -> CloudImporter:
+    # Only `fleet import` loads the importer (Terraform's parsers come with it).
+    from fleet.clouds.oci.importer.importer import load
+
+    return load()
+
+
+OKE_IMPORTER = ImporterEntry(help=OKE_IMPORT_HELP, load=_load_importer)
+"""``fleet import`` for OKE (:mod:`fleet.clouds.oci.importer`)."""
+
 OKE_PLUGIN = CloudPlugin(
+    importer=OKE_IMPORTER,
     kubeconfig_credential=OKE_TOKEN,
     components=(CAPOCI,),
     protected_kinds=(

@@ -121,6 +121,9 @@ class OkeNodePool:
     labels: Mapping[str, str] = option(factory=dict, doc="Kubernetes node labels.")
     max_surge: int | str = option(default=1, doc="Nodes replaced at a time (or '25%').")
     max_unavailable: int | str = option(default=0, doc="Nodes down at a time (or '25%').")
+    node_pool_id: StrPerEnv | None = option(
+        default=None, render="spec.id", doc="The OCID of an existing OKE node pool to adopt."
+    )
     retired: bool = option(default=False, doc="Removed from the render everywhere.")
     where: str = option(default="", init=False, compare=False, doc="Where it was declared.")
 

@@ -73,9 +73,16 @@ def objects(
         "spec": cluster_spec,
     }
     infra_spec: dict[str, Any] = {"ociResourceIdentifier": r.oci_resource_identifier}
+    # CAPOCI sets these on the OKE cluster and every pool (getFreeFormTags, getDefinedTags).
+    if cluster.freeform_tags:
+        infra_spec["freeformTags"] = dict(sorted(cluster.freeform_tags.items()))
+    if cluster.defined_tags:
+        infra_spec["definedTags"] = {k: dict(v) for k, v in sorted(cluster.defined_tags.items())}
     if cluster.identity is not None:
         infra_spec["identityRef"] = cluster.identity.reference()
-    network_spec = cluster.network.network_spec(services_cidr_label(cluster.oci_region))
+    network_spec = cluster.network_for(environment).network_spec(
+        services_cidr_label(cluster.oci_region)
+    )
     if network_spec is not None:
         infra_spec["networkSpec"] = network_spec
     infra = {
@@ -89,7 +96,7 @@ def objects(
         "kind": "OCIManagedControlPlane",
         "metadata": _metadata(cluster, name, environment),
         "spec": {
-            "clusterPodNetworkOptions": [{"cniType": VCN_NATIVE}],
+            "clusterPodNetworkOptions": [{"cniType": cluster.cni.value}],
             "clusterType": cluster.cluster_type.value,
         },
     }
@@ -177,15 +184,15 @@ def _pool(cluster: OciManagedCluster, environment: str, pool: ResolvedPool) -> l
         shape_config["ocpus"] = ocpus
     if memory is not None:
         shape_config["memoryInGBs"] = memory
+    pod_network: dict[str, Any] = {"cniType": cluster.cni.value}
+    if cluster.cni.value == VCN_NATIVE:
+        pod_network["vcnIpNativePodNetworkOptions"] = {
+            "nsgNames": list(spec.pod_nsg_names),
+            "subnetNames": list(spec.pod_subnet_names),
+        }
     pool_spec: dict[str, Any] = {
         "nodePoolNodeConfig": {
-            "nodePoolPodNetworkOptionDetails": {
-                "cniType": VCN_NATIVE,
-                "vcnIpNativePodNetworkOptions": {
-                    "nsgNames": list(spec.pod_nsg_names),
-                    "subnetNames": list(spec.pod_subnet_names),
-                },
-            },
+            "nodePoolPodNetworkOptionDetails": pod_network,
             "nsgNames": list(spec.nsg_names),
             "placementConfigs": [
                 {

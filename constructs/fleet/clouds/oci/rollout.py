@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from fleet.clouds.base import FleetCluster
-from fleet.clouds.oci.cluster import OciManagedCluster, TakenVersions
+from fleet.clouds.oci.cluster import OciManagedCluster
+from fleet.clouds.oci.cluster_values import TakenVersions
 from fleet.clouds.oci.validators import check_ocid
 from fleet.clouds.upgrades import CloudTarget, PathMode, PathStep, UpgradePath
 from fleet.core.errors import DefinitionError
