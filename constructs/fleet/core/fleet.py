@@ -68,6 +68,7 @@ class Fleet(TreeConstruct):
         self._deferred: list[_Deferred] = []
         self._seq = itertools.count()
         self._catalogs: dict[Callable[[], Any], Any] = {}
+        self._by_kind: dict[type[Any], tuple[Any, ...]] = {}
         self.revive_retired = False
         """While True, retired clusters and node pools render as if they were not retired.
 
@@ -134,6 +135,20 @@ class Fleet(TreeConstruct):
     def declarations(self) -> Iterator[FleetConstruct]:
         """Every fleet declaration, in the order they were created (whatever their scope)."""
         return iter(self._constructs)
+
+    def declarations_of(self, kind: type[D]) -> tuple[D, ...]:
+        """Every declaration that is a ``kind``, in the order they were created.
+
+        Once the tree is locked (no declaration is added after ``define()``) the answer is
+        kept per kind: a lookup made once per cluster and environment (the environment's
+        :class:`~fleet.ManagementCluster`) reads a few declarations, not all of them.
+        """
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = tuple(c for c in self._constructs if isinstance(c, kind))
+            if self.node.locked:
+                self._by_kind[kind] = found
+        return found
 
     @overload
     def declaration(self, path: str) -> Ref[FleetConstruct]: ...
@@ -209,6 +224,7 @@ class Fleet(TreeConstruct):
         """Called by FleetConstruct once its node is in the tree."""
         self._constructs.append(construct)
         self._by_path[construct.node.path] = construct
+        self._by_kind.clear()
 
     # --- phases ---------------------------------------------------------------------------
 

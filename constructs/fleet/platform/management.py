@@ -108,8 +108,8 @@ class ManagementCluster(FleetConstruct):
     @classmethod
     def of(cls, fleet: Fleet, environment: str) -> ManagementCluster | None:
         """The ManagementCluster of ``environment``, None where none is declared."""
-        for construct in fleet.declarations():
-            if isinstance(construct, ManagementCluster) and environment in construct.environments:
+        for construct in fleet.declarations_of(ManagementCluster):
+            if environment in construct.environments:
                 return construct
         return None
 
