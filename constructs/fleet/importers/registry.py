@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fleet.clouds.base import ImporterEntry, ImportHelp, ImportOption, cloud_plugins
-from fleet.clouds.importer import CloudImporter
+
+if TYPE_CHECKING:  # loaded by ImporterEntry.load(); `fleet import --help` needs only the data
+    from fleet.clouds.importer import CloudImporter
 
 
 def importer_entries() -> tuple[ImporterEntry, ...]:
