@@ -35,13 +35,13 @@ from fleet.clouds.base import (
 from fleet.core.commands import COMMANDS_GROUP, Handler, Registrar, Subparsers
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, FleetError
-from fleet.core.manifest import Manifest
+from fleet.core.manifest import Manifest, dig
 from fleet.core.options import option, options_of, value_type
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_kubernetes_version
 from fleet.core.values import PerEnv, SecretKeyRef, per_env, resolve
 from fleet.platform.cert_manager import CERT_MANAGER
-from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict, dig
+from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict
 from fleet.platform.cluster_api import (
     BOOTSTRAP_GROUP,
     CAPI_GROUP,

@@ -46,17 +46,6 @@ class Problem:
         )
 
 
-def format_path(parts: Sequence[str | int]) -> str:
-    """``["spec", "items", 0, "name"]`` -> ``spec.items[0].name``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 class InvalidObjects(FleetError):
     """Rendered objects that the API server would refuse, or that must not be written.
 

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.checks.problem import Problem, format_path
+from fleet.checks.problem import Problem
 from fleet.clouds.base import cloud_plugins, guard_plugins
-from fleet.core.manifest import Identity, Manifest
+from fleet.core.manifest import Identity, Manifest, format_path
 from fleet.platform.plugins import PluginSet
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 

@@ -65,9 +65,9 @@ from fleet.checks.crds import (
     merged,
     resolve_crds_dir,
 )
-from fleet.checks.problem import Problem, format_path
+from fleet.checks.problem import Problem
 from fleet.core.errors import FleetError
-from fleet.core.manifest import Manifest
+from fleet.core.manifest import Manifest, format_path
 
 KUBERNETES_VERSION = "1.37.0"
 """The Kubernetes version whose core schemas (from kubernetes-validate) are used."""

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fleet.checks.problem import Problem, format_path
+from fleet.checks.problem import Problem
 from fleet.core.credentials import scan
-from fleet.core.manifest import Manifest
+from fleet.core.manifest import Manifest, format_path
 
 
 def find_secret_material(manifests: Sequence[Manifest]) -> list[Problem]:

@@ -13,7 +13,7 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.redact import redact
 from fleet.core.words import plural
-from fleet.importers.registry import import_help
+from fleet.importers.registry import import_help, import_options
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
@@ -39,6 +39,11 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
             out=_out(args, config),
             environment=args.environment,
             observe=args.observe,
+            options={
+                o.flag: tuple(values)
+                for o in import_options()
+                if (values := getattr(args, _dest(o.flag), None))
+            },
         ),
     )
     for line in plan.report:
@@ -60,6 +65,9 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
 
     if args.source == "tfstate" and not args.tfvars:
         return _tfstate(args, config)
+    given = [o.flag for o in import_options() if getattr(args, _dest(o.flag), None)]
+    if args.source == "tfstate" and given:
+        raise FleetError(f"{given[0]} is for the state import: leave out --tfvars")
     if args.source == "tfstate" and (args.state or args.source_dir):
         raise FleetError(
             "--state ENV=PATH and --source are for the state import: leave out --tfvars, or "
@@ -139,6 +147,11 @@ def _name_uuid(value: str) -> tuple[str, str]:
     return name, uuid
 
 
+def _dest(flag: str) -> str:
+    """Where argparse keeps an importer's option (apart from the command's own)."""
+    return "importer_" + flag.lstrip("-").replace("-", "_")
+
+
 def _shown(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd()))
@@ -200,6 +213,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="PATH",
         help="the tfvars files of the same clusters (the tfvars layout; repeatable)",
     )
+    for option in import_options():  # declared by the clouds' importers
+        s.add_argument(
+            option.flag,
+            dest=_dest(option.flag),
+            action="append",
+            default=[],
+            metavar=option.metavar,
+            help=option.help,
+        )
     _common(s, texts)
 
 

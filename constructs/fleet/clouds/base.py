@@ -86,13 +86,27 @@ class ImportHelp:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ImportOption:
+    """An option of ``fleet import tfstate`` that a cloud's importer declares (``--project
+    NAME``): repeatable, each value a string the importer reads
+    (:attr:`fleet.clouds.importer.StateRequest.options`); the command line names no cloud."""
+
+    flag: str
+    """``--project``."""
+    metavar: str
+    help: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ImporterEntry:
-    """A cloud plug-in's importer (``CloudPlugin.importer``): its help, read when the
-    command line is built, and how to load the importer itself
+    """A cloud plug-in's importer (``CloudPlugin.importer``): its help and its options,
+    read when the command line is built, and how to load the importer itself
     (:class:`fleet.clouds.importer.CloudImporter`), only when ``fleet import`` runs."""
 
     help: ImportHelp
     load: Callable[[], CloudImporter]
+    options: tuple[ImportOption, ...] = ()
+    """Options of ``fleet import tfstate`` only this cloud reads."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -94,6 +94,9 @@ class ModuleValues:
     """Its dotted name (``clusters._templates``)."""
     values: Mapping[str, Any]
     """Variable -> value, sorted by variable."""
+    loaded: bool = True
+    """Whether ``fleet synth`` loads it (a declaration module, or a helper one imports);
+    a helper no declaration module imports yet is read only as a catalog to refer to."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,7 +118,8 @@ class FleetAccess:
     """How an importer reads the fleet it imports into (the orchestration loads it)."""
 
     module_values: Callable[[], Sequence[ModuleValues]]
-    """The helper and declaration modules' module-level values."""
+    """The module-level values of the modules synth loads, then of the helper modules it
+    does not (``loaded=False``)."""
     existing: Callable[[Mapping[str, Path]], ExistingFleet]
     """The fleet without the given modules (those the import replaces)."""
 
@@ -227,6 +231,9 @@ class StateRequest:
     observe: bool = False
     sourced: bool = False
     """Whether any ``--source`` was given."""
+    options: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """The importers' own options (:class:`fleet.clouds.base.ImportOption`): flag -> the
+    values given, in order (a flag not given is absent)."""
 
 
 class StatePlanner(Protocol):

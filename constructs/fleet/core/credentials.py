@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fleet.core import redact
+from fleet.core.manifest import format_path
 from fleet.core.secrets import MIN_LENGTH, credential_in, is_credential_field
 
 
@@ -87,23 +88,12 @@ def scan(value: Any, path: list[str | int], out: list[tuple[list[str | int], str
                 path.pop()
 
 
-def dotted(parts: list[str | int]) -> str:
-    """``["spec", "items", 0, "name"]`` -> ``spec.items[0].name``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 def credential_paths(values: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(path, what)`` for each value of ``values`` (nested maps and lists) that holds
     credential material: ``labels.password`` -> "literal value in credential field ..."."""
     found: list[tuple[list[str | int], str]] = []
     scan(dict(values), [], found)
-    return [(dotted(path), what.split(";")[0]) for path, what in found]
+    return [(format_path(path), what.split(";")[0]) for path, what in found]
 
 
 # One rule for what a message may quote, for every error and report line of the tool.

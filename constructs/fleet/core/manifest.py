@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,3 +87,24 @@ class Manifest:
         """``<env>: <Kind> <namespace/>name`` for messages."""
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.environment}: {self.kind} {ns}{self.name}"
+
+
+def dig(body: Any, *path: str) -> Any:
+    """The value at ``path`` in ``body``, None where a step is missing or not a mapping."""
+    value = body
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def format_path(parts: Sequence[str | int]) -> str:
+    """``["spec", "items", 0, "name"]`` -> ``spec.items[0].name``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out

@@ -9,13 +9,14 @@ import importlib
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 
 from fleet.clouds.base import FleetCluster
 from fleet.clouds.importer import ExistingFleet, FleetAccess, ModuleValues
 from fleet.core.config import FleetConfig
-from fleet.core.errors import DefinitionError, DefinitionErrors
+from fleet.core.errors import DefinitionErrors
 from fleet.core.values import location_root
-from fleet.pipeline.discovery import discover, helper_modules, load_fleet
+from fleet.pipeline.discovery import helper_modules, import_modules, load_fleet
 
 
 @contextlib.contextmanager
@@ -41,31 +42,46 @@ def project_modules(root: Path, package: str) -> Iterator[None]:
 
 
 def module_values(config: FleetConfig) -> list[ModuleValues]:
-    """Import the helper and declaration modules (without calling ``define``) and read
-    their module-level values; every module that fails to import is one error."""
+    """The module-level values of the modules ``fleet synth`` loads (``define`` not
+    called): the declaration modules, imported by the one function synth imports them with
+    (:func:`fleet.pipeline.discovery.import_modules`), and the helper modules they import;
+    a module of these that fails to import is one error. Then, ``loaded=False``, each other
+    helper module (a template catalog no cluster uses yet, ``clusters/_example.py``): read
+    only as templates to refer to, never a reason to refuse (one that fails to import is
+    not read: synth never loads it)."""
     package = config.clusters_dir.name
-    found: list[ModuleValues] = []
-    errors: list[DefinitionError] = []
+    if not config.clusters_dir.is_dir():
+        return []
     # Locations (a template's `where`) relative to the project, as load_fleet gives them.
     with project_modules(config.clusters_dir.parent, package), location_root(config.root):
-        for path in [*helper_modules(config), *discover(config)]:
+        _, errors = import_modules(config, package)
+        if errors:
+            raise DefinitionErrors(errors)
+        found = [
+            _values_of(name, module, loaded=True)
+            for name, module in sorted(sys.modules.items())
+            if name.startswith(package + ".") and getattr(module, "__file__", None)
+        ]
+        loaded = {m.module for m in found}
+        for path in helper_modules(config):
             name = f"{package}.{path.stem}"
+            if name in loaded:
+                continue
             try:
-                loaded = importlib.import_module(name)
-            except DefinitionErrors as e:
-                errors.extend(e.errors)
+                module = importlib.import_module(name)
+            except Exception:  # user code synth never runs: not read
                 continue
-            except DefinitionError as e:
-                errors.append(e)
-                continue
-            except Exception as e:  # user code: report the module, one line
-                errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=str(path)))
-                continue
-            values = dict(sorted(vars(loaded).items()))
-            found.append(ModuleValues(path=path, module=name, values=values))
-    if errors:
-        raise DefinitionErrors(errors)
+            found.append(_values_of(name, module, loaded=False))
     return found
+
+
+def _values_of(name: str, module: ModuleType, *, loaded: bool) -> ModuleValues:
+    return ModuleValues(
+        path=Path(str(module.__file__)),
+        module=name,
+        values=dict(sorted(vars(module).items())),
+        loaded=loaded,
+    )
 
 
 def _file_of(config: FleetConfig, where: str) -> Path:

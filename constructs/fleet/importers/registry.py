@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from fleet.clouds.base import ImporterEntry, ImportHelp, cloud_plugins
+from fleet.clouds.base import ImporterEntry, ImportHelp, ImportOption, cloud_plugins
 from fleet.clouds.importer import CloudImporter
 
 
@@ -41,3 +41,13 @@ def import_help() -> ImportHelp:
         tfvars_state=joined("tfvars_state"),
         template_uuid=joined("template_uuid"),
     )
+
+
+def import_options() -> tuple[ImportOption, ...]:
+    """The options the importers declare for ``fleet import tfstate`` (each flag once, the
+    first importer's)."""
+    found: dict[str, ImportOption] = {}
+    for entry in importer_entries():
+        for option in entry.options:
+            found.setdefault(option.flag, option)
+    return tuple(found.values())

@@ -66,6 +66,8 @@ class StateOptions:
     out: Path | None = None
     environment: str | None = None
     observe: bool = False
+    options: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """The importers' own options (flag -> values), passed to them as given."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,6 +180,7 @@ def plan_state_import(
         fleet=access(config),
         observe=options.observe,
         sourced=bool(options.sources),
+        options=options.options,
     )
     found: list[DefinitionError] = []
     planners: list[tuple[CloudImporter, StatePlanner]] = []

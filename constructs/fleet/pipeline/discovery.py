@@ -16,6 +16,7 @@ import importlib.util
 import py_compile
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from fleet.core.config import FleetConfig
 from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
@@ -38,7 +39,8 @@ def discover(config: FleetConfig) -> list[Path]:
 
 
 def helper_modules(config: FleetConfig) -> list[Path]:
-    """The helper modules of the declarations folder (``_``-prefixed, ``__init__`` aside)."""
+    """The helper modules of the declarations folder (``_``-prefixed, ``__init__`` aside):
+    loaded by synth only when a declaration module imports them."""
     folder = config.clusters_dir
     if not folder.is_dir():
         return []
@@ -118,14 +120,46 @@ def _bytecode_checks_content(folder: Path) -> None:
                 cached.unlink()
 
 
-def _load(config: FleetConfig, package: str) -> Fleet:
+def import_modules(
+    config: FleetConfig, package: str
+) -> tuple[list[tuple[Path, ModuleType]], list[DefinitionError]]:
+    """Import the declaration modules (:func:`discover`) of ``package`` as ``fleet synth``
+    does, ``define`` not called: the one way the fleet's modules are loaded (synth, and
+    ``fleet import`` reading their module-level values). Helper modules are loaded only
+    when a declaration module imports them. Each module that fails is one error."""
     _bytecode_checks_content(config.clusters_dir)
     importlib.invalidate_caches()
-    fleet = Fleet(config)
+    loaded: list[tuple[Path, ModuleType]] = []
     errors: list[DefinitionError] = []
     for path in discover(config):
         try:
-            module = importlib.import_module(f"{package}.{path.stem}")
+            loaded.append((path, importlib.import_module(f"{package}.{path.stem}")))
+        except DefinitionErrors as e:
+            errors.extend(e.errors)
+        except DefinitionError as e:
+            errors.append(e)
+        except FleetError:
+            raise
+        except Exception as e:
+            errors.append(_module_error(e, path, config))
+    return loaded, errors
+
+
+def _module_error(e: Exception, path: Path, config: FleetConfig) -> DefinitionError:
+    """A module's import that raised, as one line naming where it failed."""
+    if isinstance(e, SyntaxError):
+        return DefinitionError(
+            f"syntax error: {e.msg}", where=f"{_rel(e.filename, config)}:{e.lineno}"
+        )
+    where = raised_at(e, f"{_rel(str(path), config)}:1")
+    return DefinitionError(f"{type(e).__name__}: {e}", where=where)
+
+
+def _load(config: FleetConfig, package: str) -> Fleet:
+    fleet = Fleet(config)
+    loaded, errors = import_modules(config, package)
+    for path, module in loaded:
+        try:
             define = getattr(module, "define", None)
             if not callable(define):
                 errors.append(missing_define(path, config, define))
@@ -147,16 +181,8 @@ def _load(config: FleetConfig, package: str) -> Fleet:
             errors.append(e)
         except FleetError:
             raise
-        except SyntaxError as e:
-            errors.append(
-                DefinitionError(
-                    f"syntax error: {e.msg}",
-                    where=f"{_rel(e.filename, config)}:{e.lineno}",
-                )
-            )
-        except Exception as e:  # importing the module: report where it failed, one line
-            where = raised_at(e, f"{_rel(str(path), config)}:1")
-            errors.append(DefinitionError(f"{type(e).__name__}: {e}", where=where))
+        except Exception as e:  # calling define: report where it failed, one line
+            errors.append(_module_error(e, path, config))
     if errors:
         raise DefinitionErrors(errors)
     fleet.run_phases()

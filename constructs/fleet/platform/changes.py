@@ -70,13 +70,3 @@ class ChangeRule:
     def applies(self, group: str, kind: str) -> bool:
         """Whether the rule judges objects of ``group``/``kind``."""
         return group in self.groups and kind in self.kinds
-
-
-def dig(body: Any, *path: str) -> Any:
-    """The value at ``path`` in ``body``, None where a step is missing or not a mapping."""
-    value = body
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value

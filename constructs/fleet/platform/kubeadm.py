@@ -16,7 +16,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from fleet.platform.changes import Change, ChangeRule, Verdict, dig
+from fleet.core.manifest import dig
+from fleet.platform.changes import Change, ChangeRule, Verdict
 from fleet.platform.cluster_api import (
     BOOTSTRAP_GROUP,
     CLUSTER_API,

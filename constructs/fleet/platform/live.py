@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from fleet.core.manifest import dig
+
 
 class Verdict(StrEnum):
     """Where something stands: the worst of its parts wins (:func:`worst`)."""
@@ -98,15 +100,6 @@ class Finding:
         }
 
 
-def _path(body: Mapping[str, Any], path: Sequence[str]) -> Any:
-    node: Any = body
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
 @dataclass(frozen=True, kw_only=True)
 class ConditionRules:
     """How one controller's conditions say converged, progressing or failed.
@@ -141,7 +134,7 @@ class ConditionRules:
     def judge(self, kind: str, body: Mapping[str, Any]) -> list[Finding]:
         """What keeps the object from converging: failures first, in ``fail_when_false``
         then document order, then what is still in progress; [] when it has converged."""
-        name = str(_path(body, ("metadata", "name")) or "")
+        name = str(dig(body, *("metadata", "name")) or "")
         conditions = self.conditions(body)
         if not conditions:
             return [
@@ -153,7 +146,7 @@ class ConditionRules:
                     message="no conditions yet: its controller has not reported on it",
                 )
             ]
-        extra = _path(body, self.failure_messages) if self.failure_messages else None
+        extra = dig(body, *self.failure_messages) if self.failure_messages else None
         extra_text = "; ".join(str(m) for m in extra) if isinstance(extra, list) else ""
         failed: list[tuple[int, Finding]] = []
         waiting: list[Finding] = []
@@ -197,7 +190,7 @@ class ConditionRules:
 
 
 def _status_conditions(body: Mapping[str, Any]) -> list[Any]:
-    found = _path(body, ("status", "conditions"))
+    found = dig(body, *("status", "conditions"))
     return found if isinstance(found, list) else []
 
 
@@ -205,7 +198,7 @@ def _cluster_api_v1beta2(body: Mapping[str, Any]) -> list[Any]:
     """The v1beta2 conditions of a Cluster API core object: ``status.conditions`` when
     read as ``v1beta2``, ``status.v1beta2.conditions`` when read as ``v1beta1``."""
     if str(body.get("apiVersion", "")).endswith("/v1beta1"):
-        found = _path(body, ("status", "v1beta2", "conditions"))
+        found = dig(body, *("status", "v1beta2", "conditions"))
         return found if isinstance(found, list) else []
     return _status_conditions(body)
 
@@ -296,7 +289,7 @@ class VersionAt:
 
     def read(self, body: Mapping[str, Any]) -> str | None:
         """The version in ``body``, None when the field is not set (yet)."""
-        found = _path(body, self.path)
+        found = dig(body, *self.path)
         return str(found) if found not in (None, "") else None
 
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from fleet.clouds.magnum.project import ANNOTATION_PREFIX
 from fleet.clouds.magnum.template import PLACEHOLDER
-from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict, dig
+from fleet.core.manifest import dig
+from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict
 
 CONTAINERINFRA = {
     "containerinfra.openstack.crossplane.io": "openstack.crossplane.io",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from fleet.clouds.base import CloudPlugin, FleetCluster, IgnoreDifference, ImporterEntry
 from fleet.clouds.magnum.changes import CONTAINERINFRA, MAGNUM_CHANGE_RULES, UPGRADE_GUIDE
 from fleet.clouds.magnum.importer.help import MAGNUM_IMPORT_HELP
+from fleet.clouds.magnum.importer.options import OPTIONS as MAGNUM_IMPORT_OPTIONS
 from fleet.clouds.magnum.upgrades import UPGRADE_RULE
 from fleet.core.manifest import Manifest
 from fleet.platform.component import HealthCheck, InstallContext, PlatformComponent
@@ -259,7 +260,9 @@ def _load_importer() -> CloudImporter:
     return load()
 
 
-MAGNUM_IMPORTER = ImporterEntry(help=MAGNUM_IMPORT_HELP, load=_load_importer)
+MAGNUM_IMPORTER = ImporterEntry(
+    help=MAGNUM_IMPORT_HELP, load=_load_importer, options=MAGNUM_IMPORT_OPTIONS
+)
 """``fleet import`` for Magnum (:mod:`fleet.clouds.magnum.importer`)."""
 
 MAGNUM_STATUS = LiveStatus(

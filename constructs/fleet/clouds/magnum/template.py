@@ -546,6 +546,11 @@ def _check_uuid(
     return MappingProxyType(dict(value))
 
 
+def same_content(a: ClusterTemplate, b: ClusterTemplate) -> bool:
+    """Whether two templates declare the same (what :meth:`TemplateCatalog.add` compares)."""
+    return _content(a) == _content(b)
+
+
 def _content(t: ClusterTemplate) -> tuple[object, ...]:
     uuid = t.uuid if t.uuid is None or isinstance(t.uuid, str) else sorted(t.uuid.items())
     return (

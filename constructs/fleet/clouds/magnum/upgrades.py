@@ -32,7 +32,8 @@ from fleet.clouds.magnum.drivers import (
 )
 from fleet.clouds.magnum.render import KUBERNETES_VERSION, MAGNUM_DRIVER, TEMPLATE_NAME
 from fleet.clouds.magnum.template import is_uuid
-from fleet.platform.changes import Change, ChangeRule, Verdict, dig
+from fleet.core.manifest import dig
+from fleet.platform.changes import Change, ChangeRule, Verdict
 from fleet.platform.upjet import Level
 
 HEAT_GUIDE = 'docs/guide.md, "Upgrade a Heat-driver Magnum cluster (blue/green)"'

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fleet.platform.changes import Change, ChangeRule, Verdict, dig
+from fleet.core.manifest import dig
+from fleet.platform.changes import Change, ChangeRule, Verdict
 from fleet.platform.cluster_api import CAPI_GROUP, INFRASTRUCTURE_GROUP
 
 BASIC = "BASIC_CLUSTER"

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fleet.core.errors import DefinitionError
+from fleet.core.manifest import dig
 from fleet.core.validators import check_kubernetes_version
-from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict, dig
+from fleet.platform.changes import Body, Change, ChangeRule, Objects, Verdict
 from fleet.platform.cluster_api import INFRASTRUCTURE_GROUP
 
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"

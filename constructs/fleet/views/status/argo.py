@@ -15,21 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fleet.core.manifest import dig
 from fleet.platform.live import Finding, Verdict
 from fleet.views.status.model import ApplicationView
 from fleet.views.status.revisions import Expected, History, RevisionState
 
 KIND = "Application"
 FAILED_OPERATIONS = ("Failed", "Error")
-
-
-def _get(body: Mapping[str, Any], *path: str) -> Any:
-    node: Any = body
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
 
 
 def _text(value: Any) -> str:
@@ -48,20 +40,20 @@ def view(
         return ApplicationView(
             name=name, namespace=namespace, present=False, expected=expected.commit
         )
-    revision = _text(_get(live, "status", "sync", "revision")) or None
-    retries = _get(live, "status", "operationState", "retryCount")
+    revision = _text(dig(live, "status", "sync", "revision")) or None
+    retries = dig(live, "status", "operationState", "retryCount")
     return ApplicationView(
         name=name,
         namespace=namespace,
         present=True,
-        sync=_text(_get(live, "status", "sync", "status")) or None,
+        sync=_text(dig(live, "status", "sync", "status")) or None,
         revision=revision,
         expected=expected.commit,
         revision_state=history.state(expected, revision),
-        health=_text(_get(live, "status", "health", "status")) or None,
-        health_message=_text(_get(live, "status", "health", "message")),
-        operation=_text(_get(live, "status", "operationState", "phase")) or None,
-        operation_message=_text(_get(live, "status", "operationState", "message")),
+        health=_text(dig(live, "status", "health", "status")) or None,
+        health_message=_text(dig(live, "status", "health", "message")),
+        operation=_text(dig(live, "status", "operationState", "phase")) or None,
+        operation_message=_text(dig(live, "status", "operationState", "message")),
         retry_count=retries if isinstance(retries, int) else 0,
     )
 
@@ -81,7 +73,7 @@ def findings(app: ApplicationView, live: Mapping[str, Any] | None) -> list[Findi
             )
         ]
     out: list[Finding] = []
-    operation = _get(live, "status", "operationState") or {}
+    operation = dig(live, "status", "operationState") or {}
     if app.operation in FAILED_OPERATIONS:
         tries = f" (retry {app.retry_count})" if app.retry_count else ""
         out.append(
@@ -95,7 +87,7 @@ def findings(app: ApplicationView, live: Mapping[str, Any] | None) -> list[Findi
                 since=_text(operation.get("finishedAt") or operation.get("startedAt")) or None,
             )
         )
-    for condition in _get(live, "status", "conditions") or []:
+    for condition in dig(live, "status", "conditions") or []:
         if isinstance(condition, Mapping) and str(condition.get("type", "")).endswith("Error"):
             out.append(
                 Finding(
@@ -107,8 +99,8 @@ def findings(app: ApplicationView, live: Mapping[str, Any] | None) -> list[Findi
                     since=_text(condition.get("lastTransitionTime")) or None,
                 )
             )
-    health = _get(live, "status", "health") or {}
-    for resource in _get(live, "status", "resources") or []:
+    health = dig(live, "status", "health") or {}
+    for resource in dig(live, "status", "resources") or []:
         rhealth = resource.get("health") if isinstance(resource, Mapping) else None
         if isinstance(rhealth, Mapping) and rhealth.get("status") == "Degraded":
             out.append(

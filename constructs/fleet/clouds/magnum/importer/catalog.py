@@ -9,9 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleet.clouds.importer import ModuleValues
+from fleet.clouds.magnum.drivers import MagnumDriver, decide
 from fleet.clouds.magnum.importer.model import ImportedTemplate
 from fleet.clouds.magnum.importer.template_derivation import TemplateSpec
-from fleet.clouds.magnum.template import ClusterTemplate, TemplateCatalog, attribute_keywords
+from fleet.clouds.magnum.template import (
+    ClusterTemplate,
+    TemplateCatalog,
+    attribute_keywords,
+    same_content,
+)
 from fleet.codegen.layout import (
     GENERATED_STATE,
     blocks,
@@ -61,32 +67,69 @@ class Catalog:
     refs: dict[str, TemplateRef]
     generated: dict[str, TemplateSpec]
     """The templates of the generated catalog module (``--derive-templates`` updates these)."""
+    unloaded: frozenset[str] = frozenset()
+    """The names of those only a helper module synth does not load declares."""
 
 
 def catalog_of(modules: Sequence[ModuleValues]) -> Catalog:
-    """The template catalog the fleet's modules declare at module level."""
+    """The template catalog the fleet's modules declare at module level: those of the
+    modules synth loads (two of one name with different content are an error, as in
+    synth), then those of helper modules it does not load, each only where no template of
+    its name is known yet (synth never sees it: never a reason to refuse; two such helpers
+    disagreeing on one name give neither)."""
     found = TemplateCatalog()
     refs: dict[str, TemplateRef] = {}
     generated: dict[str, TemplateSpec] = {}
     errors: list[DefinitionError] = []
+    unloaded: dict[str, ClusterTemplate | None] = {}
     for loaded in modules:
         for variable, value in loaded.values.items():
+            in_value = _templates_in(value)
+            if not loaded.loaded:
+                for template in [t for t in in_value if t.name not in found.names()]:
+                    first = unloaded.setdefault(template.name, template)
+                    if first is not None and not same_content(first, template):
+                        unloaded[template.name] = None
+                continue
             try:
-                found.add(*_templates_in(value))
+                found.add(*in_value)
             except DefinitionError as e:
                 errors.append(e)
             if not isinstance(value, ClusterTemplate) or variable.startswith("_"):
                 continue
-            # A template imported into another module is referenced where it is declared.
-            declared_here = Path(value.where.rsplit(":", 1)[0]).name == loaded.path.name
-            if declared_here or value.name not in refs:
-                refs[value.name] = TemplateRef(module=loaded.module, variable=variable)
-            if declared_here and loaded.path.stem == TEMPLATES_MODULE:
-                generated[value.name] = TemplateSpec.of(value)
+            _refer(loaded, variable, value, refs, generated)
     if errors:
         raise DefinitionErrors(errors)
+    for loaded in modules:
+        for variable, value in loaded.values.items():
+            if loaded.loaded or not isinstance(value, ClusterTemplate):
+                continue
+            if unloaded.get(value.name) is value and not variable.startswith("_"):
+                found.add(value)
+                _refer(loaded, variable, value, refs, generated)
     templates = {name: found.get(name, where="") for name in found.names()}
-    return Catalog(templates=templates, refs=refs, generated=generated)
+    return Catalog(
+        templates=templates,
+        refs=refs,
+        generated=generated,
+        unloaded=frozenset(n for n, t in unloaded.items() if t is not None),
+    )
+
+
+def _refer(
+    loaded: ModuleValues,
+    variable: str,
+    value: ClusterTemplate,
+    refs: dict[str, TemplateRef],
+    generated: dict[str, TemplateSpec],
+) -> None:
+    """Where generated code imports ``value`` from: where it is declared (a template
+    imported into another module is referenced there)."""
+    declared_here = Path(value.where.rsplit(":", 1)[0]).name == loaded.path.name
+    if declared_here or value.name not in refs:
+        refs[value.name] = TemplateRef(module=loaded.module, variable=variable)
+    if declared_here and loaded.path.stem == TEMPLATES_MODULE:
+        generated[value.name] = TemplateSpec.of(value)
 
 
 def _templates_in(value: object) -> list[ClusterTemplate]:
@@ -129,6 +172,9 @@ def template_decl(
     keywords.append(("uuid", template.uuid))
     attributes = {k: whole(v) for k, v in template.values.items() if k not in held}
     keywords.extend(attribute_keywords(attributes))
+    driver = state_driver(template)
+    if driver is not None:
+        keywords.append(("driver", driver[0].value))
     how = {
         "resource": "a resource",
         "data-source": "found by a data source (made outside Terraform)",
@@ -144,7 +190,31 @@ def template_decl(
         comment.append(
             f"  {', '.join(sorted(held))}: credential material, not written (Magnum keeps it)"
         )
+    if driver is not None:
+        comment.append(f"  driver {driver[0].value}: {driver[1]}")
     return TemplateDecl(variable=variable, keywords=tuple(keywords), comment=tuple(comment))
+
+
+def state_driver(template: ImportedTemplate) -> tuple[MagnumDriver, str] | None:
+    """The Magnum driver the state tells for ``template`` (its ``cluster_distro``,
+    ``server_type`` and ``coe``, where exactly one driver provides them: Magnum's own
+    look-up, :func:`fleet.clouds.magnum.drivers.decide`), and why; None when they do not
+    tell one (the fleet then applies its rules and says so)."""
+    values = template.values
+    decision = decide(
+        name=template.magnum_name,
+        driver=None,
+        cluster_distro=_text(values.get("cluster_distro")),
+        server_type=_text(values.get("server_type")),
+        coe=_text(values.get("coe")),
+    )
+    if decision.driver is None:
+        return None
+    return decision.driver, f"the state's cluster_distro: {decision.reason}"
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def templates_module(templates: Sequence[TemplateDecl], calls: Collection[str]) -> str:

@@ -149,10 +149,15 @@ def cluster_keywords(
                 for k in BOUND_LABELS
                 if k in cluster.magnum_labels
             )
+            # A bound of 0 is a bound: Magnum's labels hold both whenever both are whole
+            # numbers, whoever set them (the template's, inherited, or the cluster's own).
+            if bounds is not None:
+                within = f"within the bounds its labels hold ({held})"
+            else:
+                within = f"without both bounds ({held or 'none'}: the driver's defaults apply)"
             notes.append(
-                f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={shown(switch)}) without "
-                f"both bounds ({held or 'none'}: the driver's defaults apply): node_count "
-                "is create-only, the labels stay as they are"
+                f"{source} on Magnum's autoscaler ({AUTOSCALER_LABEL}={shown(switch)}) "
+                f"{within}: node_count is create-only, the labels stay as they are"
             )
     if labels or "labels" in cluster.declared():
         keywords["labels"] = labels

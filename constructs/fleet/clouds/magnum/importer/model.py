@@ -42,6 +42,11 @@ class ImportedTemplate:
     kubernetes_version: str
     sensitive: frozenset[str] = frozenset()
     """The attributes its state marks sensitive (never written)."""
+    project_id: str = ""
+    """Its owner project, as the state holds it ("" when it does not)."""
+    region: str = ""
+    """The region its provider read it in ("" when the state does not hold it)."""
+    public: bool = False
 
     def knows(self, attribute: str) -> bool:
         """Whether its value of ``attribute`` (Terraform's name; ``labels``) is known: every
@@ -101,6 +106,9 @@ class StateCluster:
     region: str
     block: Block | None = None
     notes: tuple[str, ...] = ()
+    omitted_labels: frozenset[str] = frozenset()
+    """Label keys left out (``--omit-label``): its labels are create-only, Magnum keeps
+    these."""
 
     def value(self, attribute: str) -> Value | None:
         """The decision on one attribute."""

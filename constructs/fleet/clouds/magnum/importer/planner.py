@@ -9,6 +9,7 @@ across environments, renders and writes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from fleet.clouds.importer import (
     why_pinned,
     with_object_name,
 )
+from fleet.clouds.magnum.importer import options as flags
 from fleet.clouds.magnum.importer.catalog import (
     TEMPLATES_MODULE,
     TemplateDecl,
@@ -41,7 +43,9 @@ from fleet.clouds.magnum.importer.declarations import cluster_keywords, group_ke
 from fleet.clouds.magnum.importer.model import ImportedTemplate, StateCluster
 from fleet.clouds.magnum.importer.projects import (
     ExistingProject,
+    cluster_project,
     match_project,
+    missing_project,
     project_variable,
     projects_of,
 )
@@ -58,25 +62,11 @@ from fleet.core.errors import DefinitionError
 from fleet.core.manifest import Manifest
 from fleet.core.names import object_name_from
 from fleet.core.pysource import Call, Value
-from fleet.terraform.hcl import Configuration
+from fleet.terraform.attributes import CREATE_ONLY
 
 SENSITIVE = "the state marks it sensitive"
 """Why a value Terraform marks sensitive (``sensitive_attributes``, ``sensitive_values``)
 is never written, whatever it looks like."""
-
-
-def project_name(configuration: Configuration | None) -> str | None:
-    """The project's name from the root module's ``provider "openstack"`` block, when it
-    is a literal (``tenant_name`` or ``project_name``; nothing else of it is read)."""
-    if configuration is None:
-        return None
-    root = configuration.modules.get(())
-    block = root.find("provider", "openstack") if root is not None else None
-    for argument in ("tenant_name", "project_name"):
-        value = block.arguments.get(argument) if block is not None else None
-        if isinstance(value, str) and value.startswith('"') and "${" not in value:
-            return value[1:-1]
-    return None
 
 
 class MagnumStatePlanner:
@@ -101,6 +91,12 @@ class MagnumStatePlanner:
         self.notes: Notes = {}
         self.template_refs: dict[str, tuple[str, str]] = {}
         self.existing_projects: list[ExistingProject] = []
+        self.omitted = frozenset(request.options.get(flags.OMIT_LABEL.flag, ()))
+        self.model = dataclasses.replace(
+            self.model, clusters=tuple(self.omit_labels(c) for c in self.model.clusters)
+        )
+        self.given_projects = flags.per_environment(request.options, flags.PROJECT, request.config)
+        self.given_regions = flags.per_environment(request.options, flags.REGION, request.config)
 
     @property
     def clusters(self) -> Sequence[StateCluster]:
@@ -109,8 +105,14 @@ class MagnumStatePlanner:
 
     @property
     def ignored(self) -> Sequence[str]:
-        """``<state>: N other resources`` lines for the report."""
-        return self.model.ignored
+        """``<state>: N other resources`` lines for the report, and each ``--omit-label``
+        no cluster declares."""
+        used = {k for c in self.model.clusters for k in c.omitted_labels}
+        unused = [
+            f"--omit-label {key}: no cluster of the states declares this label: nothing left out"
+            for key in sorted(self.omitted - used)
+        ]
+        return [*self.model.ignored, *unused]
 
     def errors(self) -> list[DefinitionError]:
         """The problems found so far."""
@@ -199,13 +201,23 @@ class MagnumStatePlanner:
     ) -> tuple[SharedDecl, str | None]:
         """The cluster's project (one declaration per project id and region), and the
         region to declare on the cluster (where the fleet's project has another)."""
-        key = (cluster.project_id, cluster.region)
         configuration = self.request.configurations.get(cluster.state.source)
-        name = project_name(configuration)
+        given = cluster_project(
+            cluster,
+            configuration,
+            flags.for_environment(self.given_projects, cluster.environment),
+            flags.for_environment(self.given_regions, cluster.environment),
+        )
+        for note in given.notes:
+            self._note(cluster, note)
+        name = given.name
+        if name is None and given.project_id is None:
+            self._errors.append(missing_project(cluster))
+        key = (given.project_id or name or "", given.region or "")
         connection = Connection(
-            project_name=name or cluster.project_id,
-            project_id=cluster.project_id or None,
-            region=cluster.region or None,
+            project_name=name or given.project_id or "",
+            project_id=given.project_id,
+            region=given.region,
         )
         found = projects.get(key)
         match = match_project(connection, self.existing_projects)
@@ -243,14 +255,14 @@ class MagnumStatePlanner:
                 if name is None:
                     self._note(
                         cluster,
-                        f"needs a person: the state gives project id {cluster.project_id}, not "
+                        f"needs a person: the state gives project id {given.project_id}, not "
                         "its name: declared with project_name set to the id (pass --source "
-                        "with a provider block that names it, or edit it)",
+                        "with a provider block that names it, or --project NAME, or edit it)",
                     )
             projects[key] = found
         region = None
-        if match is not None and (match[0].details.get("region") or "") != cluster.region:
-            region = cluster.region or None
+        if match is not None and (match[0].details.get("region") or "") != (given.region or ""):
+            region = given.region
         return found, region
 
     # -- templates
@@ -286,6 +298,8 @@ class MagnumStatePlanner:
                     ("uuid", spec.uuid if isinstance(spec.uuid, str) else dict(spec.uuid))
                 )
             keywords.extend(attribute_keywords(spec.attributes))
+            if spec.driver is not None:
+                keywords.append(("driver", spec.driver))
             generated[variable] = TemplateDecl(
                 variable=variable, keywords=tuple(keywords), comment=earlier.get(variable, ())
             )
@@ -310,6 +324,8 @@ class MagnumStatePlanner:
                     self.compare_declared(imported, known[1])
                 continue
             clash = catalog.templates.get(imported.magnum_name)
+            if imported.magnum_name in catalog.unloaded:
+                clash = None  # a helper synth never loads (clusters/_example.py): not the fleet's
             if clash is not None and uuid not in uuid_values(clash.uuid):
                 self._errors.append(
                     DefinitionError(
@@ -323,41 +339,52 @@ class MagnumStatePlanner:
             variable = template_variable(imported.magnum_name)
             if sum(template_variable(n) == variable for n in names) > 1:
                 variable = f"{variable}_{uuid[:8].upper()}"
-            held = self.held_in_template(imported)
-            generated[variable] = template_decl(imported, variable, optional.get(uuid, set()), held)
+            written, held = self.held_in_template(imported)
+            keys = optional.get(uuid, set()) - (set(imported.labels) - set(written.labels))
+            generated[variable] = template_decl(written, variable, keys, held)
             refs[uuid] = (module_name, variable)
         if not any(module == module_name for module, _ in refs.values()):
             return None
         return catalog_path, templates_module(list(generated.values()), self.code.calls)
 
-    def held_in_template(self, imported: ImportedTemplate) -> set[str]:
-        """The attributes of a template that hold credential material (left out, said in
-        the report) and the refusal of credential labels (a template's labels are
-        written)."""
+    def held_in_template(self, imported: ImportedTemplate) -> tuple[ImportedTemplate, set[str]]:
+        """The template as written (without its labels holding credential material: a
+        template is declared, never rendered, so Magnum keeps them) and its attributes
+        that hold credential material (left out too); each said in the report, by key,
+        never by value. A label map the state marks sensitive as a whole is refused."""
         held = {path.split(".")[0] for path, _ in credential_paths(dict(imported.values))}
         held |= imported.sensitive & set(imported.values)
+        keys = sorted(
+            path.removeprefix("labels.")
+            for path, _ in credential_paths({"labels": dict(imported.labels)})
+        )
+        left_out = []
         if held:
+            left_out.append(
+                f"{', '.join(sorted(held))} hold(s) credential material or are marked "
+                "sensitive in the state"
+            )
+        if keys:
+            left_out.append(f"label(s) {', '.join(keys)} hold credential material")
+        if left_out:
             for cluster in self.model.clusters:
                 if cluster.template.uuid == imported.uuid:
                     self._note(
                         cluster,
-                        f"template {imported.magnum_name!r}: {', '.join(sorted(held))} "
-                        "hold(s) credential material or are marked sensitive in the "
-                        "state: not written",
+                        f"template {imported.magnum_name!r}: {'; '.join(left_out)}: not "
+                        "written (a template is declared, not rendered: Magnum keeps them)",
                     )
-        found = credential_paths({"labels": dict(imported.labels)})
         if "labels" in imported.sensitive and imported.labels:
-            found.append(("labels", SENSITIVE))
-        for place, what in found:
             self._errors.append(
                 DefinitionError(
-                    f"holds credential material ({what}): a template's labels are "
+                    f"holds credential material ({SENSITIVE}): a template's labels are "
                     "written into the fleet; the import writes nothing",
                     where=imported.where,
-                    field=place,
+                    field="labels",
                 )
             )
-        return held
+        labels = {k: v for k, v in imported.labels.items() if k not in keys}
+        return dataclasses.replace(imported, labels=labels), held
 
     def compare_declared(self, imported: ImportedTemplate, declared: ClusterTemplate) -> None:
         """A note for each attribute a person's template declares otherwise than the state
@@ -380,6 +407,36 @@ class MagnumStatePlanner:
                     f"{'; '.join(differ)}: correct its declaration",
                 )
 
+    def omit_labels(self, cluster: StateCluster) -> StateCluster:
+        """``cluster`` without the labels ``--omit-label`` names among those it declares:
+        its labels become create-only (``spec.initProvider``: sent only to create it, their
+        differences dropped by upjet afterwards), so the live cluster keeps them and their
+        values are never written."""
+        labels = cluster.value("labels")
+        keys = frozenset(k for k in self.omitted if k in cluster.labels)
+        if not keys or labels is None:
+            return cluster
+        kept = {k: v for k, v in cluster.labels.items() if k not in keys}
+        value = dataclasses.replace(
+            labels,
+            value={k: v for k, v in dict(labels.value or {}).items() if k not in keys},
+            fate=CREATE_ONLY,
+            rule=f"--omit-label {', '.join(sorted(keys))}",
+        )
+        values = tuple(value if v is labels else v for v in cluster.values)
+        note = (
+            f"label(s) {', '.join(sorted(keys))} left out (--omit-label): the cluster's labels "
+            "are create-only (spec.initProvider), so the live cluster keeps "
+            f"{'it' if len(keys) == 1 else 'them'} and the fleet never enforces its labels"
+        )
+        return dataclasses.replace(
+            cluster,
+            labels=kept,
+            values=values,
+            omitted_labels=keys,
+            notes=(*cluster.notes, note),
+        )
+
     # -- what no declaration could hold
     def check_credentials(self, cluster: StateCluster) -> None:
         """A declared value holding credential material: refused, named by its place."""
@@ -390,10 +447,17 @@ class MagnumStatePlanner:
             found = credential_paths(values)
             found += [(a, SENSITIVE) for a in sorted(resource.sensitive & set(values))]
             for path, what in found:
+                key = path.removeprefix("labels.")
+                way = (
+                    f"; pass --omit-label {key} to leave it out (the cluster's labels become "
+                    "create-only: the live cluster keeps it)"
+                    if resource is cluster.resource and path.startswith("labels.")
+                    else ""
+                )
                 self._errors.append(
                     DefinitionError(
                         f"holds credential material ({what}): the fleet would write it into "
-                        "the repository and dist/; the import writes nothing",
+                        f"the repository and dist/{way}; the import writes nothing",
                         where=where,
                         field=path,
                     )
@@ -418,7 +482,11 @@ class MagnumStatePlanner:
         """Labels of the template that the cluster lacks without merge_labels: refused."""
         if cluster.merge_labels is True or not cluster.labels:
             return
-        missing = sorted(set(cluster.template.labels) - set(cluster.labels))
+        left_out = cluster.omitted_labels | {
+            path.removeprefix("labels.")
+            for path, _ in credential_paths({"labels": dict(cluster.template.labels)})
+        }
+        missing = sorted(set(cluster.template.labels) - set(cluster.labels) - left_out)
         if missing:
             self._errors.append(
                 DefinitionError(

@@ -76,6 +76,9 @@ def _template(
         values=values,
         kubernetes_version=version,
         sensitive=resource.sensitive,
+        project_id=str(attrs.get("project_id") or ""),
+        region=str(attrs.get("region") or ""),
+        public=attrs.get("public") is True,
     )
 
 
@@ -116,6 +119,38 @@ def _unknown_template(uuid: str, cluster: StateResource) -> ImportedTemplate:
 
 
 # --- decisions ---------------------------------------------------------------------------------
+
+
+CREATE_TIMEOUT_UNSET = (
+    "0: not set (terraform-provider-openstack v1.23.0 sends create_timeout only when > 0 and "
+    "stores what Magnum returns; Magnum's default, 60 minutes, applies)"
+)
+"""Why a state's ``create_timeout: 0`` is no value (terraform-provider-openstack v1.23.0
+``resource_openstack_containerinfra_cluster_v1.go`` ``resourceContainerInfraClusterV1Create``:
+``if createTimeout > 0 { createOpts.CreateTimeout = &createTimeout }``)."""
+
+
+def _create_timeout(
+    option: Option, value: Any, block: Block | None, ignored: Sequence[str]
+) -> Value:
+    """``create_timeout``: 0 is "not set", as old providers stored it; any other value is
+    decided as the option table says (Magnum's default when 60), and one Magnum refuses
+    (below 0; terraform-provider-openstack v3.4.0 passes any int through) is the fleet's
+    to refuse, at the state's address."""
+    if isinstance(value, int) and not isinstance(value, bool) and value == 0:
+        # Create-only: rendered in spec.initProvider (never sent for an adopted cluster, its
+        # differences dropped by upjet), so the ForceNew 0 Magnum holds is never "changed".
+        return Value(
+            attribute=option.terraform, value=None, fate=CREATE_ONLY, rule=CREATE_TIMEOUT_UNSET
+        )
+    return decide_default(
+        option.terraform,
+        value,
+        block=block,
+        default=option.cloud_default,
+        ignored=ignored,
+        cloud=CLOUD,
+    )
 
 
 def _node_count(value: Any, ignored: Sequence[str], autoscaled: bool, why: str) -> Value:
@@ -255,6 +290,7 @@ def _cluster(
             ),
             "labels": lambda option, value: _labels_value(labels, why, ignored, True),
             "merge_labels": lambda option, value: None,
+            "create_timeout": lambda option, value: _create_timeout(option, value, block, ignored),
         },
     )
     all_labels = magnum_labels(state_labels, template.labels, merge)

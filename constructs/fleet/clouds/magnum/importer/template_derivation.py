@@ -35,6 +35,8 @@ class TemplateSpec:
     attributes: Mapping[str, str | int | bool] = field(default_factory=dict)
     """Its Magnum attributes declared (image, flavor, ...), by Terraform attribute
     (:meth:`ClusterTemplate.magnum_attributes`): kept when an import rewrites it."""
+    driver: str | None = None
+    """Its ``driver=``, when declared (kept when an import rewrites it)."""
 
     @classmethod
     def of(cls, template: ClusterTemplate) -> TemplateSpec:
@@ -47,6 +49,7 @@ class TemplateSpec:
             changing_labels=tuple(sorted(template.changing_labels)),
             uuid=template.uuid,
             attributes=template.magnum_attributes(),
+            driver=None if template.driver is None else str(template.driver),
         )
 
 

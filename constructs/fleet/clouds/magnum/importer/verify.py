@@ -73,7 +73,8 @@ def _values(
         elif value.fate in (CREATE_ONLY, AUTOSCALED):
             ok = (
                 field not in for_provider
-                and _same(value.value, init.get(field))
+                # None: no value to keep (create_timeout 0), only never enforced
+                and (value.value is None or _same(value.value, init.get(field)))
                 and not any(p in policies for p in _FORBIDDEN_POLICIES)
             )
             wanted = "only spec.initProvider, without LateInitialize"
@@ -182,6 +183,31 @@ def check_cluster(cluster: StateCluster, manifests: Sequence[Manifest]) -> list[
             None,
         )
     )
+    if cluster.omitted_labels:  # create-only labels: spec.initProvider, the keys left out
+        omitted = cluster.omitted_labels
+        kept = {k: v for k, v in state_labels.items() if k not in omitted}
+        parent = {k: v for k, v in cluster.template.labels.items() if k not in omitted}
+        init = spec.get("initProvider", {})
+        out.extend(
+            _labels(
+                kept,
+                parent,
+                cluster.merge_labels,
+                {"labels": init.get("labels", {}), "mergeLabels": for_provider.get("mergeLabels")},
+                cluster.where,
+                None,
+            )
+        )
+        if "labels" in for_provider or any(k in init.get("labels", {}) for k in omitted):
+            out.append(
+                Mismatch(
+                    where=cluster.where,
+                    attribute="labels",
+                    fate=CREATE_ONLY,
+                    message="labels must be only in spec.initProvider, without the omitted keys",
+                    field="labels",
+                )
+            )
     groups = _objects(manifests, "NodegroupV1")
     for group in cluster.node_groups:
         out.extend(_group(cluster, group, groups.get(group.external_name)))
