@@ -27,7 +27,7 @@ from fleet.clouds.base import (
     unique_pools,
 )
 from fleet.clouds.oci import autoscaler, render
-from fleet.clouds.oci.adoption import adoption_warnings
+from fleet.clouds.oci.adoption import adoption_warnings, reachability_warnings
 from fleet.clouds.oci.cluster_values import (
     CLUSTER_TYPES,
     ClusterType,
@@ -620,9 +620,14 @@ class OciManagedCluster(FleetCluster):
         return self.networks[environment]
 
     def warnings(self) -> list[str]:
-        """Until ``adoption_tags_applied``, for a cluster adopted by OCID."""
+        """Until ``adoption_tags_applied``, for a cluster adopted by OCID; while a network's
+        ``private_api_reachable_via`` is the import's placeholder."""
         pool_ids = [p.node_pool_id for p in self.node_pool_specs]
-        return adoption_warnings(self, self.cluster_id, pool_ids, self.adoption_tags_applied)
+        reachable = (getattr(n, "private_api_reachable_via", None) for n in self.networks.values())
+        return [
+            *adoption_warnings(self, self.cluster_id, pool_ids, self.adoption_tags_applied),
+            *reachability_warnings(self, reachable),
+        ]
 
     def take_versions(self, environment: str, taken: TakenVersions) -> None:
         """Render ``taken`` in ``environment`` instead of the declared versions (and image),
