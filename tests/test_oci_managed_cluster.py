@@ -718,7 +718,9 @@ def test_fails_overlapping_pod_and_service_cidrs(fleet: Fleet) -> None:
 
 
 def test_fails_identity_of_the_wrong_type(fleet: Fleet) -> None:
-    with fails(r"identity: must be an OciClusterIdentity, got str"):
+    with fails(
+        r"identity: must be an OciClusterIdentity or a reference to an OciClusterIdentity, got str"
+    ):
         oke(fleet, identity="oci-tenancy")
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -154,6 +155,9 @@ def test_report_gives_tag_commands_that_keep_each_objects_tags(root: Path) -> No
 def test_command_imports_synths_and_validate_warns_until_tagged(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """``fleet validate`` warns (exit 0) while a step only a person can take is open: the
+    adoption tags, and how the management cluster reaches the private API endpoint (the
+    state cannot say; the import writes a placeholder)."""
     assert main(["--root", str(root), "import", "tfstate", str(TFSTATE)]) == 0
     out = capsys.readouterr().out
     assert "imported 1 cluster as 1 declaration" in out
@@ -161,12 +165,24 @@ def test_command_imports_synths_and_validate_warns_until_tagged(
     assert "adoption_tags_applied=False" in module.read_text()
     assert main(["--root", str(root), "synth"]) == 0
     assert main(["--root", str(root), "validate"]) == 0
-    assert "adoption_tags_applied is not set" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "adoption_tags_applied is not set" in err
+    assert "private_api_reachable_via is still the import's placeholder" in err
     module.write_text(
         module.read_text().replace("adoption_tags_applied=False", "adoption_tags_applied=True")
     )
     assert main(["--root", str(root), "validate"]) == 0
-    assert "adoption_tags_applied" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "adoption_tags_applied" not in err
+    assert "private_api_reachable_via is still" in err
+    said = 'private_api_reachable_via="DRG attachment of the management VCN",'
+    module.write_text(
+        re.sub(
+            r'private_api_reachable_via="UNKNOWN.*?VPN\)",', said, module.read_text(), flags=re.S
+        )
+    )
+    assert main(["--root", str(root), "validate"]) == 0
+    assert "private_api_reachable_via" not in capsys.readouterr().err
 
 
 def _state_with(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:

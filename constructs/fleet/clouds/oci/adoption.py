@@ -9,9 +9,16 @@ found by ``spec.id`` unless it carries ``CreatedBy=OCIClusterAPIProvider`` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from fleet.clouds.base import FleetCluster
+
+UNKNOWN_REACHABILITY = (
+    "UNKNOWN (imported from Terraform state): say how the management cluster reaches this "
+    "VCN (peering, DRG, VPN)"
+)
+"""What ``fleet import tfstate`` declares as ``private_api_reachable_via`` of a cluster with a
+private API endpoint: the state cannot say how the management cluster reaches it."""
 
 
 def adoption_warnings(
@@ -28,4 +35,16 @@ def adoption_warnings(
         "oci_resource_identifier>; tag the cluster and every pool with the commands `fleet "
         "import tfstate` printed (docs/oke-clusters.md, Adopting clusters built with "
         "Terraform), then set adoption_tags_applied=True"
+    ]
+
+
+def reachability_warnings(cluster: FleetCluster, statements: Iterable[str | None]) -> list[str]:
+    """The warning of a cluster whose ``private_api_reachable_via`` (in one of its
+    environments' networks: ``statements``) is still the import's placeholder."""
+    if UNKNOWN_REACHABILITY not in set(statements):
+        return []
+    return [
+        f"{cluster.context}: private_api_reachable_via is still the import's placeholder: "
+        "say how the management cluster reaches the private API endpoint (VCN peering, DRG, "
+        "VPN); CAPOCI and ArgoCD on the management cluster must reach it"
     ]

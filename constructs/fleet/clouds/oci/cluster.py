@@ -27,7 +27,7 @@ from fleet.clouds.base import (
     unique_pools,
 )
 from fleet.clouds.oci import autoscaler, render
-from fleet.clouds.oci.adoption import adoption_warnings
+from fleet.clouds.oci.adoption import adoption_warnings, reachability_warnings
 from fleet.clouds.oci.cluster_values import (
     CLUSTER_TYPES,
     ClusterType,
@@ -61,7 +61,7 @@ from fleet.clouds.oci.validators import (
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
 from fleet.core.options import option, rendered, resolved_values
-from fleet.core.refs import mutator
+from fleet.core.refs import Ref, mutator, target_of
 from fleet.core.validators import (
     check_choice,
     check_cidr,
@@ -253,8 +253,11 @@ class OciManagedCluster(FleetCluster):
     _node_pools: Sequence[OkeNodePool] = option(
         default=(), alias="node_pools", doc="The node pools."
     )
-    identity: OciClusterIdentity | None = option(
-        default=None, doc="The credentials CAPOCI uses (default: its controller-wide ones)."
+    identity: OciClusterIdentity | Ref[OciClusterIdentity] | None = option(
+        default=None,
+        doc="The credentials CAPOCI uses, or a reference to them "
+        '(``fleet.declaration("oci-tenancy", OciClusterIdentity)``; default: its '
+        "controller-wide ones).",
     )
     _network: OkeNetwork | PerEnv[OkeNetwork] | None = option(
         default=None,
@@ -302,11 +305,14 @@ class OciManagedCluster(FleetCluster):
         super().__post_init__()
         ctx = self.context
         identity = self.identity
-        self.namespace: str = check_dns_label(
-            self._namespace or (identity.namespace if identity else "oke-clusters"),
-            where=ctx,
-            field="namespace",
-        )
+        if isinstance(identity, Ref) and not issubclass(identity.target_kind, OciClusterIdentity):
+            raise DefinitionError(
+                f"must be an OciClusterIdentity or a reference to one, got {identity!r}",
+                where=ctx,
+                field="identity",
+            )
+        if self._namespace is not None:
+            check_dns_label(self._namespace, where=ctx, field="namespace")
         if not _REGION.match(self.oci_region):
             raise DefinitionError(
                 f"must be an OCI region identifier like eu-frankfurt-1, got {self.oci_region!r}",
@@ -614,9 +620,14 @@ class OciManagedCluster(FleetCluster):
         return self.networks[environment]
 
     def warnings(self) -> list[str]:
-        """Until ``adoption_tags_applied``, for a cluster adopted by OCID."""
+        """Until ``adoption_tags_applied``, for a cluster adopted by OCID; while a network's
+        ``private_api_reachable_via`` is the import's placeholder."""
         pool_ids = [p.node_pool_id for p in self.node_pool_specs]
-        return adoption_warnings(self, self.cluster_id, pool_ids, self.adoption_tags_applied)
+        reachable = (getattr(n, "private_api_reachable_via", None) for n in self.networks.values())
+        return [
+            *adoption_warnings(self, self.cluster_id, pool_ids, self.adoption_tags_applied),
+            *reachability_warnings(self, reachable),
+        ]
 
     def take_versions(self, environment: str, taken: TakenVersions) -> None:
         """Render ``taken`` in ``environment`` instead of the declared versions (and image),
@@ -696,6 +707,20 @@ class OciManagedCluster(FleetCluster):
             namespace=self.namespace,
             key=KUBECONFIG_KEY,
         )
+
+    @property
+    def identity_declaration(self) -> OciClusterIdentity | None:
+        """The identity, a reference resolved (once every ``define()`` has run)."""
+        return None if self.identity is None else target_of(self.identity, "identity")
+
+    @property
+    def namespace(self) -> str:
+        """Where the objects live: ``namespace``, else the identity's, else oke-clusters
+        (an identity given by reference is known once every ``define()`` has run)."""
+        if self._namespace is not None:
+            return self._namespace
+        identity = self.identity_declaration
+        return identity.namespace if identity is not None else "oke-clusters"
 
     def kubeconfig_producer(self, environment: str) -> tuple[str, str, str, str]:
         """The Cluster API Cluster."""

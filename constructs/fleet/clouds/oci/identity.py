@@ -9,6 +9,7 @@ from fleet.core.declaration import FleetConstruct
 from fleet.core.layout import PLATFORM, PROTECT, sync_options
 from fleet.core.manifest import Manifest
 from fleet.core.options import option
+from fleet.core.refs import Ref, target_of
 from fleet.core.tree import name_from_id
 from fleet.core.validators import check_dns_label, check_dns_subdomain
 from fleet.core.values import SecretKeyRef
@@ -135,6 +136,8 @@ class _IdentityUse:
             found: dict[int, dict[str, set[str]]] = {}
             for declaration in identity.fleet.declarations():
                 used = getattr(declaration, "identity", None)
+                if isinstance(used, Ref):
+                    used = target_of(used, "identity")
                 if isinstance(declaration, FleetCluster) and isinstance(used, OciClusterIdentity):
                     envs = found.setdefault(id(used), {})
                     for env in declaration.environments:

@@ -78,8 +78,9 @@ def objects(
         infra_spec["freeformTags"] = dict(sorted(cluster.freeform_tags.items()))
     if cluster.defined_tags:
         infra_spec["definedTags"] = {k: dict(v) for k, v in sorted(cluster.defined_tags.items())}
-    if cluster.identity is not None:
-        infra_spec["identityRef"] = cluster.identity.reference()
+    identity = cluster.identity_declaration
+    if identity is not None:
+        infra_spec["identityRef"] = identity.reference()
     network_spec = cluster.network_for(environment).network_spec(
         services_cidr_label(cluster.oci_region)
     )

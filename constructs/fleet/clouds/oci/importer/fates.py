@@ -39,6 +39,7 @@ UNEXPRESSED = "unexpressed"
 CLUSTER = "oci_containerengine_cluster"
 NODE_POOL = "oci_containerengine_node_pool"
 SUBNET = "oci_core_subnet"
+COMPARTMENT = "oci_identity_compartment"
 PROVIDER = "oracle/terraform-provider-oci v8.28.0"
 
 

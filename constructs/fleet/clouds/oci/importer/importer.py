@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from fleet.clouds.importer import GeneratedCode, StateRequest, TfvarsImporter
 from fleet.clouds.oci.cluster import OciManagedCluster
 from fleet.clouds.oci.importer.fates import CLUSTER
+from fleet.clouds.oci.importer.identity import IDENTITY_CLASS
 from fleet.clouds.oci.importer.planner import CALLS
 from fleet.clouds.oci.importer.resources import CLOUD, specs
 from fleet.clouds.oci.importer.state_planner import POOLS, OkeStatePlanner
@@ -21,7 +22,8 @@ CODE = GeneratedCode(
     pools_keyword=POOLS,
     pools_before=("oci_resource_identifier", "cluster_id", "adoption_tags_applied"),
     repetition=Repetition(varying={"name": "name", "node_pool_id": "pool_id"}),
-    calls=CALLS,
+    calls=CALLS | {IDENTITY_CLASS},
+    lookups=frozenset({IDENTITY_CLASS}),
 )
 """What a generated OKE module calls."""
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.clouds.importer import environment_of
+from fleet.clouds.oci.adoption import UNKNOWN_REACHABILITY
 from fleet.clouds.oci.cluster_values import derived_resource_identifier
 from fleet.clouds.oci.importer.fates import (
     CLUSTER,
@@ -45,10 +46,6 @@ CREATED_BY_VALUE = "OCIClusterAPIProvider"
 RESOURCE_IDENTIFIER = "ClusterResourceIdentifier"
 """CAPOCI v0.24.0 ``cloud/ociutil/ociutil.go`` ``BuildClusterTags``: the freeform tags
 CAPOCI puts on what it manages, and looks for on what it adopts."""
-UNKNOWN_REACHABILITY = (
-    "UNKNOWN (imported from Terraform state): say how the management cluster reaches this "
-    "VCN (peering, DRG, VPN)"
-)
 CALLS = frozenset({"OciManagedCluster", "OkeNodePool", "OkeExistingVcn", "OkeSubnet", "OkeNsg"})
 """Every class a generated OKE module calls."""
 

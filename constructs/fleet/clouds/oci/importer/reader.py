@@ -1,6 +1,7 @@
 """The OKE clusters of Terraform states: each ``oci_containerengine_cluster`` with the
 ``oci_containerengine_node_pool`` s whose ``cluster_id`` is its OCID, and the
-``oci_core_subnet`` s the states hold (for their type and name).
+``oci_core_subnet`` s the states hold (for their type and name), and the parent of each
+``oci_identity_compartment`` (for the tenancy a cluster is in).
 
 Read by the import hook through :mod:`fleet.terraform.state` (tfstate v4 and ``terraform
 show -json``), which refuses any attribute of a cluster or pool without a fate
@@ -10,10 +11,10 @@ show -json``), which refuses any attribute of a cluster or pool without a fate
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from fleet.clouds.oci.importer.fates import CLUSTER, NODE_POOL, SUBNET
+from fleet.clouds.oci.importer.fates import CLUSTER, COMPARTMENT, NODE_POOL, SUBNET
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.terraform.state import StateFile, StateResource
 
@@ -27,6 +28,9 @@ class OkeState:
     state: StateFile
     subnets: Mapping[str, StateResource]
     """Subnet OCID -> the subnet, for every ``oci_core_subnet`` of the same state."""
+    compartments: Mapping[str, str] = field(default_factory=dict)
+    """Compartment OCID -> its parent's (``compartment_id``), for every
+    ``oci_identity_compartment`` of the same state."""
 
     @property
     def name(self) -> str:
@@ -55,6 +59,11 @@ def group_states(files: Sequence[StateFile]) -> list[OkeState]:
             for r in state.resources
             if r.type == SUBNET and r.attributes.get("id")
         }
+        compartments = {
+            str(r.attributes["id"]): str(r.attributes.get("compartment_id") or "")
+            for r in state.resources
+            if r.type == COMPARTMENT and r.attributes.get("id")
+        }
         clusters = [r for r in state.resources if r.type == CLUSTER and r.mode == "managed"]
         pools = [r for r in state.resources if r.type == NODE_POOL and r.mode == "managed"]
         ids = {str(c.attributes.get("id")) for c in clusters}
@@ -80,7 +89,15 @@ def group_states(files: Sequence[StateFile]) -> list[OkeState]:
                 )
                 continue
             own = tuple(p for p in pools if p.attributes.get("cluster_id") == ocid)
-            found.append(OkeState(cluster=cluster, pools=own, state=state, subnets=subnets))
+            found.append(
+                OkeState(
+                    cluster=cluster,
+                    pools=own,
+                    state=state,
+                    subnets=subnets,
+                    compartments=compartments,
+                )
+            )
     if errors:
         raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
     return found

@@ -5,8 +5,10 @@ OKE's attributes are nested blocks (``node_config_details.placement_configs.subn
 what each becomes is :mod:`.fates`' table of dotted paths rather than an option table: a
 :class:`FateSpec` refuses any attribute path of a state that has no fate there
 (:meth:`FateSpec.unplaced`), and reads the provider's types of the top-level scalars
-(:data:`SCHEMAS`). Subnets are read for their type and name only (:data:`SUBNET`): they are
-never imported, so none of their attributes is refused.
+(:data:`SCHEMAS`). Subnets are read for their type and name only (:data:`SUBNET`), and
+compartments for their parent only (:data:`COMPARTMENT`: the tenancy a cluster's compartment
+is in names its :class:`~fleet.OciClusterIdentity`): they are never imported, so none of
+their attributes is refused.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fleet.clouds.oci.cluster import OciManagedCluster
-from fleet.clouds.oci.importer.fates import CLUSTER, NODE_POOL, PROVIDER, SUBNET, unplaced
+from fleet.clouds.oci.identity import OciClusterIdentity
+from fleet.clouds.oci.importer.fates import (
+    CLUSTER,
+    COMPARTMENT,
+    NODE_POOL,
+    PROVIDER,
+    SUBNET,
+    unplaced,
+)
 from fleet.clouds.oci.network import OkeExistingVcn
 from fleet.clouds.oci.pool import OkeNodePool
 from fleet.terraform.attributes import ResourceSpec
@@ -64,10 +74,14 @@ SCHEMAS: Mapping[str, ResourceSchema] = {
             "prohibit_public_ip_on_vnic": "bool",
         },
     ),
+    COMPARTMENT: ResourceSchema(
+        provider=PROVIDER,
+        attributes={"id": "string", "compartment_id": "string"},
+    ),
 }
 """The resource types read, with the provider's type of each scalar attribute read
 (oracle/terraform-provider-oci v8.28.0 ``containerengine_*_resource.go``,
-``core_subnet_resource.go``)."""
+``core_subnet_resource.go``, ``identity_compartment_resource.go``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +103,7 @@ class FateSpec(ResourceSpec):
 
 
 def specs() -> Mapping[str, ResourceSpec]:
-    """The three resource types, by Terraform type."""
+    """The four resource types, by Terraform type."""
     return {
         CLUSTER: FateSpec(
             resource_type=CLUSTER,
@@ -108,6 +122,14 @@ def specs() -> Mapping[str, ResourceSpec]:
         SUBNET: FateSpec(
             resource_type=SUBNET,
             table=OkeExistingVcn,
+            provider=PROVIDER,
+            placed={},
+            dropped={},
+            checked=False,
+        ),
+        COMPARTMENT: FateSpec(
+            resource_type=COMPARTMENT,
+            table=OciClusterIdentity,
             provider=PROVIDER,
             placed={},
             dropped={},

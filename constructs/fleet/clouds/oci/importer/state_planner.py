@@ -23,12 +23,14 @@ from fleet.clouds.importer import (
     StateRequest,
     tainted_lines,
 )
+from fleet.clouds.oci.importer.identity import Identities, chosen_identity
 from fleet.clouds.oci.importer.planner import PlannedCluster, plan_cluster
 from fleet.clouds.oci.importer.reader import OkeState, group_states
 from fleet.clouds.oci.importer.resources import CLOUD
 from fleet.clouds.oci.importer.verify import mismatches
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
+from fleet.core.pysource import Name, Value
 from fleet.terraform.state import StateFile, StateResource
 
 POOLS = "node_pools"
@@ -110,6 +112,7 @@ class OkeStatePlanner:
         if errors:
             raise errors[0] if len(errors) == 1 else DefinitionErrors(errors)
         self._clusters = tuple(found)
+        self._identities: Identities | None = None
 
     @property
     def clusters(self) -> Sequence[OkeCluster]:
@@ -130,11 +133,18 @@ class OkeStatePlanner:
         return out
 
     def prepare(self, existing: ExistingFleet, notes: Notes) -> dict[Path, str]:
-        """Nothing is shared between OKE declarations: no file besides the modules. (The
-        credentials CAPOCI uses are the fleet's: an environment's ``CapociCredentials``;
-        a cluster of an environment without them is refused by the render, naming its
-        state address, until they are declared or an identity is given by hand.)"""
-        del existing, notes
+        """No file besides the modules; the credentials CAPOCI uses for each cluster are
+        decided here (:class:`~fleet.clouds.oci.importer.identity.Identities`: the fleet's
+        ``CapociCredentials``, else its ``OciClusterIdentity``, else one the modules
+        declare)."""
+        del notes
+        self._identities = Identities(
+            [(c.oke, c.environment) for c in self._clusters],
+            self.request.configurations,
+            existing,
+            self.request.config.environments,
+            given=chosen_identity(self.request.options),
+        )
         return {}
 
     def members(
@@ -142,22 +152,29 @@ class OkeStatePlanner:
     ) -> list[Member]:
         """Every cluster as the keywords of its ``OciManagedCluster`` (every value
         declared: nothing is inherited, so nothing is promoted)."""
-        del existing, promoted, notes
+        del promoted, notes
+        if self._identities is None:
+            self.prepare(existing, {})
+        assert self._identities is not None
         members: list[Member] = []
         for cluster in self._clusters:
             planned = cluster.planned
             origins = {k: k for k in planned.keywords}
-            for address, keywords in planned.pools.items():
+            chosen = self._identities.chosen.get(id(cluster.oke))
+            keywords = dict(planned.keywords)
+            if chosen is not None:
+                keywords = _with_identity(keywords, Name(chosen.shared.variable))
+            for address, pool_keywords in planned.pools.items():
                 pool = next(p for p in cluster.oke.pools if p.address == address)
                 name = str(pool.attributes.get("name") or "")
-                origins.update({f"{POOLS}[{name}].{k}": k for k in keywords})
+                origins.update({f"{POOLS}[{name}].{k}": k for k in pool_keywords})
             members.append(
                 Member(
                     cluster=cluster,
-                    keywords=dict(planned.keywords),
+                    keywords=keywords,
                     pools={a: dict(k) for a, k in planned.pools.items()},
                     origins=origins,
-                    shared=None,
+                    shared=chosen.shared if chosen is not None else None,
                 )
             )
         return members
@@ -190,6 +207,8 @@ class OkeStatePlanner:
                 tainted_lines(f"{head}: node pool {pool.attributes.get('name')!r}", pool, CLOUD)
             )
         lines.extend(p.lines)
+        if self._identities is not None:
+            lines.extend(f"{head}: {line}" for line in self._identities.lines(cluster.oke))
         lines.append(
             f"{head}: before the first sync, run these in order (CAPOCI refuses a pool found "
             "by spec.id without its two tags; each update replaces the object's freeform "
@@ -198,3 +217,14 @@ class OkeStatePlanner:
         )
         lines.extend(f"{head}:   {command}" for command in p.commands)
         return lines
+
+
+def _with_identity(keywords: dict[str, Value], identity: Name) -> dict[str, Value]:
+    """``keywords`` with ``identity=`` right after ``environments`` (who acts for the
+    cluster, read before what it is)."""
+    out: dict[str, Value] = {}
+    for key, value in keywords.items():
+        out[key] = value
+        if key == "environments":
+            out["identity"] = identity
+    return out
