@@ -141,6 +141,61 @@ def test_capoci_credentials_need_no_identity(
     assert not _objects(root, "ociclusteridentity")
 
 
+def test_oci_identity_names_the_identity_every_cluster_uses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--oci-identity ID`` overrides the default rule: even with CapociCredentials and an
+    identity of the fleet's, the clusters use the named one: the fleet's of that id, else
+    one the module declares under it."""
+    root = copy_fleet(HYBRID, tmp_path / "hybrid")
+    (root / "clusters" / "capoci.py").write_text(
+        "from fleet import CapociCredentials, Fleet\n\n\n"
+        "def define(fleet: Fleet) -> None:\n"
+        '    CapociCredentials(fleet, "capoci", secret="capoci-variables")\n'
+    )
+    out = _import(root, *_args("vanisett1-oci-iac", env="test"), "--oci-identity", "team-oci",
+                  capsys=capsys)  # fmt: skip
+    module = (root / "clusters" / "devops.py").read_text()
+    assert 'OciClusterIdentity(fleet, "team-oci", principal_secret="team-oci-principal")' in module
+    assert "declares OciClusterIdentity 'team-oci' for --oci-identity" in out
+    _synth_validate(root, capsys)
+    assert sorted(_objects(root, "ociclusteridentity")) == [
+        "prod/oci-tenancy", "test/oci-tenancy", "test/team-oci",
+    ]  # fmt: skip
+    ref = _objects(root, "ocimanagedcluster")["test/devops"]["spec"]["identityRef"]
+    assert ref["name"] == "team-oci"
+    out = _import(root, *_args("vanisett1-oci-iac", env="test"), "--oci-identity", "oci-tenancy",
+                  capsys=capsys)  # fmt: skip
+    assert (
+        'fleet.declaration("oci-tenancy", OciClusterIdentity)'
+        in (root / "clusters" / "devops.py").read_text()
+    )
+    assert "OciClusterIdentity 'oci-tenancy' of clusters/hybrid_sso.py:37 (--oci-identity;" in out
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (["Team_OCI"], "error: --oci-identity: 'Team_OCI' is not a DNS-1123 label"),
+        (["jeedy-sso"], "error: --oci-identity: 'jeedy-sso' is declared in "
+                        "clusters/hybrid_sso.py:36, and not as an OciClusterIdentity"),
+        (["a", "b"], "error: --oci-identity: given twice ('a' and 'b')"),
+    ],
+)  # fmt: skip
+def test_a_wrong_oci_identity_is_one_line_and_writes_nothing(
+    given: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = copy_fleet(HYBRID, tmp_path / "hybrid")
+    before = sorted(p.name for p in (root / "clusters").iterdir())
+    flags = [arg for value in given for arg in ("--oci-identity", value)]
+    code = main(["--root", str(root), "import", "tfstate", *_args("vanisett1-oci-iac", "test"),
+                 *flags])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().splitlines()[-1].startswith(message), err
+    assert sorted(p.name for p in (root / "clusters").iterdir()) == before
+
+
 def _copy_as(env: str, folder: Path) -> Path:
     """terraform-oci-oke's prod state as applied for ``env`` (its own OCIDs and name)."""
     text = (REAL_OKE / "terraform-oci-oke" / "state" / "prod.tfstate").read_text()

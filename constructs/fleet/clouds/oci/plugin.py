@@ -28,7 +28,7 @@ from fleet.clouds.base import CloudPlugin, FleetCluster, ImporterEntry, ShortLiv
 from fleet.clouds.oci.changes import OKE_CHANGE_RULES
 from fleet.clouds.oci.credentials import CAPOCI_NAMESPACE, CapociCredentials
 from fleet.clouds.oci.health import CONTROL_PLANE_HEALTH, POOL_HEALTH
-from fleet.clouds.oci.importer.help import OKE_IMPORT_HELP
+from fleet.clouds.oci.importer.help import OCI_IDENTITY, OKE_IMPORT_HELP
 from fleet.clouds.oci.upgrades import OKE_VERSION_RULES
 from fleet.core.errors import DefinitionError
 from fleet.platform.cluster_api import (
@@ -220,7 +220,7 @@ def _load_importer() -> CloudImporter:
     return load()
 
 
-OKE_IMPORTER = ImporterEntry(help=OKE_IMPORT_HELP, load=_load_importer)
+OKE_IMPORTER = ImporterEntry(help=OKE_IMPORT_HELP, load=_load_importer, options=(OCI_IDENTITY,))
 """``fleet import`` for OKE (:mod:`fleet.clouds.oci.importer`)."""
 
 OKE_PLUGIN = CloudPlugin(

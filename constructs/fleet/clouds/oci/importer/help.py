@@ -3,7 +3,7 @@ nothing heavy is imported here)."""
 
 from __future__ import annotations
 
-from fleet.clouds.base import ImportHelp
+from fleet.clouds.base import ImportHelp, ImportOption
 
 OKE_IMPORT_HELP = ImportHelp(
     tfstate="OKE clusters from Terraform state (oci_containerengine_cluster, _node_pool)",
@@ -16,3 +16,13 @@ OKE_IMPORT_HELP = ImportHelp(
     ),
 )
 """The help of ``fleet import`` for OKE."""
+
+OCI_IDENTITY = ImportOption(
+    flag="--oci-identity",
+    metavar="ID",
+    help="the OciClusterIdentity every imported OKE cluster uses: the construct id of one the "
+    "fleet declares, else one the import declares under that id (principal Secret "
+    "ID-principal); by default the fleet's CapociCredentials, else its only "
+    "OciClusterIdentity, else one per tenancy",
+)
+"""Which identity imported OKE clusters use, when the default rule is not the team's."""

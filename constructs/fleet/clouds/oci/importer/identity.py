@@ -34,10 +34,11 @@ from pathlib import Path
 from fleet.clouds.importer import ExistingFleet, SharedDecl
 from fleet.clouds.oci.credentials import CapociCredentials
 from fleet.clouds.oci.identity import OciClusterIdentity
+from fleet.clouds.oci.importer.help import OCI_IDENTITY
 from fleet.clouds.oci.importer.reader import OkeState
 from fleet.codegen.layout import FLEET
 from fleet.core.errors import DefinitionError
-from fleet.core.names import object_name_from
+from fleet.core.names import is_dns_label, object_name_from
 from fleet.core.options import options_of
 from fleet.core.pysource import Call
 from fleet.terraform.hcl import Block, Configuration
@@ -172,8 +173,11 @@ class Identities:
         configurations: Mapping[str, Configuration],
         existing: ExistingFleet,
         environments: Sequence[str],
+        given: str | None = None,
     ) -> None:
         self.environments = environments
+        self.given = given
+        """``--oci-identity``: the construct id every cluster's identity has."""
         credentials = [d for d, _ in existing.declarations if isinstance(d, CapociCredentials)]
         covered = {env for c in credentials for env in c.environments}
         self.declared = [
@@ -190,14 +194,16 @@ class Identities:
         """id(OkeState) -> its identity."""
         self.credentials_lines: dict[int, str] = {}
         groups: dict[tuple[str, str], list[tuple[OkeState, str]]] = {}
+        if given is not None:
+            self._check_given(given)
         for found in by_address.values():
-            if all(env in covered for _, env in found):
+            if given is None and all(env in covered for _, env in found):
                 for oke, env in found:
                     self.credentials_lines[id(oke)] = (
                         f"credentials: CAPOCI's own (CapociCredentials for {env}): no identity"
                     )
                 continue
-            keys = [self._key(oke) for oke, _ in found]
+            keys = [("given", given) if given else self._key(oke) for oke, _ in found]
             tenancies = {k for k in keys if k[0] == "tenancy"}
             if len(found) > 1 and len(tenancies) <= 1:
                 # The same cluster in several environments: one identity.
@@ -216,7 +222,9 @@ class Identities:
     def _choose(self, key: tuple[str, str], members: Sequence[tuple[OkeState, str]]) -> Chosen:
         first = members[0][0]
         principal = self.principals[id(first)]
-        if key[0] == "tenancy":
+        if key[0] == "given":
+            construct_id = key[1]
+        elif key[0] == "tenancy":
             construct_id = object_name_from(f"{_TENANCY_ID}{key[1][-10:]}")
         else:
             construct_id = f"oci-{state_stem(first.state.path, self.environments)}"
@@ -243,7 +251,7 @@ class Identities:
                     f"{principal.tenancy} ({principal.tenancy_from})"
                 )
             return Chosen(shared=shared, lines=lines)
-        if construct_id in self.taken:
+        if construct_id in self.taken and self.given is None:
             construct_id = f"{construct_id}-identity"
             secret = f"{construct_id}-principal"
         call = Call(
@@ -253,7 +261,9 @@ class Identities:
         )
         namespace = str(options_of(OciClusterIdentity)["namespace"].default)
         why = (
-            f"tenancy {principal.tenancy} ({principal.tenancy_from})"
+            "--oci-identity"
+            if key[0] == "given"
+            else f"tenancy {principal.tenancy} ({principal.tenancy_from})"
             if principal.tenancy
             else "its state (the tenancy is unknown: no compartment of the state reaches an "
             "ocid1.tenancy., and no --source provider block gives tenancy_ocid)"
@@ -274,6 +284,23 @@ class Identities:
             lines=lines,
         )
 
+    def _check_given(self, construct_id: str) -> None:
+        """``--oci-identity`` names an identity of the fleet, or an id nothing else has."""
+        if not is_dns_label(construct_id):
+            raise DefinitionError(
+                f"{construct_id!r} is not a DNS-1123 label (an identity's name: lower-case "
+                "letters, digits and '-', at most 63)",
+                where=OCI_IDENTITY.flag,
+            )
+        if any(i.construct_id == construct_id for i, _ in self.declared):
+            return
+        if construct_id in self.taken:
+            raise DefinitionError(
+                f"{construct_id!r} is declared in {self.taken[construct_id]}, and not as an "
+                "OciClusterIdentity",
+                where=OCI_IDENTITY.flag,
+            )
+
     def _env_order(self, env: str) -> int:
         order = list(self.environments)
         return order.index(env) if env in order else len(order)
@@ -290,7 +317,10 @@ class Identities:
         ]
         for identity, _ in self.declared:
             if identity.construct_id == construct_id:
-                return identity, "the same construct id"
+                how = "--oci-identity" if self.given else "the same construct id"
+                return identity, how
+        if self.given is not None:
+            return None
         for identity, _ in self.declared:
             if identity.principal_secret == secret:
                 return identity, "the same principal Secret"
@@ -339,3 +369,15 @@ def _command(namespace: str, secret: str, principal: Principal) -> str:
         "--from-file=key=API_SIGNING_KEY.pem",
     ]
     return shlex.join(parts)
+
+
+def chosen_identity(options: Mapping[str, Sequence[str]]) -> str | None:
+    """The construct id ``--oci-identity`` gives, None when it is not given (refused when
+    given twice with different values)."""
+    given = list(dict.fromkeys(options.get(OCI_IDENTITY.flag, ())))
+    if len(given) > 1:
+        raise DefinitionError(
+            f"given twice ({given[0]!r} and {given[1]!r}): every imported cluster uses one",
+            where=OCI_IDENTITY.flag,
+        )
+    return given[0] if given else None

@@ -23,7 +23,7 @@ from fleet.clouds.importer import (
     StateRequest,
     tainted_lines,
 )
-from fleet.clouds.oci.importer.identity import Identities
+from fleet.clouds.oci.importer.identity import Identities, chosen_identity
 from fleet.clouds.oci.importer.planner import PlannedCluster, plan_cluster
 from fleet.clouds.oci.importer.reader import OkeState, group_states
 from fleet.clouds.oci.importer.resources import CLOUD
@@ -143,6 +143,7 @@ class OkeStatePlanner:
             self.request.configurations,
             existing,
             self.request.config.environments,
+            given=chosen_identity(self.request.options),
         )
         return {}
 
