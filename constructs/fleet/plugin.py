@@ -18,13 +18,25 @@ from zero; ``tests/fixtures/clouds/capo`` is a whole cloud written against it.
   :data:`KUBEADM_CHANGE_RULES`), :data:`AGE_FUNCTION` (for a health check that bounds a
   transient state), and subcommands (a :data:`Registrar` published under the
   entry-point group :data:`COMMANDS_GROUP`).
+* **Its importer** (``fleet import tfstate``): ``CloudPlugin(importer=ImporterEntry(...))``,
+  whose ``load`` gives a :class:`CloudImporter`: the :class:`ResourceSpec` of each Terraform
+  resource type it reads (the options' ``terraform=`` columns decide each attribute's fate,
+  :class:`AttributeValue`), the :class:`GeneratedCode` its modules call (``module=`` its
+  own), and a :class:`StatePlanner` per import (:class:`StateRequest` in; a :class:`Member`
+  per cluster, :class:`Mismatch` es from its verify out). An installed distribution names
+  its cluster class under the entry-point group :data:`CLOUDS_GROUP` (``fleet.clouds``) so
+  that ``fleet import`` finds it.
 """
 
 from fleet.clouds.base import (
+    CLOUDS_GROUP,
     CloudPlugin,
     CreateOnlyField,
     FleetCluster,
     IgnoreDifference,
+    ImporterEntry,
+    ImportHelp,
+    ImportOption,
     Lifecycle,
     NeedsSecrets,
     NodeCounts,
@@ -32,11 +44,31 @@ from fleet.clouds.base import (
     resolve_counts,
     unique_pools,
 )
+from fleet.clouds.importer import (
+    CloudImporter,
+    ExistingFleet,
+    GeneratedCode,
+    ImportedCluster,
+    ImportedPool,
+    Member,
+    Mismatch,
+    Notes,
+    SharedDecl,
+    StatePlanner,
+    StateRequest,
+    TfvarsImporter,
+    environment_of,
+    fate_lines,
+    tainted_lines,
+)
+from fleet.codegen.shared import Repetition
 from fleet.core.commands import COMMANDS_GROUP, Handler, Registrar, Subparsers
 from fleet.core.config import FleetConfig
-from fleet.core.errors import DefinitionError, FleetError
+from fleet.core.errors import DefinitionError, DefinitionErrors, FleetError
 from fleet.core.manifest import Manifest, dig
 from fleet.core.options import option, options_of, value_type
+from fleet.core.pysource import Call, Name
+from fleet.core.pysource import Value as SourceValue
 from fleet.core.tree import Scope
 from fleet.core.validators import check_dns_label, check_kubernetes_version
 from fleet.core.values import PerEnv, SecretKeyRef, per_env, resolve
@@ -71,47 +103,83 @@ from fleet.platform.kubeadm import KUBEADM_BOOTSTRAP, KUBEADM_CHANGE_RULES, KUBE
 from fleet.platform.plugins import Platform, Plugin, PluginSet
 from fleet.platform.references import FieldRef, ReferenceRules, SecretProducer
 from fleet.platform.upjet import ForceNewRules
+from fleet.terraform.attributes import (
+    CARRIED,
+    COMPUTED,
+    DECLARED,
+    DEFAULT,
+    INHERITED,
+    UNSET,
+    Parent,
+    ResourceSpec,
+    empty,
+)
+from fleet.terraform.attributes import Value as AttributeValue
+from fleet.terraform.state import StateFile, StateResource
 
 __all__ = [
     "AGE_FUNCTION",
     "BOOTSTRAP_GROUP",
     "CAPI_GROUP",
+    "CARRIED",
     "CERT_MANAGER",
+    "CLOUDS_GROUP",
     "CLUSTER_API",
     "CLUSTER_API_OPERATOR",
     "COMMANDS_GROUP",
+    "COMPUTED",
     "CONTROLPLANE_GROUP",
     "CROSSPLANE",
+    "DECLARED",
+    "DEFAULT",
     "INFRASTRUCTURE_GROUP",
+    "INHERITED",
     "KUBEADM_BOOTSTRAP",
     "KUBEADM_CHANGE_RULES",
     "KUBEADM_CONTROL_PLANE",
+    "UNSET",
+    "AttributeValue",
     "Body",
+    "Call",
     "Change",
     "ChangeRule",
     "ChartInstall",
+    "CloudImporter",
     "CloudPlugin",
     "CreateOnlyField",
     "CrossplaneProvider",
     "DefinitionError",
+    "DefinitionErrors",
     "DirectoryInstall",
+    "ExistingFleet",
     "FieldRef",
     "FleetCluster",
     "FleetConfig",
     "FleetError",
     "ForceNewRules",
+    "GeneratedCode",
     "Handler",
     "HealthCheck",
     "IgnoreDifference",
+    "ImportHelp",
+    "ImportOption",
+    "ImportedCluster",
+    "ImportedPool",
+    "ImporterEntry",
     "InstallContext",
     "Kind",
     "Lifecycle",
     "Manifest",
+    "Member",
+    "Mismatch",
+    "Name",
     "NeedsSecrets",
     "NodeCounts",
     "NodePoolSummary",
+    "Notes",
     "Objects",
     "ObjectsInstall",
+    "Parent",
     "PerEnv",
     "Platform",
     "PlatformComponent",
@@ -121,14 +189,26 @@ __all__ = [
     "ProviderOptions",
     "ReferenceRules",
     "Registrar",
+    "Repetition",
+    "ResourceSpec",
     "Scope",
     "SecretKeyRef",
     "SecretProducer",
+    "SharedDecl",
+    "SourceValue",
+    "StateFile",
+    "StatePlanner",
+    "StateRequest",
+    "StateResource",
     "Subparsers",
+    "TfvarsImporter",
     "Verdict",
     "check_dns_label",
     "check_kubernetes_version",
     "dig",
+    "empty",
+    "environment_of",
+    "fate_lines",
     "infrastructure_provider",
     "operator_health",
     "option",
@@ -138,6 +218,7 @@ __all__ = [
     "ready_health_checks",
     "resolve",
     "resolve_counts",
+    "tainted_lines",
     "unique_pools",
     "value_type",
 ]

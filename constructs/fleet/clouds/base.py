@@ -97,6 +97,16 @@ class ImportOption:
     help: str
 
 
+CLOUDS_GROUP = "fleet.clouds"
+"""The entry-point group under which an installed cloud distribution names its cluster class
+(a :class:`FleetCluster` subclass) or its :class:`CloudPlugin`, so that ``fleet import``
+finds its importer (``CloudPlugin.importer``)::
+
+    [project.entry-points."fleet.clouds"]
+    capo = "capo.cluster:CapoCluster"
+"""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ImporterEntry:
     """A cloud plug-in's importer (``CloudPlugin.importer``): its help and its options,

@@ -68,6 +68,9 @@ class GeneratedCode:
     """The classes ``fleet.declaration("id", Class)`` may look up."""
     catalogs: frozenset[str] = frozenset()
     """The stems of the modules that declare constants only (no ``define``)."""
+    module: str = "fleet"
+    """Where the generated modules import :attr:`calls` from: ``fleet`` for the built-in
+    clouds, the plug-in's own module (``capo.cluster``) for an installed cloud's."""
 
 
 @dataclass(frozen=True, kw_only=True)

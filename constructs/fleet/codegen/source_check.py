@@ -26,8 +26,8 @@ import ast
 import builtins
 import io
 import tokenize
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from fleet.core.errors import DefinitionError
 from fleet.core.pysource import is_identifier
@@ -49,11 +49,15 @@ class Shape:
     """The classes ``fleet.declaration("id", Class)`` may look up."""
     fleet_type: str = "Fleet"
     """``define``'s annotation, imported from ``fleet``."""
+    plugin_names: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """An installed cloud's module -> the names of :attr:`calls` imported from it (not
+    from ``fleet``)."""
 
     @property
     def fleet_names(self) -> frozenset[str]:
         """Every name ``from fleet import`` may bring."""
-        return self.calls | self.lookups | {self.fleet_type}
+        theirs = frozenset().union(*self.plugin_names.values())
+        return (self.calls | self.lookups | {self.fleet_type}) - theirs
 
 
 class GeneratedCodeError(DefinitionError):
@@ -140,6 +144,8 @@ class _Checker:
             raise _Refused(node, "a relative import")
         if module == "fleet":
             allowed = self.shape.fleet_names
+        elif module in self.shape.plugin_names:
+            allowed = self.shape.plugin_names[module]
         else:
             head, dot, tail = module.partition(".")
             if head != self.package or not dot or not is_identifier(tail):
@@ -150,7 +156,7 @@ class _Checker:
             if alias.asname is not None or not is_identifier(name):
                 raise _Refused(node, f"an import of {name!r}")
             if allowed is not None and name not in allowed:
-                raise _Refused(node, f"an import of {name!r} from fleet")
+                raise _Refused(node, f"an import of {name!r} from {module}")
             if allowed is None and (name in self.shape.fleet_names or name == ARGUMENT):
                 raise _Refused(node, f"{name!r} imported from {module!r}")
             self.new_name(node, name, scope)

@@ -20,6 +20,11 @@ def shape(importers: Sequence[CloudImporter]) -> Shape:
         calls=frozenset({PER_ENV, *(c for i in importers for c in i.code.calls)}),
         module_calls=frozenset(c for i in importers for c in i.code.module_calls),
         lookups=frozenset(c for i in importers for c in i.code.lookups),
+        plugin_names={
+            i.code.module: frozenset(i.code.calls | i.code.lookups)
+            for i in importers
+            if i.code.module != "fleet"
+        },
     )
 
 

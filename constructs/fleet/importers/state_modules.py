@@ -119,13 +119,16 @@ def cluster_module(
             )
         )
     constants, constant_lines = label_constants(calls, set())
-    names: dict[str, set[str]] = {"fleet": {"Fleet", callee}}
+    # The cloud's classes come from its module (``fleet`` for a built-in cloud).
+    names: dict[str, set[str]] = {"fleet": {"Fleet"}}
+    names.setdefault(code.module, set()).add(callee)
     for source, variables in imports.items():
         names.setdefault(source, set()).update(variables)
-    names["fleet"].update(s.cls for s in shared)
+    names[code.module].update(s.cls for s in shared)
     text_calls = [(cid, replace_constants(call, constants)) for cid, call in calls]
     used = set().union(*(callees(c) for _, c in text_calls)) if text_calls else set()
-    names["fleet"].update(used & {code.pool.__name__, PER_ENV, *code.calls})
+    names["fleet"].update(used & {PER_ENV})
+    names[code.module].update(used & {code.pool.__name__, *code.calls})
     statements: list[list[str]] = []
     for one in sorted(shared, key=lambda p: p.variable):
         if one.call is None:
