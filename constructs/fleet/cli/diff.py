@@ -16,17 +16,20 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleet.checks.crds import ENV_VAR as CRDS_ENV_VAR
 from fleet.cli.graph import diff_section
 from fleet.core.config import FleetConfig
-from fleet.pipeline.diff import DiffContext, diff_revision
 from fleet.pipeline.git import DEFAULT_BRANCH
-from fleet.views.diff_report import ReportSection, render_markdown, render_text
+
+if TYPE_CHECKING:  # imported when `fleet diff` runs, not by every command's parser
+    from fleet.pipeline.diff import DiffContext
+    from fleet.views.diff_report import ReportSection
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
-SectionProvider = Callable[[DiffContext], ReportSection | None]
+SectionProvider = Callable[["DiffContext"], "ReportSection | None"]
 """A report section another feature adds (None: nothing to show)."""
 
 SECTIONS: tuple[SectionProvider, ...] = (diff_section,)
@@ -36,6 +39,9 @@ SECTIONS: tuple[SectionProvider, ...] = (diff_section,)
 
 def run_diff(args: argparse.Namespace, config: FleetConfig) -> int:
     """``fleet diff``: render base and working tree, compare, guard, report."""
+    from fleet.pipeline.diff import diff_revision
+    from fleet.views.diff_report import render_markdown, render_text
+
     result = diff_revision(config, args.base, crds=args.crds, strict=args.strict)
     markdown = args.format == "markdown"
     context = result.context(markdown=markdown)

@@ -5,26 +5,29 @@ from __future__ import annotations
 import argparse
 import posixpath
 import sys
+from typing import TYPE_CHECKING
 
 from fleet.core.config import FleetConfig
 from fleet.core.manifest import Manifest
 from fleet.core.words import plural
-from fleet.pipeline.diff import DiffContext
-from fleet.views.diff_report import ReportSection
-from fleet.views.graph import (
-    FORMATS,
-    MERMAID_MAX_EDGES,
-    MERMAID_MAX_TEXT,
-    fitted_mermaid,
-    fleet_graph,
-    render,
-    touched_subgraph,
-)
+
+if TYPE_CHECKING:  # imported when `fleet graph` or `fleet diff` runs, not by the parser
+    from fleet.pipeline.diff import DiffContext
+    from fleet.views.diff_report import ReportSection
+
+# The choices and limits `fleet graph --help` names: those of fleet.views.graph (FORMATS,
+# MERMAID_MAX_EDGES, MERMAID_MAX_TEXT; tests/test_cli_lazy.py checks they are the same),
+# written here so that building the parser does not import the graph views, which every
+# command but `fleet graph` and `fleet diff` would pay for.
+FORMATS = ("mermaid", "dot")
+MERMAID_MAX_EDGES = 500
+MERMAID_MAX_TEXT = 50_000
 
 
 def _graph(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline.discovery import load_fleet
     from fleet.pipeline.render import check_unique, render_environment
+    from fleet.views.graph import fitted_mermaid, fleet_graph, render
 
     fleet = load_fleet(config)
     envs = list(args.env or config.environments)
@@ -87,6 +90,9 @@ def diff_section(context: DiffContext) -> ReportSection | None:
     """
     if not context.markdown:
         return None
+    from fleet.views.diff_report import ReportSection
+    from fleet.views.graph import touched_subgraph
+
     changed = [
         (env.environment, ref.identity)
         for env in context.diff.environments

@@ -6,11 +6,13 @@ import argparse
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from fleet.core.config import FleetConfig
 from fleet.core.words import plural
-from fleet.views.inventory import COLUMNS, InventoryRow, inventory, to_csv, to_json
+
+if TYPE_CHECKING:  # imported when `fleet ls` runs, not by every command's parser
+    from fleet.views.inventory import InventoryRow
 
 FORMATS = ("table", "json", "csv")
 
@@ -46,6 +48,8 @@ def render_table(rows: Sequence[InventoryRow], *, stream: TextIO, width: int | N
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from fleet.views.inventory import COLUMNS
 
     table = Table(box=None, header_style="bold", pad_edge=False, padding=(0, 1))
     for column in COLUMNS:
@@ -94,6 +98,8 @@ def _least_width(
     breaking a word (nor a line of a cell that holds several)."""
     from rich.cells import cell_len
 
+    from fleet.views.inventory import COLUMNS
+
     total = 0 if only else 2 * (len(COLUMNS) - 1)  # the padding between columns
     for column in [only] if only else COLUMNS:
         values = [HEADERS[column], *(c[column] for c in cells)]
@@ -109,6 +115,7 @@ def _least_width(
 
 def _ls(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline.discovery import load_fleet
+    from fleet.views.inventory import inventory, to_csv, to_json
 
     rows = inventory(load_fleet(config), environments=args.env or None)
     out = sys.stdout

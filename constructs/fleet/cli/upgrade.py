@@ -29,13 +29,13 @@ from fleet.core.errors import FleetError
 from fleet.core.fleet import Fleet
 from fleet.core.secrets import redact
 from fleet.core.words import plural
-from fleet.upgrades.gate import Complete, PromotedAt, Promotion, Refusal, Unconverged, decide
-from fleet.upgrades.plan import RolloutPlan, StepStatus, plan, soak_text
 from fleet.upgrades.rings import Member
 from fleet.upgrades.rollout import Rollout, Step
 from fleet.upgrades.state import parse_state
 
-if TYPE_CHECKING:  # the status view is imported when the gate runs, not by `fleet synth`
+if TYPE_CHECKING:  # the plan, the gate and the status view are imported when they run
+    from fleet.upgrades.gate import PromotedAt, Promotion, Unconverged
+    from fleet.upgrades.plan import RolloutPlan
     from fleet.views.status import ClusterStatus
     from fleet.views.status.read import ClientFactory
 
@@ -63,6 +63,8 @@ def rollout_of(fleet: Fleet) -> Rollout:
 
 def render_plan(result: RolloutPlan, rollout: Rollout, out: TextIO) -> None:
     """The plan as text."""
+    from fleet.upgrades.plan import StepStatus, soak_text
+
     out.write(
         f"Upgrade rollout {rollout.context}: target {result.target} (state: {result.state})\n"
     )
@@ -109,6 +111,7 @@ def render_plan(result: RolloutPlan, rollout: Rollout, out: TextIO) -> None:
 
 def _plan(args: argparse.Namespace, config: FleetConfig) -> int:
     from fleet.pipeline.discovery import load_fleet
+    from fleet.upgrades.plan import plan
 
     fleet = load_fleet(config)
     rollout = rollout_of(fleet)
@@ -158,6 +161,7 @@ def run_promote(
     """Ask the gate, then write the next step and render ``dist/`` (not with ``dry_run``)."""
     from fleet.pipeline.discovery import load_fleet
     from fleet.pipeline.git import GitError, git_toplevel
+    from fleet.upgrades.gate import Complete, Refusal, decide
 
     fleet = load_fleet(config)
     rollout = rollout_of(fleet)

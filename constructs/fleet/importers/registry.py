@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from fleet.clouds.base import (
     CLOUDS_GROUP,
@@ -23,8 +24,10 @@ from fleet.clouds.base import (
     ImportOption,
     cloud_plugins,
 )
-from fleet.clouds.importer import CloudImporter
 from fleet.core.secrets import redact
+
+if TYPE_CHECKING:  # loaded by ImporterEntry.load(); `fleet import --help` needs only the data
+    from fleet.clouds.importer import CloudImporter
 
 Warn = Callable[[str], None]
 """Where a warning line goes (``warning: `` is added by the default, :func:`stderr`)."""

@@ -7,10 +7,13 @@ from __future__ import annotations
 import subprocess
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
-from fleet.guards.diff import Files
+
+if TYPE_CHECKING:  # `fleet diff --help` reads DEFAULT_BRANCH: no diff model for that
+    from fleet.guards.diff import Files
 
 DEFAULT_BRANCH = "main"
 
