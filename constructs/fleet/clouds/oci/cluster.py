@@ -45,16 +45,15 @@ from fleet.clouds.oci.management import (
 from fleet.clouds.oci.network import POD, OkeNetwork
 from fleet.clouds.oci.plugin import OKE_PLUGIN
 from fleet.clouds.oci.pool import (
-    MAX_NODE_POOL_NAME,
     OKE_MAX_PODS_PER_NODE,
     OkeNodePool,
     ResolvedPool,
     StrPerEnv,
 )
+from fleet.clouds.oci.pool_checks import check_ad_region, check_pool
 from fleet.clouds.oci.regions import REGION_KEYS
 from fleet.clouds.oci.shapes import capacity_annotations
 from fleet.clouds.oci.validators import (
-    AVAILABILITY_DOMAIN,
     check_availability_domains,
     check_ocid,
 )
@@ -393,70 +392,15 @@ class OciManagedCluster(FleetCluster):
         }
 
     def _check_ad_region(self, ad: str, ctx: str, prefix: str = "") -> None:
-        match = AVAILABILITY_DOMAIN.match(ad)
-        if match is None or match.group("region") != self.oci_region.upper():
-            raise DefinitionError(
-                f"{ad} is not in region {self.oci_region}",
-                where=ctx,
-                field=prefix + "availability_domains",
-            )
+        check_ad_region(ad, self.oci_region, ctx, prefix)
 
     def _check_pools(self, node_pools: Sequence[OkeNodePool]) -> tuple[OkeNodePool, ...]:
-        ctx = self.context
         pools = unique_pools(
-            node_pools, OkeNodePool, where=ctx, field="node_pools", noun="node pool"
+            node_pools, OkeNodePool, where=self.context, field="node_pools", noun="node pool"
         )
         for pool in pools:
-            self._check_pool(pool)
+            check_pool(self, pool)
         return pools
-
-    def _check_pool(self, pool: OkeNodePool) -> None:
-        """One pool against the cluster: name length, placement, subnet and NSG names."""
-        ctx = self.context
-        for env in self.environments:
-            full = f"{self.object_name(env)}-{pool.name}"
-            field_name = f"node_pools[{pool.name}].name (with the cluster name)"
-            check_dns_label(full, where=ctx, field=field_name)
-            if len(full) > MAX_NODE_POOL_NAME:
-                raise DefinitionError(
-                    f"{full!r} is {len(full)} characters; CAPOCI refuses OKE node pool "
-                    f"names over {MAX_NODE_POOL_NAME}: shorten the pool or cluster name",
-                    where=ctx,
-                    field=field_name,
-                )
-        for ad in pool.availability_domains or ():
-            self._check_ad_region(ad, ctx, f"node_pools[{pool.name}].")
-        if not (pool.availability_domains or self.default_ads):
-            raise DefinitionError(
-                "no availability domain: give the cluster's or the pool's",
-                where=ctx,
-                field=f"node_pools[{pool.name}].availability_domains",
-            )
-        for network in self.networks.values():
-            self._check_pool_names(pool, network)
-
-    def _check_pool_names(self, pool: OkeNodePool, network: OkeNetwork) -> None:
-        """The pool's subnet and NSG names against one environment's network."""
-        ctx = self.context
-        names = network.names()
-        refs = [
-            ("subnet_name", [pool.subnet_name], names.subnets),
-            ("nsg_names", pool.nsg_names, names.nsgs),
-        ]
-        if self.cni is CniType.VCN_NATIVE:  # flannel pools have no pod subnets or NSGs
-            refs += [
-                ("pod_subnet_names", pool.pod_subnet_names, names.subnets),
-                ("pod_nsg_names", pool.pod_nsg_names, names.nsgs),
-            ]
-        for field_name, wanted, known in refs:
-            for item in wanted:
-                if item not in known:
-                    raise DefinitionError(
-                        f"{item!r} is not a {field_name.split('_')[-2]} of the cluster's "
-                        f"network (known: {', '.join(sorted(known)) or 'none'})",
-                        where=ctx,
-                        field=f"node_pools[{pool.name}].{field_name}",
-                    )
 
     @mutator
     def add_node_pool(self, pool: OkeNodePool) -> OkeNodePool:
@@ -468,7 +412,7 @@ class OciManagedCluster(FleetCluster):
             raise DefinitionError(
                 f"duplicate node pool name {pool.name!r}", where=pool.context, field="name"
             )
-        self._check_pool(pool)
+        check_pool(self, pool)
         resolved = {
             env: self._resolve_pool(env, pool, self._resolved[env].version, self._taken.get(env))
             for env in self.environments
