@@ -251,6 +251,14 @@ def define(fleet):
 """
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl-C as a terminal's foreground job receives it: a test runner started as a
+    background job of a non-interactive shell (``.ci/run &``) has SIGINT ignored, which its
+    children inherit, and Python then never installs its SIGINT handler (POSIX: an ignored
+    signal stays ignored across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     ("signum", "jobs", "group"),
     [(signal.SIGTERM, "1", False), (signal.SIGINT, "2", True)],
@@ -275,6 +283,7 @@ def test_an_interrupted_synth_leaves_no_trace(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_as_in_a_terminal,
     )
     deadline = time.monotonic() + 120
     while not (stalled.exists() and list((root / "dist").glob(".test.new-*"))):
