@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import py_compile
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -132,17 +133,26 @@ def import_modules(
     loaded: list[tuple[Path, ModuleType]] = []
     errors: list[DefinitionError] = []
     for path in discover(config):
-        try:
+        with _collected(errors, path, config):
             loaded.append((path, importlib.import_module(f"{package}.{path.stem}")))
-        except DefinitionErrors as e:
-            errors.extend(e.errors)
-        except DefinitionError as e:
-            errors.append(e)
-        except FleetError:
-            raise
-        except Exception as e:
-            errors.append(_module_error(e, path, config))
     return loaded, errors
+
+
+@contextlib.contextmanager
+def _collected(errors: list[DefinitionError], path: Path, config: FleetConfig) -> Iterator[None]:
+    """Run the block for the module at ``path``; what it raises for bad input joins
+    ``errors`` (an exception of the user's code as one line naming where it failed), so
+    that every module's problems are reported at once. The fleet's other errors stop."""
+    try:
+        yield
+    except DefinitionErrors as e:
+        errors.extend(e.errors)
+    except DefinitionError as e:
+        errors.append(e)
+    except FleetError:
+        raise
+    except Exception as e:
+        errors.append(_module_error(e, path, config))
 
 
 def _module_error(e: Exception, path: Path, config: FleetConfig) -> DefinitionError:
@@ -159,7 +169,7 @@ def _load(config: FleetConfig, package: str) -> Fleet:
     fleet = Fleet(config)
     loaded, errors = import_modules(config, package)
     for path, module in loaded:
-        try:
+        with _collected(errors, path, config):
             define = getattr(module, "define", None)
             if not callable(define):
                 errors.append(missing_define(path, config, define))
@@ -175,14 +185,6 @@ def _load(config: FleetConfig, package: str) -> Fleet:
                         expected="define(fleet) declares on the fleet and returns None",
                     )
                 )
-        except DefinitionErrors as e:
-            errors.extend(e.errors)
-        except DefinitionError as e:
-            errors.append(e)
-        except FleetError:
-            raise
-        except Exception as e:  # calling define: report where it failed, one line
-            errors.append(_module_error(e, path, config))
     if errors:
         raise DefinitionErrors(errors)
     fleet.run_phases()
