@@ -13,14 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import metadata
 
-from fleet.core.commands import COMMANDS_GROUP, Subparsers
+from fleet.core.commands import COMMANDS_GROUP, Subparsers, distribution
 from fleet.core.secrets import redact
 
 
 def _origin(entry: metadata.EntryPoint) -> str:
-    dist = entry.dist
-    where = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown"
-    return f"plug-in command {entry.name!r} ({entry.value}, from {where})"
+    return f"plug-in command {entry.name!r} ({entry.value}, from {distribution(entry)})"
 
 
 def _forget(sub: Subparsers, name: str) -> None:

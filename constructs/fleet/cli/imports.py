@@ -13,7 +13,7 @@ from fleet.core.config import FleetConfig
 from fleet.core.errors import FleetError
 from fleet.core.redact import redact
 from fleet.core.words import plural
-from fleet.importers.registry import import_help, import_options
+from fleet.importers.registry import import_help, import_options, importer_entries, stderr
 
 EXIT_OK, EXIT_CHECK = 0, 1
 
@@ -41,7 +41,7 @@ def _tfstate(args: argparse.Namespace, config: FleetConfig) -> int:
             observe=args.observe,
             options={
                 o.flag: tuple(values)
-                for o in import_options()
+                for o in import_options(importer_entries())
                 if (values := getattr(args, _dest(o.flag), None))
             },
         ),
@@ -65,7 +65,9 @@ def _tfvars(args: argparse.Namespace, config: FleetConfig) -> int:
 
     if args.source == "tfstate" and not args.tfvars:
         return _tfstate(args, config)
-    given = [o.flag for o in import_options() if getattr(args, _dest(o.flag), None)]
+    given = [
+        o.flag for o in import_options(importer_entries()) if getattr(args, _dest(o.flag), None)
+    ]
     if args.source == "tfstate" and given:
         raise FleetError(f"{given[0]} is for the state import: leave out --tfvars")
     if args.source == "tfstate" and (args.state or args.source_dir):
@@ -163,7 +165,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     """``fleet import tfvars PATH... [--state FILE]...`` and ``fleet import tfstate STATE...
     --tfvars PATH...``, each with ``[--out FILE] [--environment ENV] [--derive-templates]
     [--template-uuid NAME=UUID]... [--verify] [--observe]``."""
-    texts = import_help()
+    entries = importer_entries(stderr)  # once per command line: warns of a broken plug-in
+    texts = import_help(entries)
     importer = sub.add_parser("import", help="import clusters described elsewhere")
     kinds = importer.add_subparsers(dest="source", required=True)
     p = kinds.add_parser(
@@ -213,7 +216,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="PATH",
         help="the tfvars files of the same clusters (the tfvars layout; repeatable)",
     )
-    for option in import_options():  # declared by the clouds' importers
+    for option in import_options(entries):  # declared by the clouds' importers
         s.add_argument(
             option.flag,
             dest=_dest(option.flag),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from importlib import metadata
 from typing import TypeAlias
 
 from fleet.core.config import FleetConfig
@@ -39,3 +40,10 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 Registrar: TypeAlias = Callable[[Subparsers], None]
 """What registers a subcommand: adds its parser to the subparsers, with ``handler`` set."""
+
+
+def distribution(entry: metadata.EntryPoint) -> str:
+    """The installed distribution that publishes ``entry``, as a warning names it
+    (``fleet-hello 1.0``; ``unknown`` when the entry point has none)."""
+    dist = entry.dist
+    return f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown"

@@ -11,7 +11,7 @@ One that cannot be loaded, or names something else, costs one warning line (give
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ from fleet.clouds.base import (
     ImportOption,
     cloud_plugins,
 )
+from fleet.core.commands import distribution
 from fleet.core.secrets import redact
 
 if TYPE_CHECKING:  # loaded by ImporterEntry.load(); `fleet import --help` needs only the data
@@ -49,8 +50,7 @@ def installed_plugins(warn: Warn = _quiet) -> list[CloudPlugin]:
     line, and left out."""
     found: list[CloudPlugin] = []
     for entry in sorted(metadata.entry_points(group=CLOUDS_GROUP), key=lambda e: e.name):
-        dist = entry.dist
-        origin = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown"
+        origin = distribution(entry)
         head = f"cloud plug-in {entry.name!r} ({entry.value}, from {origin}) not loaded"
         try:
             loaded = entry.load()
@@ -84,11 +84,10 @@ def cloud_importers() -> tuple[CloudImporter, ...]:
     return tuple(entry.load() for entry in importer_entries())
 
 
-def import_help(warn: Warn = stderr) -> ImportHelp:
-    """What ``fleet import``'s help says: the one importer's, or each importer's joined.
-    Built once per command line, it is what warns of a cloud plug-in that cannot be loaded
-    (the other look-ups stay quiet: one line per broken entry point)."""
-    helps = [entry.help for entry in importer_entries(warn)]
+def import_help(entries: Sequence[ImporterEntry]) -> ImportHelp:
+    """What ``fleet import``'s help says of ``entries`` (:func:`importer_entries`): the one
+    importer's, or each importer's joined."""
+    helps = [entry.help for entry in entries]
     if len(helps) == 1:
         return helps[0]
 
@@ -105,11 +104,11 @@ def import_help(warn: Warn = stderr) -> ImportHelp:
     )
 
 
-def import_options() -> tuple[ImportOption, ...]:
-    """The options the importers declare for ``fleet import tfstate`` (each flag once, the
-    first importer's)."""
+def import_options(entries: Sequence[ImporterEntry]) -> tuple[ImportOption, ...]:
+    """The options ``entries`` (:func:`importer_entries`) declare for ``fleet import
+    tfstate`` (each flag once, the first importer's)."""
     found: dict[str, ImportOption] = {}
-    for entry in importer_entries():
+    for entry in entries:
         for option in entry.options:
             found.setdefault(option.flag, option)
     return tuple(found.values())
