@@ -466,14 +466,22 @@ def why_pinned(derived: str, taken_by: str | None) -> str:
     return f"the derived {derived!r} is not a DNS-1123 label"
 
 
+def keyword_after(
+    keywords: dict[str, Value], after: str, key: str, value: Value
+) -> dict[str, Value]:
+    """``keywords`` with ``key=value`` right after ``after`` (the order a generated call
+    shows them in)."""
+    out: dict[str, Value] = {}
+    for name, given in keywords.items():
+        out[name] = given
+        if name == after:
+            out[key] = value
+    return out
+
+
 def with_object_name(keywords: dict[str, Value], pin: str) -> dict[str, Value]:
     """``keywords`` with ``object_name=pin`` right after ``name``."""
-    out: dict[str, Value] = {}
-    for key, value in keywords.items():
-        out[key] = value
-        if key == "name":
-            out["object_name"] = pin
-    return out
+    return keyword_after(keywords, "name", "object_name", pin)
 
 
 def needs_pin(derived: str, taken: bool) -> bool:

@@ -21,6 +21,7 @@ from fleet.clouds.importer import (
     Mismatch,
     Notes,
     StateRequest,
+    keyword_after,
     tainted_lines,
 )
 from fleet.clouds.oci.importer.identity import Identities, chosen_identity
@@ -30,7 +31,7 @@ from fleet.clouds.oci.importer.resources import CLOUD
 from fleet.clouds.oci.importer.verify import mismatches
 from fleet.core.errors import DefinitionError, DefinitionErrors
 from fleet.core.manifest import Manifest
-from fleet.core.pysource import Name, Value
+from fleet.core.pysource import Name
 from fleet.terraform.state import StateFile, StateResource
 
 POOLS = "node_pools"
@@ -163,7 +164,9 @@ class OkeStatePlanner:
             chosen = self._identities.chosen.get(id(cluster.oke))
             keywords = dict(planned.keywords)
             if chosen is not None:
-                keywords = _with_identity(keywords, Name(chosen.shared.variable))
+                # who acts for the cluster, read before what it is
+                variable = Name(chosen.shared.variable)
+                keywords = keyword_after(keywords, "environments", "identity", variable)
             for address, pool_keywords in planned.pools.items():
                 pool = next(p for p in cluster.oke.pools if p.address == address)
                 name = str(pool.attributes.get("name") or "")
@@ -217,14 +220,3 @@ class OkeStatePlanner:
         )
         lines.extend(f"{head}:   {command}" for command in p.commands)
         return lines
-
-
-def _with_identity(keywords: dict[str, Value], identity: Name) -> dict[str, Value]:
-    """``keywords`` with ``identity=`` right after ``environments`` (who acts for the
-    cluster, read before what it is)."""
-    out: dict[str, Value] = {}
-    for key, value in keywords.items():
-        out[key] = value
-        if key == "environments":
-            out["identity"] = identity
-    return out
